@@ -1,0 +1,91 @@
+// A small C shim around libjpeg(-turbo). libjpeg reports errors by calling error_exit, whose default calls
+// exit(); ours longjmps back to the setjmp inside each function below. No longjmp ever crosses a Swift frame:
+// every entry point sets its own setjmp and returns a status code.
+#ifndef DARKROOM_JPEG_H
+#define DARKROOM_JPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    DR_JPEG_OK = 0,
+    DR_JPEG_ERR_CORRUPT = 1,        // malformed data (libjpeg error_exit)
+    DR_JPEG_ERR_TRUNCATED = 2,      // data ended early and the caller asked for strict mode
+    DR_JPEG_ERR_TOO_MANY_SCANS = 3, // progressive scan count above max_scans
+    DR_JPEG_ERR_UNSUPPORTED = 4,    // valid but unsupported (arithmetic coding off, 12-bit, ...)
+    DR_JPEG_ERR_NO_MEMORY = 5,      // allocation failed or max_memory exceeded
+    DR_JPEG_ERR_ARGUMENT = 6,       // bad argument / called out of order
+} dr_jpeg_status;
+
+typedef enum {
+    DR_JPEG_CS_UNKNOWN = 0,
+    DR_JPEG_CS_GRAY = 1,
+    DR_JPEG_CS_YCBCR = 2,
+    DR_JPEG_CS_RGB = 3,
+    DR_JPEG_CS_CMYK = 4,
+    DR_JPEG_CS_YCCK = 5,
+} dr_jpeg_colorspace;
+
+typedef enum {
+    DR_JPEG_OUT_BGRA = 0,  // 4 bytes per pixel, B G R 0xFF (libjpeg-turbo JCS_EXT_BGRA)
+    DR_JPEG_OUT_GRAY = 1,  // 1 byte per pixel (only for gray sources, or color converted by libjpeg)
+    DR_JPEG_OUT_CMYK = 2,  // 4 bytes per pixel C M Y K as libjpeg delivers them (Adobe files are inverted)
+} dr_jpeg_output;
+
+typedef struct {
+    int width;            // image size as stored
+    int height;
+    int components;       // 1, 3 or 4
+    int colorspace;       // dr_jpeg_colorspace of the file
+    int progressive;      // 1 if progressive
+    int output_width;     // after dr_jpeg_start: scaled size
+    int output_height;
+    int warnings;         // number of libjpeg warnings so far (corrupt data that libjpeg recovered from)
+    int truncated;        // 1 if libjpeg hit the end of data early (only when strict == 0)
+} dr_jpeg_info;
+
+typedef struct dr_jpeg_decoder dr_jpeg_decoder;
+
+// Creates a decoder over `data` (not copied: it must stay valid until destroy). max_scans bounds progressive
+// scans (DR_JPEG_ERR_TOO_MANY_SCANS beyond it). strict != 0 makes premature end of data an error
+// (DR_JPEG_ERR_TRUNCATED) as soon as it is seen; strict == 0 lets libjpeg pad with gray and sets info.truncated.
+// max_memory bounds libjpeg's own allocations (0 = libjpeg default). Returns NULL only when out of memory.
+dr_jpeg_decoder *dr_jpeg_decoder_create(const uint8_t *data, size_t size, int max_scans, int strict, size_t max_memory);
+void dr_jpeg_decoder_destroy(dr_jpeg_decoder *d);
+
+// Reads the header (jpeg_read_header). Fills width, height, components, colorspace, progressive.
+int dr_jpeg_read_header(dr_jpeg_decoder *d, dr_jpeg_info *info);
+
+// Sets DCT scaling 1/scale_denom (1, 2, 4 or 8) and the output format, then jpeg_start_decompress.
+// Fills output_width/output_height. For DR_JPEG_OUT_GRAY on a color file libjpeg converts to luma.
+int dr_jpeg_start(dr_jpeg_decoder *d, int scale_denom, int output, dr_jpeg_info *info);
+
+// Reads up to max_rows output rows into dst (row i at dst + i*stride). *rows_read gets the count (0 at the end).
+int dr_jpeg_read_rows(dr_jpeg_decoder *d, uint8_t *dst, size_t stride, int max_rows, int *rows_read);
+
+// Skips up to `rows` output rows without color-converting them (jpeg_skip_scanlines). *rows_skipped gets the count.
+int dr_jpeg_skip_rows(dr_jpeg_decoder *d, int rows, int *rows_skipped);
+
+// Finishes decoding (jpeg_finish_decompress if all rows were read, else jpeg_abort_decompress) and refreshes
+// info.warnings/info.truncated.
+int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info);
+
+// The last message libjpeg formatted (error or warning), "" when none. Owned by the decoder.
+const char *dr_jpeg_message(const dr_jpeg_decoder *d);
+
+// Encodes pixels to a JPEG in memory. input: DR_JPEG_OUT_BGRA (alpha ignored) or DR_JPEG_OUT_GRAY.
+// quality 1...100; progressive != 0 writes a progressive file; optimize != 0 optimizes Huffman tables.
+// On success *out/*out_size hold a malloc'd buffer the caller frees with dr_jpeg_free.
+// msg (may be NULL) receives libjpeg's message on failure.
+int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
+                   int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len);
+void dr_jpeg_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+/// Limits that protect a decoder from hostile input. Each is checked from the header, before any large
+/// allocation, and a violation throws ``DarkroomImageError`` with code `.limitExceeded`.
+///
+/// The defaults accept every real photo (phone cameras reach 200 MP) while bounding memory: a 200 MP JPEG is
+/// accepted when shrink-on-load keeps its decoded bitmap under ``maxDecodedBytes``, refused when asked for at
+/// full size.
+public struct DecodeLimits: Sendable, Hashable {
+    /// Largest input accepted, in bytes. Default 256 MiB.
+    public var maxInputBytes: Int
+    /// Largest source image, in pixels (width × height as stored). Default 268,435,456 (256 MP, 16384²).
+    public var maxSourcePixels: Int
+    /// Largest side of a source image, in pixels. Default 65,535 (the JPEG format's own bound).
+    public var maxDimension: Int
+    /// Largest pixel memory one decode may allocate: the output bitmap plus any full-frame working buffer
+    /// (GIF canvases, animated WebP canvases, Adam7 PNGs). Default 512 MiB.
+    public var maxDecodedBytes: Int
+    /// Most scans a progressive JPEG may have. Real encoders write ≤ 20; hostile files write thousands to
+    /// make decoding quadratic. Default 100.
+    public var maxProgressiveScans: Int
+    /// Most frames an animated image may have (GIF, animated WebP, APNG), counted while probing. Default 10,000.
+    public var maxFrames: Int
+
+    /// The defaults documented on each property.
+    public static let `default` = DecodeLimits()
+
+    /// Creates limits; omitted values take their documented defaults.
+    public init(maxInputBytes: Int = 256 << 20, maxSourcePixels: Int = 16384 * 16384, maxDimension: Int = 65535,
+                maxDecodedBytes: Int = 512 << 20, maxProgressiveScans: Int = 100, maxFrames: Int = 10_000) {
+        self.maxInputBytes = maxInputBytes
+        self.maxSourcePixels = maxSourcePixels
+        self.maxDimension = maxDimension
+        self.maxDecodedBytes = maxDecodedBytes
+        self.maxProgressiveScans = maxProgressiveScans
+        self.maxFrames = maxFrames
+    }
+}

@@ -1,0 +1,59 @@
+/// How big a decoded image should be.
+public enum TargetSize: Sendable, Hashable {
+    /// The image's own size (after orientation).
+    case original
+    /// Scale so that the longest side (after orientation) is at most this many pixels, keeping aspect.
+    case maxPixelSize(Int)
+    /// Scale to fit inside `width × height`, keeping aspect (the result may be smaller on one side).
+    case fit(width: Int, height: Int)
+    /// Scale to cover `width × height` and crop the center to exactly that size.
+    case fill(width: Int, height: Int)
+}
+
+/// The resampling filter used for the final resize.
+public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
+    /// Lanczos with 3 lobes: sharp, no aliasing; the default.
+    case lanczos3
+    /// Area average (box): every source pixel weighs by its coverage; softest, fastest.
+    case box
+    /// Triangle (bilinear with proper support when shrinking).
+    case triangle
+}
+
+/// Options for one decode. A value type: copy, tweak, pass.
+public struct DecodeOptions: Sendable, Hashable {
+    /// The output size. Default ``TargetSize/original``.
+    public var size: TargetSize
+    /// Whether the EXIF orientation is applied so the result is upright. Default `true`.
+    public var applyOrientation: Bool
+    /// Output pixel format. Default ``PixelFormatPreference/auto`` (the smallest that loses nothing).
+    public var pixelFormat: PixelFormatPreference
+    /// Whether a target larger than the source enlarges it. Default `false` (thumbnails never upscale).
+    public var allowUpscaling: Bool
+    /// The final resampling filter. Default ``ResamplingFilter/lanczos3``.
+    public var filter: ResamplingFilter
+    /// How large the codec's shrink-on-load result must stay relative to the target before the final
+    /// resample: JPEG picks the strongest DCT scale (1/2, 1/4, 1/8) whose output is at least
+    /// `target × shrinkOnLoadMargin` on both axes. 1.0 (default) measured 45–53 dB PSNR against a full decode
+    /// (docs/PERFORMANCE.md); larger values trade speed for fidelity.
+    public var shrinkOnLoadMargin: Double
+    /// Whether a truncated JPEG is returned with its missing rows filled gray (`true`) or refused with
+    /// `.truncated` (`false`, the default: a cache must not keep half an image forever).
+    public var acceptTruncated: Bool
+    /// Limits against hostile input.
+    public var limits: DecodeLimits
+
+    /// Creates options; omitted values take their documented defaults.
+    public init(size: TargetSize = .original, applyOrientation: Bool = true, pixelFormat: PixelFormatPreference = .auto,
+                allowUpscaling: Bool = false, filter: ResamplingFilter = .lanczos3, shrinkOnLoadMargin: Double = 1.0,
+                acceptTruncated: Bool = false, limits: DecodeLimits = .default) {
+        self.size = size
+        self.applyOrientation = applyOrientation
+        self.pixelFormat = pixelFormat
+        self.allowUpscaling = allowUpscaling
+        self.filter = filter
+        self.shrinkOnLoadMargin = shrinkOnLoadMargin
+        self.acceptTruncated = acceptTruncated
+        self.limits = limits
+    }
+}

@@ -1,0 +1,85 @@
+/// An encoded image format, recognized by its magic bytes.
+public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
+    case jpeg, png, webp, gif
+
+    /// The usual file extension, without a dot.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .png: "png"
+        case .webp: "webp"
+        case .gif: "gif"
+        }
+    }
+
+    /// The MIME type.
+    public var mimeType: String { "image/\(rawValue)" }
+}
+
+/// The EXIF orientation tag (1–8): how the stored pixels must be transformed to show the image upright.
+public enum ExifOrientation: Int, Sendable, Hashable, CaseIterable, Codable {
+    /// Stored upright.
+    case up = 1
+    /// Mirrored left-right.
+    case upMirrored = 2
+    /// Rotated 180°.
+    case down = 3
+    /// Mirrored top-bottom.
+    case downMirrored = 4
+    /// Mirrored along the main diagonal (transpose).
+    case leftMirrored = 5
+    /// Needs a 90° clockwise rotation to be upright.
+    case right = 6
+    /// Mirrored along the anti-diagonal (transverse).
+    case rightMirrored = 7
+    /// Needs a 90° counter-clockwise rotation to be upright.
+    case left = 8
+
+    /// Whether showing the image upright swaps its width and height.
+    public var swapsDimensions: Bool { rawValue >= 5 }
+}
+
+/// What the header of an encoded image says, read without decoding any pixels.
+public struct ImageProbe: Sendable, Hashable, Codable {
+    /// The format, from magic bytes.
+    public var format: ImageFileFormat
+    /// Width as stored (before orientation).
+    public var width: Int
+    /// Height as stored (before orientation).
+    public var height: Int
+    /// The EXIF orientation, ``ExifOrientation/up`` when absent.
+    public var orientation: ExifOrientation
+    /// Whether the image can have transparent pixels (an alpha channel, a tRNS chunk, a GIF transparent index).
+    public var hasAlpha: Bool
+    /// Whether the pixels are grayscale (a 1-component JPEG, a gray PNG).
+    public var isGrayscale: Bool
+    /// Number of frames: 1 for still images.
+    public var frameCount: Int
+    /// A progressive JPEG or an interlaced (Adam7/GIF-interlaced) image.
+    public var isProgressive: Bool
+    /// Whether an ICC color profile is embedded.
+    public var hasICCProfile: Bool
+    /// Bits per channel as stored (8 for JPEG, 1–16 for PNG).
+    public var bitDepth: Int
+
+    /// Creates a probe result.
+    public init(format: ImageFileFormat, width: Int, height: Int, orientation: ExifOrientation = .up,
+                hasAlpha: Bool = false, isGrayscale: Bool = false, frameCount: Int = 1, isProgressive: Bool = false,
+                hasICCProfile: Bool = false, bitDepth: Int = 8) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.hasAlpha = hasAlpha
+        self.isGrayscale = isGrayscale
+        self.frameCount = frameCount
+        self.isProgressive = isProgressive
+        self.hasICCProfile = hasICCProfile
+        self.bitDepth = bitDepth
+    }
+
+    /// Width once the orientation is applied.
+    public var orientedWidth: Int { orientation.swapsDimensions ? height : width }
+    /// Height once the orientation is applied.
+    public var orientedHeight: Int { orientation.swapsDimensions ? width : height }
+}
