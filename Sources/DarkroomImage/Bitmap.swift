@@ -47,7 +47,7 @@ public struct Bitmap: Sendable {
         let (bytes, overflow) = bpr.multipliedReportingOverflow(by: height)
         guard !overflow else { throw DarkroomImageError(.limitExceeded, "bitmap \(width)×\(height) is too large") }
         let storage = try HeapBitmapStorage(byteCount: bytes, zeroed: zeroed)
-        self.init(width: width, height: height, format: format, bytesPerRow: bpr,
+        self.init(trusted: width, height: height, format: format, bytesPerRow: bpr,
                   isOpaque: isOpaque ?? !format.hasAlpha, storage: storage)
     }
 
@@ -62,11 +62,11 @@ public struct Bitmap: Sendable {
             throw DarkroomImageError(.invalidArgument,
                 "storage of \(storage.byteCount) bytes cannot hold \(width)×\(height) \(format) at \(bytesPerRow) bytes per row")
         }
-        self.init(width: width, height: height, format: format, bytesPerRow: bytesPerRow,
+        self.init(trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
                   isOpaque: isOpaque, storage: storage)
     }
 
-    private init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
+    private init(trusted width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
                  storage: any BitmapStorage) {
         self.width = width
         self.height = height
@@ -78,7 +78,7 @@ public struct Bitmap: Sendable {
 
     /// Returns a copy of this bitmap's description with a different opacity hint (no pixel copy).
     func with(isOpaque: Bool) -> Bitmap {
-        Bitmap(width: width, height: height, format: format, bytesPerRow: bytesPerRow,
+        Bitmap(trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
                isOpaque: isOpaque, storage: storage)
     }
 

@@ -18,7 +18,10 @@ public protocol BitmapStorage: AnyObject, Sendable {
 /// Owned heap memory aligned to 64 bytes (a cache line), freed when the last reference goes away.
 ///
 /// Every allocation is counted by ``PixelMemory`` so tests and benchmarks can see the peak of decoded bytes.
-public final class HeapBitmapStorage: BitmapStorage {
+// @unchecked Sendable: both stored properties are immutable `let`s set once in init; the pointer is owned by
+// this object and freed only in deinit, when no other reference can exist. Pixel writes happen only while a
+// decoder exclusively owns a not-yet-published bitmap.
+public final class HeapBitmapStorage: BitmapStorage, @unchecked Sendable {
     public let baseAddress: UnsafeMutableRawPointer
     public let byteCount: Int
 

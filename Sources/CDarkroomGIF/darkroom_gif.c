@@ -1,0 +1,1 @@
+#include "darkroom_gif.h"

@@ -1,0 +1,1 @@
+#include "darkroom_jpeg.h"
