@@ -1,0 +1,51 @@
+import CDarkroomGIF
+
+/// GIF's first frame through giflib (via the C shim), composed onto the logical screen (transparent outside
+/// the frame). GIF rows may be interlaced, so the canvas is decoded whole (bounded by
+/// ``DecodeLimits/maxDecodedBytes``) — straight into the bitmap at identity size, else into a counted scratch
+/// canvas that is streamed through the resampler.
+struct GIFDecoder: CodecDecoder {
+    let format = ImageFileFormat.gif
+
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw DarkroomImageError(.empty, "the input is empty")
+        }
+        let w = probe.width, h = probe.height
+        let destination = try RowDestination(plan: plan, sourceWidth: w, sourceHeight: h, format: .bgra8Premultiplied,
+                                             isOpaque: !probe.hasAlpha, filter: options.filter)
+        var info = dr_gif_info()
+        var message = [CChar](repeating: 0, count: 256)
+        if destination.isDirect {
+            let bitmap = destination.bitmap
+            let status = dr_gif_decode_first_frame(base, bytes.count, bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                                   bitmap.bytesPerRow, Int32(w), Int32(h), &info, &message, message.count)
+            try Self.check(status, message)
+            return CodecOutput(bitmap: destination.finish())
+        }
+        let canvasBytes = w * h * 4
+        guard canvasBytes + plan.outputBytes(.bgra8Premultiplied) <= options.limits.maxDecodedBytes else {
+            throw DarkroomImageError(.limitExceeded,
+                "a \(w)×\(h) GIF needs a \(canvasBytes)-byte canvas, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+        }
+        let canvas = try ScratchBuffer<UInt8>(count: canvasBytes, zeroed: false)
+        let status = dr_gif_decode_first_frame(base, bytes.count, canvas.pointer, w * 4, Int32(w), Int32(h),
+                                               &info, &message, message.count)
+        try Self.check(status, message)
+        for y in destination.requiredRows.clamped(to: 0..<h) { destination.consume(row: canvas.pointer + y * w * 4, y: y) }
+        return CodecOutput(bitmap: destination.finish())
+    }
+
+    static func check(_ status: Int32, _ message: [CChar]) throws(DarkroomImageError) {
+        guard status != Int32(DR_GIF_OK.rawValue) else { return }
+        let codec = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        switch dr_gif_status(rawValue: UInt32(status)) {
+        case DR_GIF_ERR_TRUNCATED: throw DarkroomImageError(.truncated, "the GIF data ends inside its first frame", codecMessage: codec)
+        case DR_GIF_ERR_NO_FRAME: throw DarkroomImageError(.corrupt, "the GIF has no image", codecMessage: codec)
+        case DR_GIF_ERR_NO_MEMORY: throw DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
+        case DR_GIF_ERR_ARGUMENT: throw DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
+        default: throw DarkroomImageError(.corrupt, "the GIF data is corrupt", codecMessage: codec)
+        }
+    }
+}

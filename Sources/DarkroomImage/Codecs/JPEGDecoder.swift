@@ -1,0 +1,117 @@
+import CDarkroomJPEG
+
+/// JPEG through libjpeg-turbo (via the C shim, which owns all setjmp/longjmp).
+///
+/// Shrinks on load with DCT scaling (1/2, 1/4, 1/8) to the strongest scale that keeps the cropped source at
+/// least ``DecodeOptions/shrinkOnLoadMargin`` × the output, then streams 16-row strips through one resample.
+/// At identity size it decodes straight into the bitmap's rows. Rows outside a crop are skipped without color
+/// conversion. Truncated files throw `.truncated` unless ``DecodeOptions/acceptTruncated``.
+struct JPEGDecoder: CodecDecoder {
+    let format = ImageFileFormat.jpeg
+    /// Output rows read from libjpeg per call.
+    static let stripRows = 16
+
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              let d = dr_jpeg_decoder_create(base, bytes.count, Int32(clamping: options.limits.maxProgressiveScans),
+                                             options.acceptTruncated ? 0 : 1, options.limits.maxDecodedBytes)
+        else { throw DarkroomImageError(.outOfMemory, "could not create a JPEG decoder") }
+        defer { dr_jpeg_decoder_destroy(d) }
+
+        var info = dr_jpeg_info()
+        try Self.check(dr_jpeg_read_header(d, &info), d, "reading the header")
+        let isCMYK = info.colorspace == Int32(DR_JPEG_CS_CMYK.rawValue) || info.colorspace == Int32(DR_JPEG_CS_YCCK.rawValue)
+        let output: dr_jpeg_output = isCMYK ? DR_JPEG_OUT_CMYK : (working == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA)
+        let denominator = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+        try Self.check(dr_jpeg_start(d, Int32(denominator), Int32(output.rawValue), &info), d, "starting the decode")
+        let sw = Int(info.output_width), sh = Int(info.output_height)
+
+        let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh, format: working,
+                                             isOpaque: true, filter: options.filter)
+        if destination.isDirect && !isCMYK {
+            // Straight into the bitmap's rows: no intermediate copy.
+            let bitmap = destination.bitmap
+            var y = 0
+            while y < sh {
+                var read: Int32 = 0
+                try Self.check(dr_jpeg_read_rows(d, bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow,
+                                                 Int32(min(Self.stripRows, sh - y)), &read), d, "decoding rows")
+                guard read > 0 else { break }
+                y += Int(read)
+            }
+            try Self.finish(d, &info, rowsRead: y, expected: sh, options: options)
+            return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator)
+        }
+
+        let sourceBPP = isCMYK ? 4 : working.bytesPerPixel
+        let stripStride = (sw * sourceBPP + 63) & ~63
+        let strip = try ScratchBuffer<UInt8>(count: stripStride * Self.stripRows, zeroed: false)
+        let converted = isCMYK ? try ScratchBuffer<UInt8>(count: sw * 4, zeroed: false) : nil
+        let needed = destination.requiredRows.clamped(to: 0..<sh)
+        var y = 0
+        if needed.lowerBound > 0 {
+            var skipped: Int32 = 0
+            try Self.check(dr_jpeg_skip_rows(d, Int32(needed.lowerBound), &skipped), d, "skipping rows")
+            y = Int(skipped)
+        }
+        while y < needed.upperBound {
+            var read: Int32 = 0
+            try Self.check(dr_jpeg_read_rows(d, strip.pointer, stripStride, Int32(min(Self.stripRows, needed.upperBound - y)), &read),
+                           d, "decoding rows")
+            guard read > 0 else { break }
+            for i in 0..<Int(read) {
+                let row = strip.pointer + i * stripStride
+                if let converted {
+                    Self.convertCMYK(row, converted.pointer, width: sw, inverted: true)
+                    destination.consume(row: converted.pointer, y: y + i)
+                } else {
+                    destination.consume(row: row, y: y + i)
+                }
+            }
+            y += Int(read)
+        }
+        try Self.finish(d, &info, rowsRead: y, expected: needed.upperBound, options: options)
+        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator)
+    }
+
+    private static func finish(_ d: OpaquePointer, _ info: inout dr_jpeg_info, rowsRead: Int, expected: Int,
+                               options: DecodeOptions) throws(DarkroomImageError) {
+        try check(dr_jpeg_finish(d, &info), d, "finishing")
+        if rowsRead < expected || (info.truncated != 0 && !options.acceptTruncated) {
+            throw DarkroomImageError(.truncated, "the JPEG data ends after \(rowsRead) of \(expected) rows",
+                                     codecMessage: message(d))
+        }
+    }
+
+    /// Adobe CMYK/YCCK JPEGs store inverted CMYK; convert to opaque BGRA (naive, no color management).
+    static func convertCMYK(_ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>, width: Int, inverted: Bool) {
+        for x in 0..<width {
+            var c = Int(src[4 * x]), m = Int(src[4 * x + 1]), yy = Int(src[4 * x + 2]), k = Int(src[4 * x + 3])
+            if !inverted { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k }
+            dst[4 * x] = UInt8((yy * k + 127) / 255)
+            dst[4 * x + 1] = UInt8((m * k + 127) / 255)
+            dst[4 * x + 2] = UInt8((c * k + 127) / 255)
+            dst[4 * x + 3] = 255
+        }
+    }
+
+    static func message(_ d: OpaquePointer) -> String? {
+        guard let m = dr_jpeg_message(d) else { return nil }
+        let s = String(cString: m)
+        return s.isEmpty ? nil : s
+    }
+
+    static func check(_ status: Int32, _ d: OpaquePointer, _ what: String) throws(DarkroomImageError) {
+        guard status != Int32(DR_JPEG_OK.rawValue) else { return }
+        let codec = message(d)
+        switch dr_jpeg_status(rawValue: UInt32(status)) {
+        case DR_JPEG_ERR_TRUNCATED: throw DarkroomImageError(.truncated, "the JPEG data ends early (\(what))", codecMessage: codec)
+        case DR_JPEG_ERR_TOO_MANY_SCANS: throw DarkroomImageError(.limitExceeded, "the progressive JPEG has more scans than maxProgressiveScans", codecMessage: codec)
+        case DR_JPEG_ERR_UNSUPPORTED: throw DarkroomImageError(.unsupportedFeature, "this JPEG variant is not supported (\(what))", codecMessage: codec)
+        case DR_JPEG_ERR_NO_MEMORY: throw DarkroomImageError(.limitExceeded, "libjpeg ran out of its memory budget (maxDecodedBytes) while \(what)", codecMessage: codec)
+        case DR_JPEG_ERR_ARGUMENT: throw DarkroomImageError(.invalidArgument, "libjpeg refused a call while \(what)", codecMessage: codec)
+        default: throw DarkroomImageError(.corrupt, "the JPEG data is corrupt (\(what))", codecMessage: codec)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import CSPNG
+
+/// PNG through libspng, streamed row by row into the resampler: a 5120×2880 PNG thumbnailed to 256 px holds
+/// one source row and the resampler's window, never the image.
+///
+/// Any bit depth and color type is converted to 8-bit (16-bit samples are scaled, palettes and tRNS applied);
+/// straight alpha is premultiplied per row. Adam7-interlaced files deliver rows out of order, so they are
+/// decoded into one full frame first (bounded by ``DecodeLimits/maxDecodedBytes``). No gamma or ICC handling.
+struct PNGDecoder: CodecDecoder {
+    let format = ImageFileFormat.png
+
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+        guard let ctx = spng_ctx_new(0) else { throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder") }
+        defer { spng_ctx_free(ctx) }
+        let limits = options.limits
+        let side = UInt32(clamping: limits.maxDimension)
+        try Self.check(spng_set_image_limits(ctx, side, side), "setting limits")
+        // Ancillary chunks (text, ICC) are bounded too: a PNG cannot make libspng buffer more than the input.
+        let chunkLimit = min(limits.maxInputBytes, 64 << 20)
+        try Self.check(spng_set_chunk_limits(ctx, chunkLimit, chunkLimit), "setting limits")
+        try Self.check(spng_set_png_buffer(ctx, bytes.baseAddress, bytes.count), "reading")
+        var ihdr = spng_ihdr()
+        try Self.check(spng_get_ihdr(ctx, &ihdr), "reading the header")
+        let width = Int(ihdr.width), height = Int(ihdr.height)
+
+        // Gray 1–8 bit without alpha decodes to G8; everything else to RGBA8.
+        let grayNative = working == .gray8 && ihdr.color_type == 0 && ihdr.bit_depth <= 8 && !probe.hasAlpha
+        let fmt = grayNative ? Int32(SPNG_FMT_G8.rawValue) : Int32(SPNG_FMT_RGBA8.rawValue)
+        let srcBPP = grayNative ? 1 : 4
+        let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
+        try Self.check(spng_decode_image(ctx, nil, 0, fmt, flags), "starting the decode")
+
+        let opaque = !probe.hasAlpha
+        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: working,
+                                             isOpaque: opaque, filter: options.filter)
+        let rowBytes = width * srcBPP
+        let converted = grayNative ? nil : try ScratchBuffer<UInt8>(count: width * working.bytesPerPixel, zeroed: false)
+        func deliver(_ row: UnsafePointer<UInt8>, _ y: Int) {
+            guard let converted else { destination.consume(row: row, y: y); return }
+            PixelConversion.convertRow(row, from: .rgba8, converted.pointer, to: working, width: width)
+            destination.consume(row: converted.pointer, y: y)
+        }
+
+        if ihdr.interlace_method != 0 {
+            let frameBytes = rowBytes * height
+            guard frameBytes + plan.outputBytes(working) <= limits.maxDecodedBytes else {
+                throw DarkroomImageError(.limitExceeded,
+                    "an interlaced \(width)×\(height) PNG needs a \(frameBytes)-byte frame, over maxDecodedBytes (\(limits.maxDecodedBytes))")
+            }
+            let frame = try ScratchBuffer<UInt8>(count: frameBytes)
+            try Self.decodeRows(ctx, rowLength: rowBytes) { y in frame.pointer + y * rowBytes }
+            for y in 0..<height { deliver(frame.pointer + y * rowBytes, y) }
+            return CodecOutput(bitmap: destination.finish())
+        }
+
+        let row = try ScratchBuffer<UInt8>(count: rowBytes, zeroed: false)
+        let needed = destination.requiredRows
+        var lastRow = -1
+        try Self.decodeRows(ctx, rowLength: rowBytes, stopAfter: needed.upperBound - 1) { y in
+            if lastRow >= 0, needed.contains(lastRow) { deliver(row.pointer, lastRow) }
+            lastRow = y
+            return row.pointer
+        }
+        if lastRow >= 0, needed.contains(lastRow) { deliver(row.pointer, lastRow) }
+        return CodecOutput(bitmap: destination.finish())
+    }
+
+    /// Decodes rows until the end (or past row `stopAfter`), asking `target(rowNumber)` where each goes.
+    /// For interlaced images a row number repeats once per pass and the target must be that row's full buffer.
+    private static func decodeRows(_ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max,
+                                   _ target: (Int) -> UnsafeMutablePointer<UInt8>) throws(DarkroomImageError) {
+        var ihdr = spng_ihdr()
+        _ = spng_get_ihdr(ctx, &ihdr)
+        var rowInfo = spng_row_info()
+        while true {
+            let status = spng_get_row_info(ctx, &rowInfo)
+            if status == Int32(SPNG_EOI.rawValue) { return }
+            try check(status, "reading row info")
+            let y = Int(rowInfo.row_num)
+            let isFinalPass = ihdr.interlace_method == 0 || rowInfo.pass == 6
+            if isFinalPass && y > stopAfter { return }
+            let ret = spng_decode_row(ctx, target(y), rowLength)
+            if ret == Int32(SPNG_EOI.rawValue) { return }
+            try check(ret, "decoding row \(y)")
+        }
+    }
+
+    static func check(_ status: Int32, _ what: String) throws(DarkroomImageError) {
+        guard status != 0 else { return }
+        let codec = spng_strerror(status).map { String(cString: $0) }
+        switch status {
+        case Int32(SPNG_IO_EOF.rawValue), Int32(SPNG_IO_ERROR.rawValue):
+            throw DarkroomImageError(.truncated, "the PNG data ends early (\(what))", codecMessage: codec)
+        case Int32(SPNG_EMEM.rawValue):
+            throw DarkroomImageError(.outOfMemory, "libspng could not allocate memory (\(what))", codecMessage: codec)
+        case Int32(SPNG_EUSER_WIDTH.rawValue), Int32(SPNG_EUSER_HEIGHT.rawValue), Int32(SPNG_ECHUNK_LIMITS.rawValue):
+            throw DarkroomImageError(.limitExceeded, "the PNG exceeds a configured limit (\(what))", codecMessage: codec)
+        default:
+            throw DarkroomImageError(.corrupt, "the PNG data is corrupt (\(what))", codecMessage: codec)
+        }
+    }
+}

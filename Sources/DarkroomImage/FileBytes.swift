@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whole-file reads and atomic writes with POSIX calls: no Foundation, errors as ``DarkroomImageError``.
+public enum FileBytes {
+    /// Reads a whole file, refusing one larger than `limit` bytes before reading it.
+    /// - Throws: `.io` (with the errno text) or `.limitExceeded`.
+    public static func read(_ path: String, limit: Int = DecodeLimits.default.maxInputBytes) throws(DarkroomImageError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ioError("cannot open \(path)") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw ioError("cannot stat \(path)") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw DarkroomImageError(.io, "\(path) is not a regular file") }
+        let size = Int(st.st_size)
+        guard size <= limit else {
+            throw DarkroomImageError(.limitExceeded, "\(path) is \(size) bytes, over the input limit (\(limit))")
+        }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        var failure: DarkroomImageError?
+        bytes.withUnsafeMutableBytes { buffer in
+            while done < size {
+                let n = Glibc.read(fd, buffer.baseAddress! + done, size - done)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { failure = ioError("cannot read \(path)"); return }
+                if n == 0 { break }
+                done += n
+            }
+        }
+        if let failure { throw failure }
+        return done == size ? bytes : Array(bytes[..<done])
+    }
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, then rename. A reader
+    /// never sees a partial file; on failure the temporary is removed and `path` is untouched.
+    /// - Throws: `.io` with the errno text.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(DarkroomImageError) {
+        let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ioError("cannot create \(temp)") }
+        var failure: DarkroomImageError?
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { failure = ioError("cannot write \(temp)"); return }
+                done += n
+            }
+        }
+        close(fd)
+        if failure == nil && rename(temp, path) != 0 { failure = ioError("cannot rename \(temp) to \(path)") }
+        if let failure { unlink(temp); throw failure }
+    }
+
+    static func ioError(_ what: String) -> DarkroomImageError {
+        DarkroomImageError(.io, "\(what): \(String(cString: strerror(errno)))")
+    }
+}

@@ -1,0 +1,93 @@
+/// What ``ImageDecoder/decode(_:options:)`` returns: the bitmap and what was learned on the way.
+public struct DecodedImage: Sendable {
+    /// The upright, display-ready pixels.
+    public var bitmap: Bitmap
+    /// The source's header.
+    public var probe: ImageProbe
+    /// The codec's shrink-on-load denominator (JPEG DCT scaling: 1, 2, 4 or 8; 1 when the codec decoded at full size).
+    public var shrinkDenominator: Int
+}
+
+/// Decodes JPEG, PNG, WebP and GIF (first frame) into display-ready bitmaps at the size they will be shown.
+///
+/// A value type holding no state but its decoders: create one and share it across threads. Each call probes
+/// the header, checks ``DecodeLimits`` before allocating, shrinks on load where the codec can (JPEG DCT
+/// scaling, WebP scaled decode), streams rows through one high-quality resample, then applies orientation and
+/// pixel format. Memory: the output bitmap plus a few rows, except for formats that need a full frame (GIF,
+/// animated WebP, Adam7 PNG; bounded by ``DecodeLimits/maxDecodedBytes``) and progressive JPEG (libjpeg keeps
+/// the coefficients of the whole image, about 2 bytes per sample).
+public struct ImageDecoder: Sendable {
+    /// Decoders consulted before the built-in ones, in order.
+    public var customDecoders: [any ImageDecoding]
+
+    private let codecs: [any CodecDecoder] = [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder()]
+
+    /// Creates a decoder; `customDecoders` are tried first.
+    public init(customDecoders: [any ImageDecoding] = []) {
+        self.customDecoders = customDecoders
+    }
+
+    /// Decodes in-memory bytes. Thread-safe; allocates only the output and a few working rows (see type docs).
+    /// - Throws: ``DarkroomImageError`` for empty, unsupported, corrupt, truncated or over-limit input.
+    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError) -> DecodedImage {
+        guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the input is empty") }
+        guard bytes.count <= options.limits.maxInputBytes else {
+            throw DarkroomImageError(.limitExceeded,
+                "input of \(bytes.count) bytes exceeds maxInputBytes (\(options.limits.maxInputBytes))")
+        }
+        let probe = try ImageProber.probe(bytes, limits: options.limits)
+        try Self.checkSource(probe, options.limits)
+        if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
+            let bitmap = try custom.decode(bytes, probe: probe, options: options)
+            return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: 1)
+        }
+        guard let codec = codecs.first(where: { $0.format == probe.format }) else {
+            throw DarkroomImageError(.unsupportedFormat, "no decoder for \(probe.format.rawValue)")
+        }
+        let plan = try DecodePlan(probe: probe, options: options)
+        let final = Self.outputFormat(probe, options.pixelFormat)
+        // Decode gray sources as gray unless BGRA was asked for; color sources as BGRA unless gray was.
+        let grayIsEnough = final == .gray8 || (probe.isGrayscale && !probe.hasAlpha && final != .bgra8Premultiplied)
+        let working: PixelFormat = grayIsEnough ? .gray8 : .bgra8Premultiplied
+        let outBytes = plan.outputBytes(working) + (final == working ? 0 : plan.outputBytes(final))
+        guard outBytes <= options.limits.maxDecodedBytes else {
+            throw DarkroomImageError(.limitExceeded,
+                "decoding to \(plan.outputWidth)×\(plan.outputHeight) needs \(outBytes) bytes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+        }
+        let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options)
+        var bitmap = try output.bitmap.converted(to: final)
+        if options.applyOrientation { bitmap = try bitmap.applying(probe.orientation) }
+        return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator)
+    }
+
+    /// Decodes a byte array. See ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.
+    public func decode(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError) -> DecodedImage {
+        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try decode(raw, options: options) } }.get()
+    }
+
+    /// The pixel format a decode produces for `probe` under `preference`.
+    public static func outputFormat(_ probe: ImageProbe, _ preference: PixelFormatPreference) -> PixelFormat {
+        switch preference {
+        case .exactly(let format): format
+        case .auto: probe.isGrayscale && !probe.hasAlpha ? .gray8 : .bgra8Premultiplied
+        }
+    }
+
+    static func checkSource(_ probe: ImageProbe, _ limits: DecodeLimits) throws(DarkroomImageError) {
+        guard probe.width > 0, probe.height > 0 else {
+            throw DarkroomImageError(.corrupt, "the header gives an empty size \(probe.width)×\(probe.height)")
+        }
+        guard probe.width <= limits.maxDimension, probe.height <= limits.maxDimension else {
+            throw DarkroomImageError(.limitExceeded,
+                "\(probe.width)×\(probe.height) has a side over maxDimension (\(limits.maxDimension))")
+        }
+        guard probe.width * probe.height <= limits.maxSourcePixels else {
+            throw DarkroomImageError(.limitExceeded,
+                "\(probe.width)×\(probe.height) = \(probe.width * probe.height) pixels exceeds maxSourcePixels (\(limits.maxSourcePixels))")
+        }
+        guard probe.frameCount <= limits.maxFrames else {
+            throw DarkroomImageError(.limitExceeded, "\(probe.frameCount) frames exceed maxFrames (\(limits.maxFrames))")
+        }
+    }
+}
+

@@ -1,0 +1,75 @@
+/// A decoder for one or more encoded formats: the seam for plugging in codecs Darkroom does not ship.
+///
+/// A conformer turns encoded bytes into a bitmap that honours ``DecodeOptions`` (size, orientation, pixel
+/// format, limits). It must be safe to call from several threads at once and must throw
+/// ``DarkroomImageError`` for bad input rather than crash.
+public protocol ImageDecoding: Sendable {
+    /// Whether this decoder handles an image with this header.
+    func canDecode(_ probe: ImageProbe) -> Bool
+    /// Decodes `bytes`, whose header is `probe`, into an upright bitmap of the requested size and format.
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) -> Bitmap
+}
+
+/// What a built-in codec hands back before orientation and format conversion.
+struct CodecOutput {
+    /// Pixels in the stored orientation, in ``format`` (a working format: BGRA8 premultiplied or Gray8).
+    var bitmap: Bitmap
+    /// The shrink-on-load denominator the codec used (1 when none).
+    var shrinkDenominator: Int = 1
+}
+
+/// A built-in codec: decodes to the plan's size in the stored orientation; ``ImageDecoder`` applies the
+/// orientation and the final pixel format.
+protocol CodecDecoder: Sendable {
+    var format: ImageFileFormat { get }
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput
+}
+
+/// Feeds rows of a working format to a resampler or straight into a bitmap of the plan's size: the common
+/// tail of every codec. Rows arrive top to bottom in the stored orientation.
+struct RowDestination {
+    let bitmap: Bitmap
+    private let resampler: RowResampler?
+
+    /// Rows the destination needs; a codec may skip the others.
+    var requiredRows: Range<Int>
+
+    /// Prepares a destination for a source of `width × height` rows (already shrunk by the codec, if it can).
+    init(plan: DecodePlan, sourceWidth width: Int, sourceHeight height: Int, format: PixelFormat,
+         isOpaque: Bool, filter: ResamplingFilter) throws(DarkroomImageError) {
+        bitmap = try Bitmap(uninitializedWidth: plan.outputWidth, height: plan.outputHeight, format: format,
+                            isOpaque: isOpaque)
+        if plan.isIdentity(width: width, height: height) {
+            resampler = nil
+            requiredRows = 0..<height
+        } else {
+            let rows = PixelRows(base: bitmap.storage.baseAddress, width: bitmap.width, height: bitmap.height,
+                                 bytesPerRow: bitmap.bytesPerRow)
+            let r = try RowResampler(sourceWidth: width, sourceHeight: height, channels: format.bytesPerPixel,
+                                     sourceRect: plan.sourceRect(scaledTo: width, height), destination: rows,
+                                     filter: filter, alphaChannel: format == .bgra8Premultiplied && !isOpaque ? 3 : nil)
+            resampler = r
+            requiredRows = r.requiredSourceRows
+        }
+    }
+
+    /// Whether rows can be written straight into ``bitmap`` (no resampling).
+    var isDirect: Bool { resampler == nil }
+
+    /// Takes source row `y`. For a direct destination this copies into the bitmap; codecs that can should
+    /// instead decode straight into `bitmap.row(y)` and skip this call.
+    func consume(row: UnsafeRawPointer, y: Int) {
+        if let resampler {
+            resampler.consume(row: row, y: y)
+        } else if y < bitmap.height {
+            bitmap.row(y).copyMemory(from: row, byteCount: bitmap.width * bitmap.format.bytesPerPixel)
+        }
+    }
+
+    /// Completes the output.
+    func finish() -> Bitmap {
+        resampler?.finish()
+        return bitmap
+    }
+}

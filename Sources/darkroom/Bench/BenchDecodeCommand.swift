@@ -1,0 +1,160 @@
+import ArgumentParser
+import CTurboJPEG
+import DarkroomImage
+import Foundation
+
+/// `darkroom bench decode`: Darkroom's decoders against libjpeg-turbo's own TurboJPEG API on the same bytes,
+/// interleaved in one run, plus PNG/WebP thumbnails, peak decoded bytes and the shrink-on-load quality rule.
+struct BenchDecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode", abstract: "Decode speed and memory against libjpeg-turbo's own decode (the floor).")
+
+    @Option(help: "Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).") var photos: String?
+    @Option(help: "Timed iterations per file and variant (the median is reported).") var iterations: Int = 7
+    @Option(help: "Thumbnail size for the shrink-on-load measurements.") var size: Int = 256
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        guard let root = SamplePhotos.root() else { throw ValidationError("sample photos not found; set DARKROOM_PHOTOS") }
+        let jpegDir = photos ?? root + "/jpeg-12mp"
+        let jpegs = SamplePhotos.files(in: jpegDir)
+        guard !jpegs.isEmpty else { throw ValidationError("no files in \(jpegDir)") }
+        let decoder = ImageDecoder()
+        var perFile: [[String: Any]] = []
+        var full = [Double](), tjFull = [Double](), thumb = [Double](), tjEighth = [Double](), peaks = [Int](), psnrs = [Double]()
+
+        for path in jpegs {
+            let bytes = try FileBytes.read(path)
+            let turbo = try TurboJPEG(bytes)
+            // Interleave ours and theirs so drift on this shared machine hits both alike.
+            var ours = [Double](), theirs = [Double](), oursThumb = [Double](), theirsEighth = [Double]()
+            for _ in 0..<iterations {
+                theirs.append(try time { try turbo.decode(scaleDenominator: 1) })
+                ours.append(try time { _ = try decoder.decode(bytes) })
+                theirsEighth.append(try time { try turbo.decode(scaleDenominator: 8) })
+                oursThumb.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
+            }
+            PixelMemory.resetPeak()
+            let base = PixelMemory.currentBytes
+            let small = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size)))
+            let peak = PixelMemory.peakBytes - base
+            // Quality of the shrink-on-load rule: DCT-scaled + Lanczos against full decode + Lanczos.
+            let reference = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size), shrinkOnLoadMargin: 1e9))
+            let psnr = Quality.psnr(small.bitmap, reference.bitmap)
+            let m = (median(ours), median(theirs), median(oursThumb), median(theirsEighth))
+            full.append(m.0); tjFull.append(m.1); thumb.append(m.2); tjEighth.append(m.3); peaks.append(peak); psnrs.append(psnr)
+            perFile.append([
+                "file": (path as NSString).lastPathComponent, "full_decode_ms": m.0, "turbojpeg_full_decode_ms": m.1,
+                "thumb_ms": m.2, "turbojpeg_eighth_ms": m.3, "peak_decoded_bytes": peak, "shrink_denominator": small.shrinkDenominator,
+                "psnr_db_vs_full_decode": psnr, "thumb_size": "\(small.bitmap.width)x\(small.bitmap.height)",
+            ])
+        }
+
+        var pngResults: [[String: Any]] = [], webpResults: [[String: Any]] = []
+        for (dir, sink) in [("png", 0), ("webp", 1)] {
+            for path in SamplePhotos.files(in: root + "/" + dir) {
+                let bytes = try FileBytes.read(path)
+                var t = [Double]()
+                for _ in 0..<max(3, iterations / 2) {
+                    t.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
+                }
+                PixelMemory.resetPeak()
+                let base = PixelMemory.currentBytes
+                _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size)))
+                let row: [String: Any] = ["file": (path as NSString).lastPathComponent, "thumb_ms": median(t),
+                                          "peak_decoded_bytes": PixelMemory.peakBytes - base]
+                if sink == 0 { pngResults.append(row) } else { webpResults.append(row) }
+            }
+        }
+
+        let summary: [String: Any] = [
+            "benchmark": "decode", "iterations": iterations, "thumb_size": size, "files": jpegs.count,
+            "jpeg_full_decode_ms": mean(full), "turbojpeg_full_decode_ms": mean(tjFull),
+            "full_decode_ratio": mean(full) / mean(tjFull),
+            "jpeg_thumb_ms": mean(thumb), "turbojpeg_eighth_ms": mean(tjEighth), "thumb_ratio": mean(thumb) / mean(tjEighth),
+            "peak_decoded_bytes_thumb_max": peaks.max() ?? 0, "full_image_bytes": 4032 * 3024 * 4,
+            "psnr_db_min": psnrs.min() ?? 0, "psnr_db_max": psnrs.max() ?? 0,
+            "jpeg": perFile, "png": pngResults, "webp": webpResults,
+        ]
+        if json {
+            print(JSONLine.encode(summary))
+        } else {
+            print(String(format: "12 MP JPEG full decode: darkroom %.2f ms, libjpeg-turbo %.2f ms (ratio %.3f)",
+                         mean(full), mean(tjFull), mean(full) / mean(tjFull)))
+            print(String(format: "12 MP JPEG → %d px:     darkroom %.2f ms, libjpeg-turbo 1/8 decode alone %.2f ms (ratio %.3f)",
+                         size, mean(thumb), mean(tjEighth), mean(thumb) / mean(tjEighth)))
+            print(String(format: "peak decoded bytes (thumb): %d (full image: %d); PSNR vs full decode: %.1f–%.1f dB",
+                         peaks.max() ?? 0, 4032 * 3024 * 4, psnrs.min() ?? 0, psnrs.max() ?? 0))
+            for r in pngResults + webpResults {
+                print(String(format: "%@ → %d px: %.2f ms, peak decoded %d bytes", r["file"] as! String, size,
+                             r["thumb_ms"] as! Double, r["peak_decoded_bytes"] as! Int))
+            }
+        }
+    }
+}
+
+func time(_ body: () throws -> Void) throws -> Double {
+    let t0 = ProcessStats.now()
+    try body()
+    return (ProcessStats.now() - t0) * 1000
+}
+
+func median(_ values: [Double]) -> Double {
+    let s = values.sorted()
+    return s.isEmpty ? 0 : s[s.count / 2]
+}
+
+func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+
+/// libjpeg-turbo's TurboJPEG API: the floor Darkroom's JPEG path is compared against.
+final class TurboJPEG {
+    let bytes: [UInt8]
+    let handle: tjhandle
+    let width: Int32, height: Int32
+
+    init(_ bytes: [UInt8]) throws {
+        guard let h = tjInitDecompress() else { throw ValidationError("tjInitDecompress failed") }
+        handle = h
+        self.bytes = bytes
+        var w: Int32 = 0, hh: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
+        guard tjDecompressHeader3(h, bytes, UInt(bytes.count), &w, &hh, &sub, &cs) == 0 else {
+            tjDestroy(h)
+            throw ValidationError("tjDecompressHeader3 failed")
+        }
+        width = w; height = hh
+    }
+
+    deinit { tjDestroy(handle) }
+
+    /// Decodes to BGRA at 1/denominator into a fresh buffer, as a caller of TurboJPEG would.
+    func decode(scaleDenominator: Int32) throws {
+        let w = (width + scaleDenominator - 1) / scaleDenominator, h = (height + scaleDenominator - 1) / scaleDenominator
+        let pitch = Int(w) * 4
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: pitch * Int(h))
+        defer { buffer.deallocate() }
+        guard tjDecompress2(handle, bytes, UInt(bytes.count), buffer, w, Int32(pitch), h, Int32(TJPF_BGRA.rawValue), 0) == 0 else {
+            throw ValidationError("tjDecompress2 failed: \(String(cString: tjGetErrorStr2(handle)))")
+        }
+    }
+}
+
+/// Image quality measures.
+enum Quality {
+    /// Peak signal-to-noise ratio over the color channels of two equal-size bitmaps, in dB (∞ when equal).
+    static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
+        guard a.width == b.width, a.height == b.height, a.format == b.format else { return 0 }
+        var sum = 0.0, n = 0
+        let bpp = a.format.bytesPerPixel
+        for y in 0..<a.height {
+            let ra = a.row(y).assumingMemoryBound(to: UInt8.self), rb = b.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<a.width {
+                for c in 0..<min(bpp, 3) {
+                    let d = Double(ra[x * bpp + c]) - Double(rb[x * bpp + c])
+                    sum += d * d; n += 1
+                }
+            }
+        }
+        let mse = sum / Double(max(n, 1))
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The `darkroom` command-line tool.
+@main
+struct Darkroom: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "darkroom",
+        abstract: "Fast, memory-lean image decoding and thumbnailing.",
+        subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self])
+}

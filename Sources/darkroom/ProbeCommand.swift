@@ -1,0 +1,56 @@
+import ArgumentParser
+import DarkroomImage
+import Foundation
+
+/// `darkroom probe PATH... [--json]`: header facts without decoding pixels.
+struct ProbeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe", abstract: "Print each image's format, size, orientation, alpha and frames without decoding it.")
+
+    @Argument(help: "Image files.") var paths: [String]
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        var failed = false
+        for path in paths {
+            do throws(DarkroomImageError) {
+                let p = try ImageProber.probe(fileAt: path)
+                if json {
+                    print(JSONLine.encode([
+                        "path": path, "format": p.format.rawValue, "width": p.width, "height": p.height,
+                        "orientation": p.orientation.rawValue, "hasAlpha": p.hasAlpha, "frames": p.frameCount,
+                        "progressive": p.isProgressive, "grayscale": p.isGrayscale, "hasICCProfile": p.hasICCProfile,
+                        "bitDepth": p.bitDepth,
+                    ]))
+                } else {
+                    print("\(path): \(p.format.rawValue) \(p.width)x\(p.height) orientation=\(p.orientation.rawValue) "
+                          + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
+                          + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)")
+                }
+            } catch {
+                failed = true
+                let e = error
+                if json {
+                    print(JSONLine.encode(["path": path, "error": JSONLine.error(e)]))
+                } else {
+                    FileHandle.standardError.write(Data("\(path): error: \(e)\n".utf8))
+                }
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
+
+/// Compact single-line JSON for `--json` outputs (sorted keys, so lines are stable).
+enum JSONLine {
+    static func encode(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func error(_ e: DarkroomImageError) -> [String: Any] {
+        var o: [String: Any] = ["code": e.code.rawValue, "message": e.message]
+        if let codec = e.codecMessage { o["codec_message"] = codec }
+        return o
+    }
+}

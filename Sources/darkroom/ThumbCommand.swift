@@ -1,0 +1,172 @@
+import ArgumentParser
+import DarkroomImage
+import Foundation
+import Synchronization
+
+/// `darkroom thumb PATH... --max-pixel-size N --out DIR`: thumbnails on a bounded pool of threads.
+struct ThumbCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumb",
+        abstract: "Write a downsampled thumbnail of each image (files, or folders searched recursively).")
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case auto, jpeg, png, webp
+    }
+
+    @Argument(help: "Image files and folders.") var paths: [String]
+    @Option(help: "Longest side of each thumbnail, in pixels.") var maxPixelSize: Int
+    @Option(help: "Output folder (created if missing).") var out: String
+    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png or webp.") var format: OutputFormat = .auto
+    @Option(help: "Quality 1-100 for JPEG and WebP.") var quality: Int = 85
+    @Option(help: "Worker threads (default: active cores).") var jobs: Int?
+    @Flag(help: "Print the summary as JSON.") var json = false
+
+    func validate() throws {
+        guard maxPixelSize > 0 else { throw ValidationError("--max-pixel-size must be positive") }
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1...100") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    func run() throws {
+        let start = ProcessStats.now()
+        let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: format)
+        let workers = jobs ?? ProcessStats.activeCores
+        let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
+        let failures = Mutex<[(String, DarkroomImageError)]>(plan.failures)
+        let options = DecodeOptions(size: .maxPixelSize(maxPixelSize))
+        let encodeOptions = EncodeOptions(quality: quality)
+        let jobs = plan.jobs
+        WorkerPool.run(count: jobs.count, workers: workers) { i in
+            let job = jobs[i]
+            do {
+                let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
+                let image = try ImageDecoder().decode(bytes, options: options)
+                let encoded = try ImageEncoder.encode(image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
+                                                      options: encodeOptions)
+                try FileBytes.writeAtomically(encoded, to: job.output(hasAlpha: !image.bitmap.isOpaque))
+            } catch {
+                failures.withLock { $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)"))) }
+            }
+            progress.advance()
+        }
+        progress.finish()
+        let wall = ProcessStats.now() - start
+        let failed = failures.withLock { $0 }
+        let images = jobs.count + plan.failures.count
+        let summary: [String: Any] = [
+            "images": images, "succeeded": images - failed.count,
+            "failures": failed.count, "skipped": plan.skipped, "wall_seconds": wall,
+            "images_per_second": wall > 0 ? Double(images) / wall : 0, "peak_rss_bytes": ProcessStats.peakRSSBytes,
+            "jobs": min(workers, max(images, 1)),
+            "errors": failed.map { ["path": $0.0, "error": JSONLine.error($0.1)] },
+        ]
+        if json {
+            print(JSONLine.encode(summary))
+        } else {
+            for (path, e) in failed { FileHandle.standardError.write(Data("\(path): error: \(e)\n".utf8)) }
+            print(String(format: "%d images, %d failures, %d skipped, %.3f s, %.1f images/s, peak RSS %.1f MiB, %d jobs",
+                         images, failed.count, plan.skipped, wall, wall > 0 ? Double(images) / wall : 0,
+                         Double(ProcessStats.peakRSSBytes) / 1_048_576, min(workers, max(images, 1))))
+        }
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Expands inputs into jobs and names outputs: `photo.jpg` → `photo.png`; when two inputs would get the same
+/// name, each keeps its old extension (`photo.jpg.png`). Folders are mirrored below the output folder; files in
+/// folders whose bytes are no supported image are skipped, files named explicitly always count.
+struct ThumbPlan {
+    struct Job: Sendable {
+        var input: String
+        var stem: String          // output path without extension
+        var keepsExtension: Bool  // on a clash: stem + "." + old extension
+        var oldExtension: String
+        var fixed: ImageFileFormat?
+
+        func format(hasAlpha: Bool) -> ImageFileFormat { fixed ?? (hasAlpha ? .png : .jpeg) }
+        func output(hasAlpha: Bool) -> String {
+            let ext = format(hasAlpha: hasAlpha).fileExtension
+            return keepsExtension && !oldExtension.isEmpty ? "\(stem).\(oldExtension).\(ext)" : "\(stem).\(ext)"
+        }
+    }
+
+    var jobs: [Job] = []
+    var failures: [(String, DarkroomImageError)] = []
+    var skipped = 0
+
+    init(paths: [String], outputDirectory: String, format: ThumbCommand.OutputFormat) throws {
+        let fm = FileManager.default
+        let fixed: ImageFileFormat? = switch format {
+        case .auto: nil
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        }
+        var found: [(input: String, relative: String)] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                failures.append((path, DarkroomImageError(.io, "\(path) does not exist")))
+                continue
+            }
+            if isDirectory.boolValue {
+                let root = URL(fileURLWithPath: path).standardizedFileURL.path
+                let items = (fm.enumerator(atPath: path)?.allObjects as? [String] ?? []).sorted()
+                for rel in items where !rel.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                    let full = root + "/" + rel
+                    var sub: ObjCBool = false
+                    guard fm.fileExists(atPath: full, isDirectory: &sub), !sub.boolValue else { continue }
+                    // Folders may hold other files: keep those whose magic bytes are an image.
+                    guard (try? ImageProber.probe(fileAt: full)) != nil else { skipped += 1; continue }
+                    found.append((full, rel))
+                }
+            } else {
+                found.append((path, (path as NSString).lastPathComponent))
+            }
+        }
+        var stems: [String: Int] = [:]
+        var prepared: [(String, String, String)] = []
+        for item in found {
+            let rel = item.relative as NSString
+            let stem = (outputDirectory as NSString).appendingPathComponent(rel.deletingPathExtension)
+            stems[stem, default: 0] += 1
+            prepared.append((item.input, stem, rel.pathExtension))
+        }
+        for (input, stem, ext) in prepared {
+            jobs.append(Job(input: input, stem: stem, keepsExtension: stems[stem, default: 0] > 1, oldExtension: ext, fixed: fixed))
+        }
+        let directories = Set(jobs.map { ($0.stem as NSString).deletingLastPathComponent })
+        for dir in directories { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        if jobs.isEmpty { try fm.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true) }
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn at most every 100 ms. Thread-safe.
+final class ProgressBar: Sendable {
+    private struct State { var done = 0; var lastDraw = 0.0 }
+    private let total: Int
+    private let enabled: Bool
+    private let state = Mutex(State())
+
+    init(total: Int, enabled: Bool) {
+        self.total = total
+        self.enabled = enabled
+    }
+
+    func advance() {
+        guard enabled else { return }
+        let line: String? = state.withLock { s in
+            s.done += 1
+            let now = ProcessStats.now()
+            guard now - s.lastDraw > 0.1 || s.done == total else { return nil }
+            s.lastDraw = now
+            let width = 30, filled = total > 0 ? width * s.done / total : width
+            return "\r[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "] \(s.done)/\(total)"
+        }
+        if let line { FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
