@@ -24,6 +24,7 @@ public protocol BitmapStorage: AnyObject, Sendable {
 public final class HeapBitmapStorage: BitmapStorage, @unchecked Sendable {
     public let baseAddress: UnsafeMutableRawPointer
     public let byteCount: Int
+    private let meter: PixelMemoryMeter?
 
     /// Allocates `byteCount` bytes aligned to 64. When `zeroed` is false the memory is left uninitialized,
     /// which is cheaper for decoders that write every byte.
@@ -37,11 +38,11 @@ public final class HeapBitmapStorage: BitmapStorage, @unchecked Sendable {
         if zeroed { memset(raw, 0, size) }
         self.baseAddress = raw
         self.byteCount = byteCount
-        PixelMemory.allocated(byteCount)
+        self.meter = PixelMemory.allocated(byteCount)
     }
 
     deinit {
         free(baseAddress)
-        PixelMemory.released(byteCount)
+        PixelMemory.released(byteCount, meter: meter)
     }
 }

@@ -76,8 +76,8 @@ struct WebPDecoder: CodecDecoder {
         guard WebPAnimDecoderGetNext(decoder, &frame, &timestamp) != 0, let frame else {
             throw DarkroomImageError(.corrupt, "the first frame of the animation could not be decoded")
         }
-        PixelMemory.allocated(canvasBytes)
-        defer { PixelMemory.released(canvasBytes) }
+        let meter = PixelMemory.allocated(canvasBytes)  // libwebp's canvas, counted while we read it
+        defer { PixelMemory.released(canvasBytes, meter: meter) }
         let destination = try RowDestination(plan: plan, sourceWidth: probe.width, sourceHeight: probe.height,
                                              format: .bgra8Premultiplied, isOpaque: !probe.hasAlpha, filter: options.filter)
         for y in destination.requiredRows.clamped(to: 0..<probe.height) {
