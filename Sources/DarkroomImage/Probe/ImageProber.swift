@@ -1,17 +1,108 @@
-// STUB: replaced by the probe implementation (helper). Signatures are the contract.
-
 /// Reads an encoded image's header without decoding pixels.
+///
+/// The format comes from magic bytes only, never from a file name or MIME type. Probing reads header
+/// structures (JPEG markers up to the frame header, PNG chunks up to the first IDAT, WebP chunks, GIF blocks),
+/// takes microseconds and allocates nothing per marker or chunk. Damaged EXIF is ignored (orientation
+/// ``ExifOrientation/up``); everything else that is malformed throws.
+///
+/// Size limits (``DecodeLimits/maxDimension``, ``DecodeLimits/maxSourcePixels``) are the decoder's to enforce:
+/// a probe reports the stored size as it is. The probe does enforce ``DecodeLimits/maxInputBytes`` and
+/// ``DecodeLimits/maxFrames``.
 public enum ImageProber {
     /// The format named by the first bytes, or nil when they match no supported format.
-    public static func format(of bytes: UnsafeRawBufferPointer) -> ImageFileFormat? { nil }
+    ///
+    /// JPEG is `FF D8 FF`, PNG its 8-byte signature, WebP `RIFF????WEBP`, GIF `GIF87a` or `GIF89a`.
+    public static func format(of bytes: UnsafeRawBufferPointer) -> ImageFileFormat? {
+        let reader = ByteReader(bytes)
+        if let a = try? reader.u16be(0), a == 0xFFD8, let b = try? reader.u8(2), b == 0xFF { return .jpeg }
+        guard let head = try? reader.u32be(0) else { return nil }
+        switch head {
+        case 0x8950_4E47:  // "\x89PNG"
+            if let tail = try? reader.u32be(4), tail == 0x0D0A_1A0A { return .png }
+        case 0x5249_4646:  // "RIFF"
+            if let tag = try? reader.u32be(8), tag == 0x5745_4250 { return .webp }  // "WEBP"
+        case 0x4749_4638:  // "GIF8"
+            if let version = try? reader.u16be(4), version == 0x3761 || version == 0x3961 { return .gif }  // 7a, 9a
+        default:
+            break
+        }
+        return nil
+    }
 
     /// Probes an in-memory image. Reads only the header structures; decodes no pixels.
-    public static func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
-        throw DarkroomImageError(.unsupportedFormat, "not implemented")
+    ///
+    /// - Throws: ``DarkroomImageError`` with code `.empty` for no bytes, `.unsupportedFormat` for unknown
+    ///   magic bytes, `.truncated` when the data ends inside the header, `.corrupt` for malformed structures,
+    ///   `.unsupportedFeature` for a JPEG whose size is only given later (DNL), and `.limitExceeded` when the
+    ///   input is larger than ``DecodeLimits/maxInputBytes`` or has more than ``DecodeLimits/maxFrames`` frames.
+    public static func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
+        throws(DarkroomImageError) -> ImageProbe
+    {
+        guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the image data is empty") }
+        guard bytes.count <= limits.maxInputBytes else {
+            throw DarkroomImageError(.limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
+        }
+        do throws(ProbeStop) {
+            return try parse(bytes, isComplete: true, limits: limits)
+        } catch {
+            switch error {
+            case .failed(let failure): throw failure
+            case .needMoreData: throw truncatedError(count: bytes.count)
+            }
+        }
     }
 
     /// Probes a file, reading a prefix and more only when the header needs it.
-    public static func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
-        throw DarkroomImageError(.unsupportedFormat, "not implemented")
+    ///
+    /// Reads a 64 KiB prefix with POSIX `pread`; when the header continues past it (a large EXIF or ICC segment
+    /// before a JPEG frame header, GIF or animated WebP frames to count), reads a prefix twice as long, and so on
+    /// up to the whole file.
+    ///
+    /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:)`` does, `.limitExceeded` for a file larger than
+    ///   ``DecodeLimits/maxInputBytes``, and `.io` (with the system's error text) when the file cannot be read.
+    public static func probe(fileAt path: String, limits: DecodeLimits = .default)
+        throws(DarkroomImageError) -> ImageProbe
+    {
+        try probeFile(atPath: path, limits: limits).probe
+    }
+
+    /// Detects the format and runs its parser over `bytes`.
+    ///
+    /// - Parameter isComplete: whether `bytes` is the whole input rather than a prefix of it.
+    /// - Throws: ``ProbeStop/needMoreData(atLeast:)`` when `bytes` ends inside the header.
+    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits)
+        throws(ProbeStop) -> ImageProbe
+    {
+        let reader = ByteReader(bytes)
+        switch format(of: bytes) {
+        case .jpeg: return try probeJPEG(reader)
+        case .png: return try probePNG(reader, limits: limits)
+        case .webp: return try probeWebP(reader, limits: limits)
+        case .gif: return try probeGIF(reader, isComplete: isComplete, limits: limits)
+        case nil:
+            if let needed = signaturePrefixLength(reader) { throw .needMoreData(atLeast: needed) }
+            throw .failed(DarkroomImageError(.unsupportedFormat, "the data is not JPEG, PNG, WebP or GIF"))
+        }
+    }
+
+    /// When all of `reader`'s bytes are the start of some format's magic bytes, the length that magic needs.
+    /// Only runs on inputs too short to name a format, so its small allocation does not matter.
+    private static func signaturePrefixLength(_ reader: ByteReader) -> Int? {
+        let signatures: [(magic: [UInt8], needed: Int)] = [
+            ([0xFF, 0xD8, 0xFF], 3),
+            ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], 8),
+            ([0x52, 0x49, 0x46, 0x46], 12),  // "RIFF", then the size and "WEBP"
+            ([0x47, 0x49, 0x46, 0x38, 0x37, 0x61], 6),  // "GIF87a"
+            ([0x47, 0x49, 0x46, 0x38, 0x39, 0x61], 6),  // "GIF89a"
+        ]
+        for (magic, needed) in signatures where reader.count < needed {
+            if reader.matches(magic.prefix(reader.count), at: 0) { return needed }
+        }
+        return nil
+    }
+
+    /// The `.truncated` error for an input that ends inside its header.
+    static func truncatedError(count: Int) -> DarkroomImageError {
+        DarkroomImageError(.truncated, "the image data ends after \(count) bytes, inside its header")
     }
 }
