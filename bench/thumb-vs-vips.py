@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""darkroom thumb vs vipsthumbnail, side by side in one run.
+
+40 twelve-megapixel JPEGs (the 5 in shared/photos/jpeg-12mp, cycled) -> 256 px JPEG files at quality 85,
+alternating the tools for --rounds rounds; reports the median wall time, images/s and peak RSS of each
+(/usr/bin/time %M). vipsthumbnail runs once over all files (its own thread pool) and, for a like-for-like
+use of both cores, as 2 processes in parallel (xargs -P 2, peak RSS of the larger process).
+Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--photos DIR]
+Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools).
+"""
+import argparse, json, os, shutil, statistics, subprocess, tempfile
+
+def timed(cmd, shell=False):
+    # /usr/bin/time prints "<seconds> <max RSS KiB>" on the last line of stderr.
+    fmt = ["/usr/bin/time", "-f", "TIME %e %M"]
+    full = fmt + (["sh", "-c", cmd] if shell else cmd)
+    p = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(full)}\n{p.stderr[-2000:]}")
+    line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()
+    return float(line[1]), int(line[2]) * 1024
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--darkroom", default=os.path.join(here, "..", ".build", "release", "darkroom"))
+    ap.add_argument("--photos", default=os.path.join(here, "..", "..", "shared", "photos", "jpeg-12mp"))
+    ap.add_argument("--count", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--size", type=int, default=256)
+    a = ap.parse_args()
+    if not shutil.which("vipsthumbnail"):
+        raise SystemExit("vipsthumbnail not found: apt-get install libvips-tools")
+    photos = sorted(os.path.join(a.photos, f) for f in os.listdir(a.photos) if f.lower().endswith(".jpg"))
+    work = tempfile.mkdtemp(prefix="darkroom-vs-vips-")
+    src = os.path.join(work, "src"); os.mkdir(src)
+    inputs = []
+    for i in range(a.count):
+        p = photos[i % len(photos)]
+        dst = os.path.join(src, f"{i:03d}-{os.path.basename(p)}")
+        shutil.copyfile(p, dst)  # real files, so neither tool sees a symlink
+        inputs.append(dst)
+    results = {"darkroom": [], "vips": [], "vips_2proc": []}
+    for r in range(a.rounds):
+        for name in results:
+            out = os.path.join(work, f"out-{name}-{r}"); os.mkdir(out)
+            if name == "darkroom":
+                cmd = [a.darkroom, "thumb", src, "--max-pixel-size", str(a.size), "--out", out, "--format", "jpeg",
+                       "--quality", "85", "--json"]
+                results[name].append(timed(cmd))
+            elif name == "vips":
+                cmd = ["vipsthumbnail", "-s", str(a.size), "-o", os.path.join(out, "%s.jpg[Q=85]")] + inputs
+                results[name].append(timed(cmd))
+            else:
+                cmd = (f"ls {src}/*.jpg | xargs -P 2 -n {max(1, a.count // 2)} "
+                       f"vipsthumbnail -s {a.size} -o '{out}/%s.jpg[Q=85]'")
+                results[name].append(timed(cmd, shell=True))
+            made = len(os.listdir(out))
+            if made != a.count:
+                raise SystemExit(f"{name} wrote {made} files, expected {a.count}")
+    summary = {"benchmark": "thumb-vs-vips", "images": a.count, "size": a.size, "rounds": a.rounds,
+               "cores": os.cpu_count()}
+    for name, runs in results.items():
+        wall = statistics.median(t for t, _ in runs)
+        summary[f"{name}_wall_s"] = round(wall, 3)
+        summary[f"{name}_images_per_s"] = round(a.count / wall, 2)
+        summary[f"{name}_ms_per_image"] = round(1000 * wall / a.count, 2)
+        summary[f"{name}_peak_rss_mib"] = round(max(m for _, m in runs) / 1048576, 1)
+    summary["throughput_ratio_vs_vips"] = round(summary["vips_wall_s"] / summary["darkroom_wall_s"], 2)
+    summary["throughput_ratio_vs_vips_2proc"] = round(summary["vips_2proc_wall_s"] / summary["darkroom_wall_s"], 2)
+    shutil.rmtree(work)
+    print(json.dumps(summary))
+
+if __name__ == "__main__":
+    main()
