@@ -57,7 +57,7 @@ enum PixelCompare {
         for y in 0..<height {
             let r = b.row(y).assumingMemoryBound(to: UInt8.self)
             for x in 0..<width {
-                let v = UInt8((x * 255 / max(width - 1, 1) + y * 64 / max(height, 1)) & 255)
+                let v = UInt8(x * 191 / max(width - 1, 1) + y * 64 / max(height, 1))  // smooth, no wrap-around edge
                 if gray { r[x] = v } else {
                     r[4 * x] = v; r[4 * x + 1] = UInt8(y * 255 / max(height - 1, 1)); r[4 * x + 2] = 255 - v; r[4 * x + 3] = 255
                 }

@@ -55,8 +55,18 @@ final class ResampleWeights {
             first = min(first, inputSize - 1)
             last = min(max(last, first + 1), first + window)
             let row = values + i * window
-            FilterKernel.fill(filter, first: (Double(first) - center + 0.5) * inverseFilterScale,
-                              step: inverseFilterScale, count: last - first, into: row)
+            if filter == .box {
+                // Area average: each input pixel [k, k+1) weighs by its overlap with the output pixel's
+                // footprint, so fractional ratios average exactly (Pillow's box only tests pixel centers).
+                let lo = center - 0.5 * filterScale, hi = center + 0.5 * filterScale
+                for k in 0..<(last - first) {
+                    let p = Double(first + k)
+                    row[k] = max(0, min(p + 1, hi) - max(p, lo))
+                }
+            } else {
+                FilterKernel.fill(filter, first: (Double(first) - center + 0.5) * inverseFilterScale,
+                                  step: inverseFilterScale, count: last - first, into: row)
+            }
             var total = 0.0
             for k in 0..<(last - first) { total += row[k] }
             if total == 0 {
@@ -105,8 +115,9 @@ final class ResampleWeights {
 }
 
 /// How one axis is resampled: an optional integer box pre-reduction by ``factor`` (Pillow's `reducing_gap`
-/// of 3: `factor = ⌊ratio / 3⌋` once the ratio reaches 6), then a filter pass described by ``weights`` in
-/// reduced coordinates.
+/// of 2, its `thumbnail()` default: `factor = ⌊ratio / 2⌋` once the ratio reaches 4, so the filter pass always
+/// keeps a ratio ≥ 2), then a filter pass described by ``weights`` in reduced coordinates. An integer ratio
+/// prefers a factor that divides it, so box blocks line up with output pixels (an exact area average).
 ///
 /// Reduced sample `r` averages source samples `r·factor ..< min((r+1)·factor, sourceSize)` (the last block may
 /// be partial and averages only what exists). Cost: one ``ResampleWeights``.
@@ -119,11 +130,18 @@ struct AxisPlan {
     let weights: ResampleWeights
     /// Samples of the source axis.
     let sourceSize: Int
+    /// The ratio the filter pass keeps at least, once a pre-reduction applies.
+    static let reducingGap = 2.0
 
     init(sourceSize: Int, rectOrigin: Double, rectLength: Double, outputSize: Int,
          filter: ResamplingFilter) throws(DarkroomImageError) {
         let ratio = rectLength / Double(outputSize)
-        let k = ratio >= 6 ? min(Int(ratio / 3), 256) : 1
+        var k = ratio >= 2 * Self.reducingGap ? min(Int(ratio / Self.reducingGap), 256) : 1
+        let whole = ratio.rounded()
+        if k > 1, abs(ratio - whole) < 1e-9, Int(whole) % k != 0,
+           let divisor = stride(from: k, through: max(2, k / 2), by: -1).first(where: { Int(whole) % $0 == 0 }) {
+            k = divisor
+        }
         self.sourceSize = sourceSize
         factor = max(1, min(k, sourceSize))
         reducedSize = (sourceSize + factor - 1) / factor
