@@ -10,10 +10,15 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DarkroomImage", targets: ["DarkroomImage"]),
+        .library(name: "Darkroom", targets: ["Darkroom"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: System codec libraries
@@ -41,14 +46,32 @@ let package = Package(
         .target(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
+        .target(
+            name: "Darkroom",
+            dependencies: [
+                "DarkroomImage",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "CTurboJPEG",
+                "DarkroomImage", "Darkroom", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Tests
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomTests",
+            dependencies: [
+                "Darkroom", "DarkroomImage",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
     ]
 )

@@ -1,0 +1,75 @@
+import DarkroomImage
+
+/// A decoded image as the caches hold it: the bitmap and the facts read from the source's header.
+public struct ImageContainer: Sendable {
+    /// The pixels, at the requested size, processed.
+    public var bitmap: Bitmap
+    /// The source's header facts (format, original size, orientation), when the image was decoded here.
+    public var probe: ImageProbe?
+    /// Whether this is a low-quality preview decoded from part of the bytes.
+    public var isPreview: Bool
+
+    /// Creates a container.
+    public init(bitmap: Bitmap, probe: ImageProbe? = nil, isPreview: Bool = false) {
+        self.bitmap = bitmap
+        self.probe = probe
+        self.isPreview = isPreview
+    }
+
+    /// Memory the pixels hold, in bytes (the memory cache's cost).
+    public var cost: Int { bitmap.cost }
+}
+
+/// The memory cache seam: decoded images by ``ImageCacheKey``.
+///
+/// The pipeline calls ``image(for:)`` synchronously on the caller's thread for its fast path, so an
+/// implementation must answer in well under a microsecond and never block on I/O (a lock-protected LRU
+/// such as DarkroomCache's `MemoryCache` fits).
+public protocol ImageCaching: AnyObject, Sendable {
+    /// The cached image, or `nil`. Counts as a use for eviction order.
+    func image(for key: ImageCacheKey) -> ImageContainer?
+    /// Stores an image; the cache may refuse or evict by ``ImageContainer/cost``.
+    func store(_ image: ImageContainer, for key: ImageCacheKey)
+    /// Removes an image.
+    func removeImage(for key: ImageCacheKey)
+}
+
+/// One entry of a ``DataCaching``: the bytes and an opaque metadata blob the pipeline stores beside them
+/// (HTTP validators and freshness for original data).
+public struct CachedData: Sendable {
+    /// The stored bytes.
+    public var data: [UInt8]
+    /// The metadata stored with them, if any.
+    public var metadata: [UInt8]?
+
+    /// Creates an entry.
+    public init(data: [UInt8], metadata: [UInt8]? = nil) {
+        self.data = data
+        self.metadata = metadata
+    }
+}
+
+/// The disk cache seam: encoded bytes by string key (original data under `o|…` keys, processed images under
+/// `p|…` keys).
+///
+/// Calls may block on disk; the pipeline makes them only on its own I/O threads, never on the caller's thread or
+/// Swift's cooperative pool. DarkroomCache's `DiskCache` fits.
+public protocol DataCaching: Sendable {
+    /// The entry for `key`, or `nil`.
+    func cachedData(forKey key: String) -> CachedData?
+    /// Stores (or replaces) an entry. Failures are the cache's to log; the pipeline carries on without it.
+    func storeData(_ data: [UInt8], metadata: [UInt8]?, forKey key: String)
+    /// Removes an entry.
+    func removeData(forKey key: String)
+}
+
+/// The image-table seam (issue 4): fixed-size, display-ready bitmaps by entity and format name.
+///
+/// Asked only for requests that name ``ImageRequest/tableFormat``, after the memory cache and before the disk
+/// cache; both calls may block briefly and run on the pipeline's I/O threads.
+public protocol ImageTableCaching: Sendable {
+    /// The bitmap stored for `entity` in the table of `format`, or `nil`.
+    func image(forEntity entity: String, format: String) -> Bitmap?
+    /// Stores `bitmap` for `entity` in the table of `format` (the table may resize or refuse it).
+    func store(_ bitmap: Bitmap, forEntity entity: String, format: String)
+}

@@ -1,0 +1,69 @@
+import DarkroomImage
+import Foundation
+import Logging
+
+extension ImagePipeline {
+    /// Which encoded bytes go to the disk cache.
+    public enum DiskCachePolicy: Sendable, Hashable {
+        /// Original bytes for requests without processors (re-decoding with shrink-on-load is cheap); encoded
+        /// processed images for requests with processors. The default.
+        case automatic
+        /// Original bytes only.
+        case storeOriginalData
+        /// Encoded processed images only.
+        case storeEncodedImages
+        /// Both.
+        case storeAll
+    }
+
+    /// Everything a pipeline is built from. A value: build one, pass it to ``ImagePipeline/init(configuration:)``.
+    public struct Configuration: Sendable {
+        /// The memory cache (``ImageCaching``); `nil` disables it.
+        public var imageCache: (any ImageCaching)?
+        /// The disk cache for original and processed bytes (``DataCaching``); `nil` disables it.
+        public var dataCache: (any DataCaching)?
+        /// Image tables for requests that name a ``ImageRequest/tableFormat``; `nil` disables them.
+        public var imageTables: (any ImageTableCaching)?
+        /// Fetches `http(s)` URLs. Default: an ``HTTPDataLoader`` with its default limits.
+        public var dataLoader: any DataLoading
+        /// Which bytes the disk cache keeps. Default ``DiskCachePolicy/automatic``.
+        public var diskCachePolicy: DiskCachePolicy = .automatic
+        /// Most decodes and processors running at once, and most threads the pipeline starts for them.
+        /// Default: active cores.
+        public var processingLimit: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        /// Threads for disk-cache and file reads (blocking I/O kept off Swift's cooperative pool). Default 2.
+        public var ioLimit: Int = 2
+        /// Most network transfers at once. Default 16.
+        public var networkLimit: Int = 16
+        /// Most network transfers at once to one host (as browsers). Default 6.
+        public var perHostLimit: Int = 6
+        /// Largest file read or network body accepted, in bytes (also enforced by ``HTTPDataLoader``'s own
+        /// limit). Default 64 MiB.
+        public var maxResponseBytes: Int = 64 << 20
+        /// Freshness for responses that say nothing about it (no `Cache-Control`, `Expires`, `Last-Modified`).
+        /// Default 1 day.
+        public var defaultMaxAge: Double = 86_400
+        /// Base decode options (filter, limits, truncation policy); size and pixel format come from each request.
+        public var decodeOptions = DecodeOptions()
+        /// Quality of processed images stored on disk as JPEG (opaque) — others are stored as PNG. Default 85.
+        public var encodeQuality: Int = 85
+        /// Debounce of ``ImagePipeline/networkActivity``, seconds. Default 0.1.
+        public var activityDebounce: Double = 0.1
+        /// Whether identical in-flight requests share work. Default `true` (turn off only to measure the gain).
+        public var isSharingEnabled = true
+        /// The logger (swift-log); debug level logs each request's stages.
+        public var logger = Logger(label: "darkroom.pipeline")
+        /// Label prefix for swift-metrics counters and timers.
+        public var metricsPrefix = "darkroom"
+        /// Unix time, replaceable in tests of HTTP freshness.
+        public var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+
+        /// A configuration with the documented defaults: the given caches and an ``HTTPDataLoader``.
+        public init(imageCache: (any ImageCaching)? = nil, dataCache: (any DataCaching)? = nil,
+                    dataLoader: (any DataLoading)? = nil) {
+            self.imageCache = imageCache
+            self.dataCache = dataCache
+            self.dataLoader = dataLoader ?? HTTPDataLoader()
+        }
+    }
+}

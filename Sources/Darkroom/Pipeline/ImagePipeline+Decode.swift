@@ -1,0 +1,75 @@
+import DarkroomImage
+
+/// The decode job's product: the image at the requested size, before processors.
+struct DecodeOutput: Sendable {
+    var container: ImageContainer
+    var origin: ImageResponse.Origin
+    var timings: ImageResponse.Timings
+}
+
+extension ImagePipeline {
+    /// Joins or starts the decode of `request`'s source at its size (shared by requests that differ only in
+    /// processors).
+    func subscribeDecode(_ request: ImageRequest, priority: ImageRequest.Priority,
+                         handler: @escaping SharedJob<DecodeOutput>.Handler) -> JobSubscription {
+        let key = fetchKey(request) + "|" + request.cacheKey.decodeKey
+        let (subscription, joined) = decodeJobs.subscribe(
+            key: configuration.isSharingEnabled ? key : nil, priority: priority, handler: handler,
+            start: { job in self.startDecodeJob(job, request: request) })
+        if joined { counters.add(.sharedRequests) }
+        return subscription
+    }
+
+    private func startDecodeJob(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
+        let previews = PreviewState(enabled: request.options.contains(.progressivePreviews))
+        link(job, subscribeFetch(request, priority: job.priority) { [self] event in
+            switch event {
+            case .progress(let c, let t):
+                job.send(.progress(completed: c, total: t))
+            case .preview:
+                break
+            case .finished(.failure(let error)):
+                job.finish(.failure(error))
+            case .finished(.success(let fetched)):
+                guard !job.isCancelled else { return }
+                _ = previews
+                link(job, decodeQueue.enqueue(priority: job.priority) { [self] wait in
+                    guard !job.isCancelled else { return }
+                    var timings = fetched.timings
+                    timings.queueWait += wait
+                    counters.queueWaitTimer.recordSeconds(wait)
+                    let result = decode(fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings)
+                    job.finish(result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
+                })
+            }
+        })
+    }
+
+    /// Decodes on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
+    func decode(_ bytes: [UInt8], size: TargetSize, pixelFormat: PixelFormatPreference,
+                timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil) -> Result<ImageContainer, DarkroomError> {
+        var options = configuration.decodeOptions
+        options.size = size
+        options.pixelFormat = pixelFormat
+        if let acceptTruncated { options.acceptTruncated = acceptTruncated }
+        let t0 = monotonicSeconds()
+        counters.add(.decodes)
+        defer {
+            let elapsed = monotonicSeconds() - t0
+            timings.decode += elapsed
+            counters.decodeTimer.recordSeconds(elapsed)
+        }
+        do throws(DarkroomImageError) {
+            let decoded = try ImageDecoder().decode(bytes, options: options)
+            return .success(ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe))
+        } catch {
+            let code: DarkroomError.Code = error.code == .unsupportedFormat ? .notAnImage : .decodeFailed
+            return .failure(DarkroomError(code, "decode failed: \(error.message)", underlying: error))
+        }
+    }
+}
+
+/// Reserved for progressive previews (see docs/ARCHITECTURE-pipeline.md).
+struct PreviewState: Sendable {
+    let enabled: Bool
+}

@@ -1,0 +1,181 @@
+import DarkroomImage
+import Foundation
+
+/// The fetch job's product: encoded bytes and where they came from.
+struct FetchOutput: Sendable {
+    var bytes: [UInt8]
+    var origin: ImageResponse.Origin
+    var timings: ImageResponse.Timings
+}
+
+extension ImagePipeline {
+    /// Key of the fetch job: one per source (a reload that skips the disk cache is its own job).
+    func fetchKey(_ request: ImageRequest) -> String {
+        (request.options.contains(.disableDiskCacheReads) ? "reload|" : "") + request.source.key
+    }
+
+    /// Joins or starts the fetch of `request`'s source.
+    func subscribeFetch(_ request: ImageRequest, priority: ImageRequest.Priority,
+                        handler: @escaping SharedJob<FetchOutput>.Handler) -> JobSubscription {
+        let (subscription, joined) = fetchJobs.subscribe(
+            key: configuration.isSharingEnabled ? fetchKey(request) : nil, priority: priority, handler: handler,
+            start: { job in self.startFetchJob(job, request: request) })
+        if joined { counters.add(.sharedRequests) }
+        return subscription
+    }
+
+    /// Ties a subscription to a job: cancelled with it, re-prioritised with it.
+    func link<V>(_ job: SharedJob<V>, _ subscription: JobSubscription) {
+        job.onCancel { subscription.cancel() }
+        job.onPriorityChange { subscription.setPriority($0) }
+    }
+
+    func link<V>(_ job: SharedJob<V>, _ item: WorkQueue.Item) {
+        job.onCancel { item.cancel() }
+        job.onPriorityChange { item.setPriority($0) }
+    }
+
+    private func startFetchJob(_ job: SharedJob<FetchOutput>, request: ImageRequest) {
+        switch request.source {
+        case .data(_, let bytes):
+            job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .data, timings: .init()) })
+        case .file(let path):
+            readFile(job, path: path, request: request)
+        case .url(let url) where url.isFileURL:
+            readFile(job, path: url.path, request: request)
+        case .url(let url) where ["http", "https"].contains(url.scheme?.lowercased() ?? ""):
+            fetchHTTP(job, url: url, request: request)
+        case .url(let url):
+            job.finish(.failure(DarkroomError(.invalidRequest, "unsupported URL scheme in \(url)")))
+        }
+    }
+
+    private func readFile(_ job: SharedJob<FetchOutput>, path: String, request: ImageRequest) {
+        let limit = configuration.maxResponseBytes
+        link(job, ioQueue.enqueue(priority: job.priority) { [self] _ in
+            guard !job.isCancelled else { return }
+            let t0 = monotonicSeconds()
+            counters.add(.fileReads)
+            do throws(DarkroomImageError) {
+                let bytes = try FileBytes.read(path, limit: limit)
+                var timings = ImageResponse.Timings()
+                timings.fetch = monotonicSeconds() - t0
+                job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .file, timings: timings) })
+            } catch {
+                let code: DarkroomError.Code = error.code == .limitExceeded ? .responseTooLarge : .fileIO
+                job.finish(.failure(DarkroomError(code, error.message, underlying: error)))
+            }
+        })
+    }
+
+    /// Disk cache of original bytes first (fresh → done; stale with validators → conditional request), then
+    /// the network.
+    private func fetchHTTP(_ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest) {
+        guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheReads) else {
+            return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: 0)
+        }
+        link(job, ioQueue.enqueue(priority: job.priority) { [self] _ in
+            guard !job.isCancelled else { return }
+            let t0 = monotonicSeconds()
+            let entry = dataCache.cachedData(forKey: originalDiskKey(request))
+            let cacheRead = monotonicSeconds() - t0
+            guard let entry else { return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: cacheRead) }
+            let metadata = HTTPCacheMetadata.decode(entry.metadata)
+            if metadata.map({ $0.isFresh(now: configuration.now()) }) ?? true {
+                counters.add(.diskOriginalHits)
+                var timings = ImageResponse.Timings()
+                timings.cacheRead = cacheRead
+                return job.finish(.success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings)))
+            }
+            let stale = metadata!.hasValidators ? (entry, metadata!) : nil
+            logger.debug("stale disk copy", metadata: ["url": "\(url)", "revalidate": "\(stale != nil)"])
+            fetchNetwork(job, url: url, request: request, stale: stale, cacheRead: cacheRead)
+        })
+    }
+
+    func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.source.key }
+
+    private func fetchNetwork(_ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest,
+                              stale: (CachedData, HTTPCacheMetadata)?, cacheRead: Double) {
+        let loader = configuration.dataLoader
+        let running = Locked<Task<Void, Never>?>(nil)
+        let queued = monotonicSeconds()
+        let ticket = network.schedule(host: url.host ?? "", priority: job.priority) { [self] done in
+            guard !job.isCancelled else { return done() }
+            counters.add(.networkFetches)
+            let task = Task {
+                defer { done() }
+                let dataRequest = DataRequest(url: url, headers: stale?.1.conditionalHeaders ?? [])
+                let result: Result<DataResponse, DarkroomError>
+                do {
+                    result = .success(try await loader.loadData(dataRequest) { received, expected in
+                        job.send(.progress(completed: received, total: expected))
+                    })
+                } catch let error as DarkroomError {
+                    result = .failure(error)
+                } catch {
+                    result = .failure(Task.isCancelled ? .cancelled : HTTPDataLoader.map(error, url: url.absoluteString))
+                }
+                var timings = ImageResponse.Timings()
+                timings.cacheRead = cacheRead
+                timings.fetch = monotonicSeconds() - queued
+                counters.fetchTimer.recordSeconds(timings.fetch)
+                job.finish(result.flatMap { response in
+                    handleNetworkResponse(response, request: request, stale: stale, timings: timings)
+                })
+            }
+            running.withLock { $0 = task }
+            if job.isCancelled { task.cancel() }
+        }
+        job.onCancel {
+            ticket.cancel()
+            running.withLock { $0 }?.cancel()
+        }
+        job.onPriorityChange { ticket.setPriority($0) }
+    }
+
+    private func handleNetworkResponse(_ response: DataResponse, request: ImageRequest,
+                                       stale: (CachedData, HTTPCacheMetadata)?,
+                                       timings: ImageResponse.Timings) -> Result<FetchOutput, DarkroomError> {
+        let now = configuration.now()
+        if response.statusCode == 304, let (entry, old) = stale {
+            counters.add(.revalidated)
+            counters.add(.diskOriginalHits)
+            var metadata = HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
+                ?? HTTPCacheMetadata(etag: nil, lastModified: nil, expires: now)
+            metadata.etag = metadata.etag ?? old.etag
+            metadata.lastModified = metadata.lastModified ?? old.lastModified
+            storeOriginal(entry.data, metadata: metadata, request: request)
+            return .success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings))
+        }
+        if response.statusCode == 304 {
+            return .failure(DarkroomError(.httpStatus, "unexpected 304 for an unconditional request", statusCode: 304))
+        }
+        counters.add(.bytesFetched, response.data.count)
+        return checkImage(response.data, source: request.source).map { bytes in
+            if let metadata = HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge) {
+                storeOriginal(bytes, metadata: metadata, request: request)
+            }
+            return FetchOutput(bytes: bytes, origin: .network, timings: timings)
+        }
+    }
+
+    private func storeOriginal(_ bytes: [UInt8], metadata: HTTPCacheMetadata, request: ImageRequest) {
+        guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheWrites),
+              configuration.diskCachePolicy != .storeEncodedImages else { return }
+        let key = originalDiskKey(request)
+        let encoded = metadata.encoded()
+        ioQueue.enqueue(priority: .low) { _ in dataCache.storeData(bytes, metadata: encoded, forKey: key) }
+    }
+
+    /// Magic bytes decide whether these are an image, never a name or a Content-Type.
+    func checkImage(_ bytes: [UInt8], source: ImageRequest.Source) -> Result<[UInt8], DarkroomError> {
+        let format = bytes.withUnsafeBytes { ImageProber.format(of: $0) }
+        guard format != nil else {
+            let prefix = bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
+            return .failure(DarkroomError(.notAnImage,
+                "\(source.key): \(bytes.count) bytes that are not JPEG, PNG, WebP or GIF (starts \(prefix))"))
+        }
+        return .success(bytes)
+    }
+}

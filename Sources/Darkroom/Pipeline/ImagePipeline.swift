@@ -1,0 +1,175 @@
+import DarkroomImage
+import Foundation
+import Logging
+
+/// Loads images: one object an app asks for images, which does each piece of work once, in the right order, on
+/// the right threads.
+///
+/// A request flows memory cache (synchronous, on the caller's thread) → image table (when the request names a
+/// format) → disk cache of processed bytes → disk cache of original bytes (revalidated when stale) → network or
+/// file → decode/downsample → process → store → deliver. Identical requests in flight share one task; requests
+/// that differ only in processors share the decode; requests for one source share the fetch. Shared work runs at
+/// the highest priority of its waiters and is cancelled when the last one leaves.
+///
+/// Threads: decoding and processing run on at most ``Configuration/processingLimit`` threads the pipeline owns;
+/// disk and file reads on ``Configuration/ioLimit`` more; network transfers are async (AsyncHTTPClient on NIO's
+/// event loops), at most ``Configuration/networkLimit`` at once and ``Configuration/perHostLimit`` per host.
+/// Callbacks run on whichever of these threads finished the work, or synchronously for memory-cache hits.
+public final class ImagePipeline: Sendable {
+    /// The configuration this pipeline was built with.
+    public let configuration: Configuration
+    /// The number of network transfers running, debounced (a network-activity indicator).
+    public let networkActivity: NetworkActivity
+
+    let imageCache: (any ImageCaching)?
+    let counters: PipelineCounters
+    let logger: Logger
+    let decodeQueue: WorkQueue
+    let ioQueue: WorkQueue
+    let network: NetworkScheduler
+    let imageJobs = JobPool<ImageJobKey, ImageResult>()
+    let decodeJobs = JobPool<String, DecodeOutput>()
+    let fetchJobs = JobPool<String, FetchOutput>()
+
+    /// Creates a pipeline. Cost: no threads start until work arrives.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        imageCache = configuration.imageCache
+        logger = configuration.logger
+        counters = PipelineCounters(prefix: configuration.metricsPrefix)
+        decodeQueue = WorkQueue(name: "darkroom.decode", maxConcurrent: configuration.processingLimit)
+        ioQueue = WorkQueue(name: "darkroom.io", maxConcurrent: configuration.ioLimit)
+        networkActivity = NetworkActivity(debounce: configuration.activityDebounce)
+        network = NetworkScheduler(totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
+                                   activity: networkActivity)
+    }
+
+    /// What the pipeline has done so far (requests, hits per layer, fetches, decodes, sharing, failures).
+    public var statistics: PipelineStatistics { counters.snapshot }
+
+    // MARK: Memory fast path
+
+    /// The memory cache's image for `request`, synchronously on the caller's thread (no hop, no allocation when
+    /// the request has no processors). Cost: hashing the key plus one lock — well under a microsecond.
+    /// `nil` for a miss, for ``ImageRequest/Options/returnData`` requests, and when memory reads are disabled.
+    @inline(__always)
+    public func cachedImage(for request: ImageRequest) -> ImageContainer? {
+        guard let imageCache, request.options.isDisjoint(with: [.disableMemoryCacheReads, .returnData]) else { return nil }
+        return imageCache.image(for: request.cacheKey)
+    }
+
+    /// Stores an image in the memory cache under `request`'s key (for images made elsewhere).
+    public func storeCachedImage(_ image: ImageContainer, for request: ImageRequest) {
+        imageCache?.store(image, for: request.cacheKey)
+    }
+
+    // MARK: Callback API
+
+    /// Starts loading; `completion` gets the result exactly once — `.failure` with code `cancelled` if the task
+    /// is cancelled first, in which case no image is ever delivered. A memory-cache hit completes synchronously,
+    /// before this returns. Other callbacks run on a pipeline thread.
+    @discardableResult
+    public func loadImage(with request: ImageRequest,
+                          progress: (@Sendable (_ completed: Int64, _ total: Int64?) -> Void)? = nil,
+                          completion: @escaping @Sendable (Result<ImageResponse, DarkroomError>) -> Void) -> ImageTask {
+        start(request) { event in
+            switch event {
+            case .progress(let c, let t): progress?(c, t)
+            case .preview: break
+            case .finished(let result): completion(result)
+            }
+        }
+    }
+
+    // MARK: Async API
+
+    /// Loads the image. A memory-cache hit returns without suspending; cancelling the calling task cancels the
+    /// request (the shared work stops when its last waiter leaves).
+    /// - Throws: ``DarkroomError``.
+    public func image(for request: ImageRequest) async throws(DarkroomError) -> ImageResponse {
+        counters.add(.requests)
+        if let hit = memoryHit(request) { return hit }
+        let holder = TaskHolder()
+        let result: Result<ImageResponse, DarkroomError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                holder.set(start(request, counted: false) { event in
+                    if case .finished(let result) = event { continuation.resume(returning: result) }
+                })
+            }
+        } onCancel: {
+            holder.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Loads the image as a stream of events: progress, previews, then the final response (or a thrown
+    /// ``DarkroomError``). Ending the iteration early cancels the request.
+    public func imageEvents(for request: ImageRequest) -> AsyncThrowingStream<ImageTask.Event, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = start(request) { event in
+                switch event {
+                case .finished(.success): continuation.yield(event); continuation.finish()
+                case .finished(.failure(let error)): continuation.finish(throwing: error)
+                default: continuation.yield(event)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: Core
+
+    func memoryHit(_ request: ImageRequest) -> ImageResponse? {
+        guard let container = cachedImage(for: request) else { return nil }
+        counters.add(.memoryHits)
+        return ImageResponse(request: request, container: container, data: nil, origin: .memory, timings: .init())
+    }
+
+    /// Starts a request and returns its task; `handler` receives events until a final one.
+    func start(_ request: ImageRequest, counted: Bool = true,
+               handler: @escaping @Sendable (ImageTask.Event) -> Void) -> ImageTask {
+        if counted { counters.add(.requests) }
+        let task = ImageTask(request: request, pipeline: self, handler: handler)
+        if let hit = memoryHit(request) {
+            task.deliver(.finished(.success(hit)))
+            return task
+        }
+        let started = monotonicSeconds()
+        let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits, table: request.tableFormat)
+        let (subscription, joined) = imageJobs.subscribe(
+            key: configuration.isSharingEnabled ? key : nil, priority: request.priority,
+            handler: { event in
+                switch event {
+                case .progress(let c, let t): task.deliver(.progress(completed: c, total: t))
+                case .preview(let r): task.deliver(.preview(r.response(for: request, started: started)))
+                case .finished(let r): task.deliver(.finished(r.map { $0.response(for: request, started: started) }))
+                }
+            },
+            start: { job in self.startImageJob(job, request: request) })
+        if joined { counters.add(.sharedRequests) }
+        task.attach(subscription)
+        return task
+    }
+}
+
+/// Keys the image-level job: identical requests (same cache key, same cache-relevant options, same table).
+struct ImageJobKey: Hashable, Sendable {
+    let key: ImageCacheKey
+    let options: UInt16
+    let table: String?
+}
+
+/// Holds the task an async caller waits on, so its cancellation handler can reach it whichever comes first.
+final class TaskHolder: Sendable {
+    private let state = Locked<(task: ImageTask?, cancelled: Bool)>((nil, false))
+
+    func set(_ task: ImageTask) {
+        let cancelled = state.withLock { s in s.task = task; return s.cancelled }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { s in s.cancelled = true; return s.task }
+        task?.cancel()
+    }
+}

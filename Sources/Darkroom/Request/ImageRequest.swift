@@ -1,0 +1,125 @@
+import DarkroomImage
+import Foundation
+
+/// What to load and how to present it: a value type, cheap to copy (a source, a size, a few processors).
+///
+/// Two requests with the same ``source``, ``size``, ``processors`` identifiers and cache-relevant ``options`` are
+/// *identical*: while one is in flight the other joins it. Requests that differ only in ``processors`` share the
+/// fetch and the decode; requests that differ in ``size`` share the fetch.
+public struct ImageRequest: Sendable {
+    /// Where the encoded bytes come from.
+    public enum Source: Sendable, Hashable {
+        /// An `http`, `https` or `file` URL.
+        case url(URL)
+        /// A local file path.
+        case file(String)
+        /// Bytes already in memory; `id` names them for the caches (two sources with the same id are the same
+        /// image) and is all that is hashed.
+        case data(id: String, bytes: [UInt8])
+
+        public static func == (a: Source, b: Source) -> Bool { a.key == b.key }
+        public func hash(into hasher: inout Hasher) { hasher.combine(key) }
+
+        /// The string that names this source in every cache key.
+        public var key: String {
+            switch self {
+            case .url(let url): url.isFileURL ? url.path : url.absoluteString
+            case .file(let path): path
+            case .data(let id, _): "data:" + id
+            }
+        }
+
+        /// The host for per-host network limits; `nil` for local sources.
+        var host: String? {
+            if case .url(let url) = self, !url.isFileURL { return url.host ?? "" }
+            return nil
+        }
+    }
+
+    /// Where the bytes come from.
+    public var source: Source
+    /// The size to decode to (shrink-on-load when smaller than the image). Default `.original`.
+    public var size: TargetSize
+    /// Processors applied in order after decoding; their identifiers key the caches.
+    public var processors: [any ImageProcessing]
+    /// How urgent the request is; changeable while in flight through ``ImageTask/priority``.
+    public var priority: Priority
+    /// Cache and decoding switches.
+    public var options: Options
+    /// An image-table format name: when set and the pipeline has an ``ImageTableCaching``, the table is asked
+    /// before the disk cache and the processed image is stored in it.
+    public var tableFormat: String?
+    /// Pixel format preference for the decode. Default `.auto`.
+    public var pixelFormat: PixelFormatPreference
+
+    /// Creates a request for a URL (`http`, `https` or `file`).
+    public init(url: URL, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+                priority: Priority = .normal, options: Options = [], tableFormat: String? = nil) {
+        self.init(source: .url(url), size: size, processors: processors, priority: priority, options: options,
+                  tableFormat: tableFormat)
+    }
+
+    /// Creates a request for a local file.
+    public init(path: String, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+                priority: Priority = .normal, options: Options = []) {
+        self.init(source: .file(path), size: size, processors: processors, priority: priority, options: options)
+    }
+
+    /// Creates a request for any source.
+    public init(source: Source, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+                priority: Priority = .normal, options: Options = [], tableFormat: String? = nil,
+                pixelFormat: PixelFormatPreference = .auto) {
+        self.source = source
+        self.size = size
+        self.processors = processors
+        self.priority = priority
+        self.options = options
+        self.tableFormat = tableFormat
+        self.pixelFormat = pixelFormat
+    }
+
+    /// The memory-cache key: source, size, pixel format and processor identifiers. Cost: one small string
+    /// join when there are processors, nothing else.
+    public var cacheKey: ImageCacheKey {
+        ImageCacheKey(source: source.key, size: size, pixelFormat: pixelFormat,
+                      processors: processors.isEmpty ? "" : processors.map(\.identifier).joined(separator: "|"))
+    }
+}
+
+extension ImageRequest {
+    /// Five levels of urgency. Queued work starts highest first (FIFO within a level); a shared task runs at the
+    /// highest priority among its waiters.
+    public enum Priority: Int, Sendable, Comparable, CaseIterable, Codable {
+        case veryLow, low, normal, high, veryHigh
+
+        public static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Switches for one request.
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt16
+        /// Creates options from raw bits.
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+        /// Do not look in the memory cache.
+        public static let disableMemoryCacheReads = Options(rawValue: 1 << 0)
+        /// Do not store the result in the memory cache.
+        public static let disableMemoryCacheWrites = Options(rawValue: 1 << 1)
+        /// Do not look in the disk cache (processed or original).
+        public static let disableDiskCacheReads = Options(rawValue: 1 << 2)
+        /// Do not store anything in the disk cache.
+        public static let disableDiskCacheWrites = Options(rawValue: 1 << 3)
+        /// Skip every cache read and go to the source; results are still stored.
+        public static let reloadIgnoringCachedData: Options = [.disableMemoryCacheReads, .disableDiskCacheReads, .disableTableReads]
+        /// Do not look in the image table.
+        public static let disableTableReads = Options(rawValue: 1 << 4)
+        /// Skip decoding: the response carries the original bytes only (``ImageResponse/data``).
+        public static let returnData = Options(rawValue: 1 << 5)
+        /// For progressive or large JPEGs, deliver one low-quality preview decoded from the bytes received so
+        /// far (at about half the transfer) before the final image.
+        public static let progressivePreviews = Options(rawValue: 1 << 6)
+
+        /// The options that change what is fetched or produced (and so which in-flight task may be shared).
+        var sharingBits: UInt16 { rawValue & ~Options.progressivePreviews.rawValue }
+    }
+}
