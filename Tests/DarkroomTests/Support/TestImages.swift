@@ -10,6 +10,20 @@ enum TestImages {
         try! ImageEncoder.encode(bitmap(width: width, height: height, seed: seed), as: .jpeg)
     }
 
+    /// A JPEG of noise: large for its size (~100+ KB at 300×300), so slow transfers of it last long enough to cancel.
+    static func noisyJPEG(width: Int = 300, height: Int = 300, seed: UInt64 = 1) -> [UInt8] {
+        let b = try! Bitmap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: true)
+        var state = seed &* 0x9E3779B97F4A7C15 | 1
+        for y in 0..<height {
+            let row = b.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<width * 4 {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                row[x] = x % 4 == 3 ? 255 : UInt8(truncatingIfNeeded: state)
+            }
+        }
+        return try! ImageEncoder.encode(b, as: .jpeg, options: EncodeOptions(quality: 95))
+    }
+
     /// A PNG of `width × height`.
     static func png(width: Int = 32, height: Int = 32, seed: Int = 0) -> [UInt8] {
         try! ImageEncoder.encode(bitmap(width: width, height: height, seed: seed), as: .png)

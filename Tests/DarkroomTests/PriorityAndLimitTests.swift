@@ -1,0 +1,133 @@
+import DarkroomImage
+import Foundation
+import Synchronization
+import Testing
+@testable import Darkroom
+
+@Suite("Priorities and bounded work", .timeLimit(.minutes(1)))
+struct PriorityAndLimitTests {
+    @Test("The work queue starts the highest priority first, FIFO within a level, and honours a change in flight")
+    func workQueueOrder() async throws {
+        // Given one thread held busy
+        let queue = WorkQueue(name: "test", maxConcurrent: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let order = Locked<[String]>([])
+        queue.enqueue(priority: .normal) { _ in gate.wait() }
+        #expect(await eventually { queue.statistics.running == 1 })
+        // When work of mixed priorities queues behind it, and one item is raised while queued
+        for (name, p) in [("low1", .low), ("high1", .high), ("normal1", .normal), ("high2", .high),
+                          ("veryLow", .veryLow)] as [(String, ImageRequest.Priority)] {
+            queue.enqueue(priority: p) { _ in order.withLock { $0.append(name) } }
+        }
+        let raised = queue.enqueue(priority: .low) { _ in order.withLock { $0.append("raised") } }
+        raised.setPriority(.veryHigh)
+        gate.signal()
+        // Then they run in priority order
+        #expect(await eventually { order.withLock { $0.count } == 6 })
+        #expect(order.withLock { $0 } == ["raised", "high1", "high2", "normal1", "low1", "veryLow"])
+    }
+
+    @Test("Network: per-host limit 2 holds 8 slow requests to 2 at once; another host is not held up")
+    func perHostLimit() async throws {
+        let server = try await TestServer.start()
+        for i in 0..<8 { server.register("p\(i)", TestImages.jpeg(seed: i)) }
+        let pipeline = makePipeline(memory: false, perHostLimit: 2)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<8 {
+                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?delay=60"))) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(server.snapshot.maxInFlight == 2)
+        #expect(pipeline.network.highWater(host: "127.0.0.1") == 2)
+        // Two hostnames for the same server are two hosts: 4 at once with a per-host limit of 2.
+        let before = server.snapshot.requests.values.reduce(0, +)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<8 {
+                let host = i % 2 == 0 ? "127.0.0.1" : "localhost"
+                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?delay=80&v=2", host: host))) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(server.snapshot.requests.values.reduce(0, +) - before == 8)
+        #expect(pipeline.network.highWater() == 4)
+        await server.stop()
+    }
+
+    @Test("Network: queued transfers start by priority; raising a queued task's priority moves it ahead")
+    func networkPriority() async throws {
+        let server = try await TestServer.start()
+        for name in ["block", "low", "normal", "high", "raised"] { server.register(name, TestImages.jpeg()) }
+        let pipeline = makePipeline(memory: false, perHostLimit: 1)
+        let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?delay=150"))) }
+        #expect(await eventually { server.requests("/img/block") == 1 })
+        var tasks: [ImageTask] = []
+        let done = Atomic(0)
+        for (name, p) in [("low", .low), ("normal", .normal), ("raised", .veryLow), ("high", .high)] as [(String, ImageRequest.Priority)] {
+            tasks.append(pipeline.loadImage(with: ImageRequest(url: server.url("/img/\(name)"), priority: p)) { _ in
+                done.add(1, ordering: .relaxed)
+            })
+        }
+        tasks[2].priority = .veryHigh
+        _ = try await blocker.value
+        #expect(await eventually { done.load(ordering: .relaxed) == 4 })
+        #expect(server.snapshot.order == ["/img/block", "/img/raised", "/img/high", "/img/normal", "/img/low"])
+        await server.stop()
+    }
+
+    @Test("1,000 decodes: never more than the limit at once, on at most `limit` threads the pipeline owns")
+    func thousandDecodes() async throws {
+        // Given a pipeline limited to 2 processing threads and 1,000 distinct small images
+        let limit = 2
+        let pipeline = makePipeline(memory: false, processingLimit: limit)
+        let counter = CountingProcessor()
+        let png = TestImages.png(width: 24, height: 24)
+        // When all 1,000 are requested at once (each decodes, then runs the counting processor)
+        let finished = Atomic(0)
+        for i in 0..<1000 {
+            pipeline.loadImage(with: ImageRequest(source: .data(id: "img\(i)", bytes: png), processors: [counter])) { r in
+                if (try? r.get()) != nil { finished.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(await eventually(20) { finished.load(ordering: .relaxed) == 1000 })
+        // Then: 1,000 decodes ran, never more than `limit` at a time, on at most `limit` threads
+        let stats = pipeline.decodeQueue.statistics
+        #expect(pipeline.statistics.decodes == 1000)
+        #expect(counter.maxRunning.load(ordering: .relaxed) <= limit)
+        #expect(stats.maxRunning <= limit)
+        #expect(stats.maxThreads <= limit)
+        #expect(counter.threads.withLock { $0.count } <= limit)
+        #expect(stats.executed >= 2000)
+    }
+
+    @Test("Decoding never runs on Swift's cooperative pool: the pool stays responsive during 200 slow decodes")
+    func cooperativePoolFree() async throws {
+        let pipeline = makePipeline(memory: false, processingLimit: 2)
+        let slow = CountingProcessor(work: 0.005)
+        let png = TestImages.png(width: 16, height: 16)
+        let tasks = (0..<200).map { i in
+            Task { try await pipeline.image(for: ImageRequest(source: .data(id: "s\(i)", bytes: png), processors: [slow])) }
+        }
+        // While ~0.5 s of processing is queued, a trivial task on the cooperative pool still runs at once.
+        let t0 = monotonicSeconds()
+        await Task.detached { }.value
+        #expect(monotonicSeconds() - t0 < 0.1)
+        for t in tasks { _ = try await t.value }
+        #expect(slow.maxRunning.load(ordering: .relaxed) <= 2)
+    }
+
+    @Test("The network-activity count is published after the debounce and returns to 0")
+    func activityCounter() async throws {
+        let server = try await TestServer.start()
+        server.register("a", TestImages.jpeg())
+        let pipeline = makePipeline(memory: false)
+        let seen = Locked<[Int]>([])
+        pipeline.networkActivity.observe { n in seen.withLock { $0.append(n) } }
+        let t = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/a?delay=200"))) }
+        #expect(await eventually { pipeline.networkActivity.published == 1 })
+        _ = try await t.value
+        #expect(await eventually { pipeline.networkActivity.published == 0 })
+        #expect(seen.withLock { $0 } == [1, 0])
+        await server.stop()
+    }
+}
