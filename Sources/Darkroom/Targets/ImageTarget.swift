@@ -41,13 +41,17 @@ public final class ImageTargetState: Sendable {
     /// The current binding's generation.
     public var generation: UInt64 { state.withLock { $0.generation } }
 
-    /// Starts a new binding: bumps the generation and returns it with the previous task to cancel.
+    /// Starts a new binding: bumps the generation and returns it with the previous task to cancel. Taken under
+    /// the display lock, so a display of the previous binding is either finished before this returns or never
+    /// happens.
     func rebind() -> (UInt64, ImageTask?) {
-        state.withLock { s in
-            s.generation &+= 1
-            let previous = s.task
-            s.task = nil
-            return (s.generation, previous)
+        displayLock.withLock { _ in
+            state.withLock { s in
+                s.generation &+= 1
+                let previous = s.task
+                s.task = nil
+                return (s.generation, previous)
+            }
         }
     }
 
