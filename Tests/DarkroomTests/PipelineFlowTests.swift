@@ -106,6 +106,31 @@ struct PipelineFlowTests {
         await server.stop()
     }
 
+    @Test("Event stream with progressive previews: progress, one preview from half the bytes, then the image")
+    func previews() async throws {
+        let server = try await TestServer.start()
+        server.register("big", TestImages.noisyJPEG(width: 200, height: 200, seed: 5))
+        let pipeline = makePipeline()
+        var kinds: [String] = []
+        var preview: ImageResponse?, final: ImageResponse?
+        let request = ImageRequest(source: .url(server.url("/img/big?slow=3")), size: .maxPixelSize(100),
+                                   options: .progressivePreviews)
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: if kinds.last != "progress" { kinds.append("progress") }
+            case .preview(let r): kinds.append("preview"); preview = r
+            case .finished(let r): kinds.append("finished"); final = try r.get()
+            }
+        }
+        #expect(kinds.first == "progress" && kinds.last == "finished")
+        #expect(kinds.filter { $0 == "preview" }.count == 1)
+        #expect(preview?.container?.isPreview == true)
+        #expect(preview?.bitmap?.width == 100 && final?.bitmap?.width == 100)
+        #expect(final?.container?.isPreview == false)
+        #expect(pipeline.cachedImage(for: request)?.isPreview == false)
+        await server.stop()
+    }
+
     @Test("Event stream: ending the iteration early cancels the request")
     func eventStreamCancels() async throws {
         let server = try await TestServer.start()

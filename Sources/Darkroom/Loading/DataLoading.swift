@@ -7,11 +7,15 @@ public struct DataRequest: Sendable {
     public var url: URL
     /// Extra request headers, in order.
     public var headers: [(name: String, value: String)]
+    /// Fractions of the announced length (0–1, ascending) at which the loader should hand over the bytes
+    /// received so far (``DataProgress/partialData``), for progressive previews. Empty (the default) for none.
+    public var partialDataFractions: [Double]
 
     /// Creates a request.
-    public init(url: URL, headers: [(name: String, value: String)] = []) {
+    public init(url: URL, headers: [(name: String, value: String)] = [], partialDataFractions: [Double] = []) {
         self.url = url
         self.headers = headers
+        self.partialDataFractions = partialDataFractions
     }
 }
 
@@ -32,6 +36,24 @@ public struct DataResponse: Sendable {
     }
 }
 
+/// Progress of one transfer.
+public struct DataProgress: Sendable {
+    /// Body bytes received so far.
+    public var received: Int64
+    /// The announced body length, when known.
+    public var expected: Int64?
+    /// The body so far, only at the points ``DataRequest/partialDataFractions`` asked for (a copy-on-write
+    /// share of the loader's buffer; holding it makes the loader's next append copy once).
+    public var partialData: [UInt8]?
+
+    /// Creates a progress report.
+    public init(received: Int64, expected: Int64?, partialData: [UInt8]? = nil) {
+        self.received = received
+        self.expected = expected
+        self.partialData = partialData
+    }
+}
+
 /// The network seam: fetches bytes for a URL.
 ///
 /// Called from a task on Swift's cooperative pool; must not block a thread (await I/O instead). The pipeline
@@ -39,7 +61,6 @@ public struct DataResponse: Sendable {
 /// leaves, so an implementation must stop its transfer on task cancellation. Throw ``DarkroomError`` for
 /// failures; ``DarkroomError/isTransient`` decides whether the pipeline's own loader retries.
 public protocol DataLoading: Sendable {
-    /// Fetches the resource, calling `progress(received, expected)` as bytes arrive.
-    func loadData(_ request: DataRequest,
-                  progress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void) async throws -> DataResponse
+    /// Fetches the resource, calling `progress` as bytes arrive.
+    func loadData(_ request: DataRequest, progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse
 }

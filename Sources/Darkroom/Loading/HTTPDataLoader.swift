@@ -63,7 +63,7 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     public func loadData(_ request: DataRequest,
-                         progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws -> DataResponse {
+                         progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse {
         var attempt = 1
         while true {
             let failure: DarkroomError
@@ -84,7 +84,7 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     private func loadOnce(_ request: DataRequest,
-                          progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(DarkroomError) -> DataResponse {
+                          progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
         let url = request.url.absoluteString
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = .GET
@@ -112,6 +112,7 @@ public final class HTTPDataLoader: DataLoading {
             var data = [UInt8]()
             data.reserveCapacity(Int(min(expected ?? 64 << 10, limit)))
             var received: Int64 = 0
+            var fractions = request.partialDataFractions[...]
             for try await buffer in response.body {
                 received += Int64(buffer.readableBytes)
                 guard received <= limit else {
@@ -119,7 +120,12 @@ public final class HTTPDataLoader: DataLoading {
                         "GET \(url) streamed past the limit of \(limit) bytes; transfer aborted after \(received)")
                 }
                 data.append(contentsOf: buffer.readableBytesView)
-                progress(received, expected)
+                var partial: [UInt8]?
+                if let expected, let next = fractions.first, Double(received) >= next * Double(expected), received < expected {
+                    while let f = fractions.first, Double(received) >= f * Double(expected) { fractions.removeFirst() }
+                    partial = data
+                }
+                progress(DataProgress(received: received, expected: expected, partialData: partial))
             }
             if let expected, received < expected {
                 throw DarkroomError(.network, "GET \(url) ended after \(received) of \(expected) bytes")

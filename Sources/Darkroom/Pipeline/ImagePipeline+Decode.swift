@@ -21,18 +21,18 @@ extension ImagePipeline {
     }
 
     private func startDecodeJob(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
-        let previews = PreviewState(enabled: request.options.contains(.progressivePreviews))
+        let wantsPreviews = request.options.contains(.progressivePreviews)
         link(job, subscribeFetch(request, priority: job.priority) { [self] event in
             switch event {
             case .progress(let c, let t):
                 job.send(.progress(completed: c, total: t))
-            case .preview:
-                break
+            case .preview(let partial):
+                guard wantsPreviews, !job.isCancelled else { return }
+                decodePreview(partial, job: job, request: request)
             case .finished(.failure(let error)):
                 job.finish(.failure(error))
             case .finished(.success(let fetched)):
                 guard !job.isCancelled else { return }
-                _ = previews
                 link(job, decodeQueue.enqueue(priority: job.priority) { [self] wait in
                     guard !job.isCancelled else { return }
                     var timings = fetched.timings
@@ -42,6 +42,20 @@ extension ImagePipeline {
                     job.finish(result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                 })
             }
+        })
+    }
+
+    /// Decodes the first part of a JPEG into a low-quality preview (missing rows gray) at low priority; dropped
+    /// if the final decode finished first or the bytes are not a JPEG.
+    private func decodePreview(_ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
+        guard partial.bytes.starts(with: [0xFF, 0xD8]) else { return }
+        link(job, decodeQueue.enqueue(priority: .low) { [self] _ in
+            guard !job.isCancelled else { return }
+            var timings = ImageResponse.Timings()
+            guard case .success(var container) = decode(partial.bytes, size: request.size, pixelFormat: request.pixelFormat,
+                                                        timings: &timings, acceptTruncated: true) else { return }
+            container.isPreview = true
+            job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
         })
     }
 
@@ -69,7 +83,3 @@ extension ImagePipeline {
     }
 }
 
-/// Reserved for progressive previews (see docs/ARCHITECTURE-pipeline.md).
-struct PreviewState: Sendable {
-    let enabled: Bool
-}

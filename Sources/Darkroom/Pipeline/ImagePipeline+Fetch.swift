@@ -105,11 +105,15 @@ extension ImagePipeline {
             counters.add(.networkFetches)
             let task = Task {
                 defer { done() }
-                let dataRequest = DataRequest(url: url, headers: stale?.1.conditionalHeaders ?? [])
+                let dataRequest = DataRequest(url: url, headers: stale?.1.conditionalHeaders ?? [],
+                                              partialDataFractions: request.options.contains(.progressivePreviews) ? [0.5] : [])
                 let result: Result<DataResponse, DarkroomError>
                 do {
-                    result = .success(try await loader.loadData(dataRequest) { received, expected in
-                        job.send(.progress(completed: received, total: expected))
+                    result = .success(try await loader.loadData(dataRequest) { p in
+                        job.send(.progress(completed: p.received, total: p.expected))
+                        if let partial = p.partialData {
+                            job.send(.preview(FetchOutput(bytes: partial, origin: .network, timings: .init())))
+                        }
                     })
                 } catch let error as DarkroomError {
                     result = .failure(error)
