@@ -75,18 +75,21 @@ struct CancellationTests {
 
     @Test("Cancelling a queued decode removes it from the pool: it never runs")
     func cancelQueuedDecode() async throws {
-        // Given one processing thread kept busy by a slow processor
+        // Given one processing thread held by a processor that waits for the test
         let pipeline = makePipeline(memory: false, processingLimit: 1)
-        let slow = CountingProcessor(work: 0.2)
+        let gate = GateProcessor()
         let busy = pipeline.loadImage(with: ImageRequest(source: .data(id: "busy", bytes: TestImages.png()),
-                                                         processors: [slow])) { _ in }
-        #expect(await eventually { slow.calls.load(ordering: .relaxed) == 1 })
+                                                         processors: [gate])) { _ in }
+        #expect(await eventually { gate.calls.load(ordering: .relaxed) == 1 })
         // When a second request queues behind it and is cancelled
         let delivered = Atomic(0)
         let queued = pipeline.loadImage(with: ImageRequest(source: .data(id: "queued", bytes: TestImages.png(seed: 1)))) { r in
             if (try? r.get()) != nil { delivered.add(1, ordering: .relaxed) }
         }
+        #expect(pipeline.decodeQueue.statistics.pending == 1)
         queued.cancel()
+        #expect(pipeline.decodeQueue.statistics.pending == 0)
+        gate.gate.signal()
         #expect(await eventually { busy.isDone })
         try await Task.sleep(for: .milliseconds(50))
         // Then only the busy request decoded

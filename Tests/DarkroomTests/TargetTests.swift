@@ -59,7 +59,7 @@ struct TargetTests {
         let cells = (0..<20).map { _ in TestCell() }
         // When 4 threads (each owning 5 cells, as a UI thread owns its cells) rebind random cells to random
         // images 10,000 times in all, while results land from the decode threads
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        await onThreads(4) { worker in
             var rng = SystemRandomNumberGenerator()
             for _ in 0..<2_500 {
                 let cell = cells[worker * 5 + Int.random(in: 0..<5, using: &rng)]

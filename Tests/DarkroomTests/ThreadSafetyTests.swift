@@ -14,7 +14,7 @@ struct ThreadSafetyTests {
         let heard = Locked<[Int: Int]>([:]), started = Atomic(0)
         let jobs = Locked<[Int: SharedJob<Int>]>([:])
         let subscriptions = Locked<[JobSubscription]>([])
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        await onThreads(4) { worker in
             for i in 0..<2_000 {
                 let key = i % 50
                 let id = worker * 10_000 + i
@@ -52,7 +52,7 @@ struct ThreadSafetyTests {
         let queue = WorkQueue(name: "tsan", maxConcurrent: 3)
         let ran = Atomic(0), cancelled = Atomic(0)
         let running = Atomic(0), maxRunning = Atomic(0)
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        await onThreads(4) { worker in
             for i in 0..<1_000 {
                 let item = queue.enqueue(priority: ImageRequest.Priority(rawValue: i % 5)!) { _ in
                     let now = running.add(1, ordering: .relaxed).newValue
@@ -74,7 +74,7 @@ struct ThreadSafetyTests {
         let activity = NetworkActivity(debounce: 0.01)
         let scheduler = NetworkScheduler(totalLimit: 4, perHostLimit: 2, activity: activity)
         let done = Atomic(0), removed = Atomic(0)
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        await onThreads(4) { worker in
             for i in 0..<500 {
                 let ticket = scheduler.schedule(host: "h\(i % 3)", priority: .normal) { finish in
                     DispatchQueue.global().async { done.add(1, ordering: .relaxed); finish() }
@@ -97,7 +97,7 @@ struct ThreadSafetyTests {
         let pipeline = makePipeline(memory: true, processingLimit: 2)
         let images = (0..<20).map { TestImages.png(width: 12, height: 12, seed: $0) }
         let completions = Atomic(0)
-        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+        await onThreads(8) { worker in
             for i in 0..<250 {
                 let n = (i * 7 + worker) % 20
                 let request = ImageRequest(source: .data(id: "t\(n)", bytes: images[n]),
@@ -122,7 +122,7 @@ struct ThreadSafetyTests {
         let pipeline = makePipeline(memory: false, processingLimit: 2)
         let images = (0..<10).map { TestImages.png(width: 8, height: 8, seed: $0) }
         let cells = (0..<8).map { _ in TestCell() }
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        await onThreads(4) { worker in
             for i in 0..<500 {
                 let n = (i + worker) % 10
                 cells[worker * 2 + i % 2].bind(ImageRequest(source: .data(id: "c\(n)", bytes: images[n])), on: pipeline)

@@ -134,7 +134,14 @@ final class WorkQueue: Sendable {
         thread.start()
     }
 
+    /// The name of the queue whose worker is the current thread, or `nil` on any other thread (Linux thread names
+    /// are inherited from the creating thread and Foundation does not apply `Thread.name`, so this is the
+    /// reliable way to tell).
+    static var currentName: String? { Thread.current.threadDictionary[threadKey] as? String }
+    private static let threadKey = "darkroom.work-queue"
+
     private func workerLoop() {
+        Thread.current.threadDictionary[Self.threadKey] = name
         while true {
             if wakeups.wait(timeout: .now() + idleTimeout) == .timedOut {
                 let exit: Bool = state.withLock { s in

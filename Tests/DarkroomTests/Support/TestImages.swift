@@ -104,6 +104,7 @@ func makePipeline(memory: Bool = true, disk: TestDataCache? = nil, processingLim
 final class CountingProcessor: ImageProcessing {
     let running = Atomic(0), maxRunning = Atomic(0), calls = Atomic(0)
     let threads = Locked<Set<UInt>>([])
+    let threadNames = Locked<Set<String>>([])
     let work: Double
     init(work: Double = 0) { self.work = work }
     var identifier: String { "test.counting" }
@@ -117,8 +118,33 @@ final class CountingProcessor: ImageProcessing {
             current = original
         }
         threads.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+        threadNames.withLock { _ = $0.insert(WorkQueue.currentName ?? "not a pipeline thread") }
         if work > 0 { usleep(UInt32(work * 1e6)) }
         running.subtract(1, ordering: .relaxed)
+        return bitmap
+    }
+}
+
+/// Runs `iterations` copies of `body` at once on threads of their own (never Swift's cooperative pool, which
+/// the pipeline's own awaiting tasks need), and returns when all are done.
+func onThreads(_ iterations: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let thread = Thread {
+            DispatchQueue.concurrentPerform(iterations: iterations, execute: body)
+            continuation.resume()
+        }
+        thread.start()
+    }
+}
+
+/// A processor that holds its thread until the test opens the gate (at most 10 s), for order-dependent tests.
+final class GateProcessor: ImageProcessing {
+    let gate = DispatchSemaphore(value: 0)
+    let calls = Atomic(0)
+    var identifier: String { "test.gate" }
+    func process(_ bitmap: Bitmap) throws -> Bitmap {
+        calls.add(1, ordering: .relaxed)
+        _ = gate.wait(timeout: .now() + 10)
         return bitmap
     }
 }
