@@ -8,6 +8,7 @@ public final class NetworkActivity: Sendable {
         var current = 0
         var published = 0
         var generation: UInt64 = 0
+        var lastSequence: UInt64 = 0
         var observers: [@Sendable (Int) -> Void] = []
     }
 
@@ -30,12 +31,17 @@ public final class NetworkActivity: Sendable {
         state.withLock { $0.observers.append(observer) }
     }
 
-    func update(_ count: Int) {
-        let generation: UInt64 = state.withLock { s in
+    /// Records `count` as of `sequence` (numbered under the scheduler's lock, so updates that race here out of
+    /// order cannot leave an older count standing).
+    func update(_ count: Int, sequence: UInt64) {
+        let generation: UInt64? = state.withLock { s in
+            guard sequence > s.lastSequence else { return nil }
+            s.lastSequence = sequence
             s.current = count
             s.generation &+= 1
             return s.generation
         }
+        guard let generation else { return }
         queue.asyncAfter(deadline: .now() + debounce) { [self] in
             let publish: (Int, [@Sendable (Int) -> Void])? = state.withLock { s in
                 guard s.generation == generation, s.published != s.current else { return nil }

@@ -21,6 +21,8 @@ final class NetworkScheduler: Sendable {
         var nextID: UInt64 = 0
         var maxRunning = 0
         var maxRunningByHost: [String: Int] = [:]
+        /// Numbers each change of `running` for the activity counter.
+        var changes: UInt64 = 0
     }
 
     /// Most transfers at once in total.
@@ -82,7 +84,7 @@ final class NetworkScheduler: Sendable {
     }
 
     private func pump() {
-        let (starts, running): ([Entry], Int) = state.withLock { s in
+        let (starts, running, sequence): ([Entry], Int, UInt64) = state.withLock { s in
             var starts: [Entry] = []
             while s.running < totalLimit {
                 // Highest priority first; `pending` is in arrival order, so the first maximum is the oldest.
@@ -98,9 +100,10 @@ final class NetworkScheduler: Sendable {
                 s.maxRunningByHost[e.host] = max(s.maxRunningByHost[e.host] ?? 0, s.runningByHost[e.host]!)
                 starts.append(e)
             }
-            return (starts, s.running)
+            if !starts.isEmpty { s.changes += 1 }
+            return (starts, s.running, s.changes)
         }
-        if !starts.isEmpty { activity?.update(running) }
+        if !starts.isEmpty { activity?.update(running, sequence: sequence) }
         for e in starts {
             let host = e.host
             e.start { [self] in self.finished(host: host) }
@@ -108,13 +111,14 @@ final class NetworkScheduler: Sendable {
     }
 
     private func finished(host: String) {
-        let running: Int = state.withLock { s in
+        let (running, sequence): (Int, UInt64) = state.withLock { s in
             s.running -= 1
             s.runningByHost[host]! -= 1
             if s.runningByHost[host] == 0 { s.runningByHost[host] = nil }
-            return s.running
+            s.changes += 1
+            return (s.running, s.changes)
         }
-        activity?.update(running)
+        activity?.update(running, sequence: sequence)
         pump()
     }
 }
