@@ -47,6 +47,7 @@ public struct DarkroomError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// `code: message (cause: …)`.
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let underlying { text += " (cause: \(underlying))" }

@@ -62,6 +62,8 @@ public final class HTTPDataLoader: DataLoading {
         try? await client.shutdown()
     }
 
+    /// Fetches `request.url`: up to ``Configuration/maxAttempts`` attempts for transient failures, each bounded by
+    /// the timeouts and the size limit; cancelling the calling task closes the connection.
     public func loadData(_ request: DataRequest,
                          progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse {
         var attempt = 1

@@ -20,8 +20,10 @@ extension ImageProcessors {
             self.height = height
         }
 
+        /// Keys the caches: the processor and its parameters.
         public var identifier: String { "darkroom.crop(\(x),\(y),\(width),\(height))" }
 
+        /// Applies the crop; never mutates `source` (it may be shared with the memory cache). Cost: one copy of the rectangle.
         public func process(_ source: Bitmap) throws -> Bitmap {
             let x0 = max(0, x), y0 = max(0, y)
             let x1 = min(source.width, x + width), y1 = min(source.height, y + height)

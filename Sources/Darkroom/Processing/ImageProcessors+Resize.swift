@@ -17,8 +17,10 @@ extension ImageProcessors {
             self.height = height
         }
 
+        /// Keys the caches: the processor and its parameters.
         public var identifier: String { "darkroom.resize(\(width)x\(height))" }
 
+        /// Applies the resize; never mutates `source` (it may be shared with the memory cache). Cost: O(source + output pixels).
         public func process(_ source: Bitmap) throws -> Bitmap {
             guard width > 0, height > 0 else {
                 throw DarkroomError(.processingFailed, "resize to \(width)×\(height): size must be positive")

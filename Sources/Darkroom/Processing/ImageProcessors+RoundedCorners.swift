@@ -11,8 +11,10 @@ extension ImageProcessors {
         /// Creates rounded corners of `radius` pixels.
         public init(radius: Int) { self.radius = radius }
 
+        /// Keys the caches: the processor and its parameters.
         public var identifier: String { "darkroom.rounded(\(radius))" }
 
+        /// Applies the rounded corners; never mutates `source` (it may be shared with the memory cache). Cost: a conversion when needed plus O(radius²).
         public func process(_ source: Bitmap) throws -> Bitmap {
             let r = min(radius, source.width / 2, source.height / 2)
             guard r > 0 else { return source }

@@ -36,5 +36,6 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The key of the decode task (shared by requests that differ only in processors).
     var decodeKey: String { "\(sizeDescription)|\(pixelFormat)|\(source)" }
 
+    /// The key as one string (as used on disk).
     public var description: String { processedDiskKey }
 }

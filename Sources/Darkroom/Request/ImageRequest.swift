@@ -17,7 +17,9 @@ public struct ImageRequest: Sendable {
         /// image) and is all that is hashed.
         case data(id: String, bytes: [UInt8])
 
+        /// Sources are equal when their ``key``s are (in-memory bytes compare by id only).
         public static func == (a: Source, b: Source) -> Bool { a.key == b.key }
+        /// Hashes the ``key``.
         public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
         /// The string that names this source in every cache key.
@@ -92,11 +94,13 @@ extension ImageRequest {
     public enum Priority: Int, Sendable, Comparable, CaseIterable, Codable {
         case veryLow, low, normal, high, veryHigh
 
+        /// Orders by urgency.
         public static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// Switches for one request.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The option bits.
         public let rawValue: UInt16
         /// Creates options from raw bits.
         public init(rawValue: UInt16) { self.rawValue = rawValue }
