@@ -11,7 +11,7 @@ struct FetchOutput: Sendable {
 extension ImagePipeline {
     /// Key of the fetch job: one per source (a reload that skips the disk cache is its own job).
     func fetchKey(_ request: ImageRequest) -> String {
-        (request.options.contains(.disableDiskCacheReads) ? "reload|" : "") + request.source.key
+        (request.options.contains(.disableDiskCacheReads) ? "reload|" : "") + request.sourceKey
     }
 
     /// Joins or starts the fetch of `request`'s source.
@@ -93,7 +93,7 @@ extension ImagePipeline {
         })
     }
 
-    func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.source.key }
+    func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.sourceKey }
 
     private func fetchNetwork(_ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest,
                               stale: (CachedData, HTTPCacheMetadata)?, cacheRead: Double) {

@@ -39,11 +39,11 @@ public struct ImageRequest: Sendable {
     }
 
     /// Where the bytes come from.
-    public var source: Source
+    public var source: Source { didSet { sourceKey = source.key } }
     /// The size to decode to (shrink-on-load when smaller than the image). Default `.original`.
     public var size: TargetSize
     /// Processors applied in order after decoding; their identifiers key the caches.
-    public var processors: [any ImageProcessing]
+    public var processors: [any ImageProcessing] { didSet { processorsKey = Self.key(processors) } }
     /// How urgent the request is; changeable while in flight through ``ImageTask/priority``.
     public var priority: Priority
     /// Cache and decoding switches.
@@ -74,17 +74,27 @@ public struct ImageRequest: Sendable {
         self.source = source
         self.size = size
         self.processors = processors
+        self.sourceKey = source.key
+        self.processorsKey = Self.key(processors)
         self.priority = priority
         self.options = options
         self.tableFormat = tableFormat
         self.pixelFormat = pixelFormat
     }
 
-    /// The memory-cache key: source, size, pixel format and processor identifiers. Cost: one small string
-    /// join when there are processors, nothing else.
+    /// The memory-cache key: source, size, pixel format and processor identifiers. Cost: two retains — the
+    /// strings are computed when `source` or `processors` are set, not per lookup.
     public var cacheKey: ImageCacheKey {
-        ImageCacheKey(source: source.key, size: size, pixelFormat: pixelFormat,
-                      processors: processors.isEmpty ? "" : processors.map(\.identifier).joined(separator: "|"))
+        ImageCacheKey(source: sourceKey, size: size, pixelFormat: pixelFormat, processors: processorsKey)
+    }
+
+    /// `source.key`, kept current by `source`'s observer.
+    private(set) var sourceKey: String
+    /// The processors' identifiers joined by `|`, kept current by `processors`' observer.
+    private var processorsKey: String
+
+    private static func key(_ processors: [any ImageProcessing]) -> String {
+        processors.isEmpty ? "" : processors.map(\.identifier).joined(separator: "|")
     }
 }
 

@@ -60,6 +60,24 @@ struct BenchPipelineCommand: ParsableCommand {
             }
             if round % 2 == 0 { direct.append(d()); piped.append(p()) } else { piped.append(p()); direct.append(d()) }
         }
+        // 3. Per-request overhead where decoding is nearly free: 4,000 requests for a 16×16 PNG.
+        let tiny = try ImageEncoder.encode(try Bitmap(width: 16, height: 16, format: .bgra8Premultiplied), as: .png)
+        let tinyCount = 4_000
+        var tinyDirect: [Double] = [], tinyPiped: [Double] = []
+        for round in 0..<5 {
+            let t0 = ProcessStats.now()
+            WorkerPool.run(count: tinyCount, workers: cores) { _ in _ = try? ImageDecoder().decode(tiny) }
+            tinyDirect.append(ProcessStats.now() - t0)
+            let pipeline = ImagePipeline(configuration: .init())
+            let reqs = (0..<tinyCount).map { ImageRequest(source: .data(id: "t\(round)-\($0)", bytes: tiny)) }
+            let t1 = ProcessStats.now()
+            _ = FetchRunner.run(reqs, pipeline: pipeline, concurrency: 64) { _, _ in }
+            tinyPiped.append(ProcessStats.now() - t1)
+        }
+        results["tiny_requests"] = tinyCount
+        results["tiny_direct_us_per_request"] = median(tinyDirect) / Double(tinyCount) * 1e6
+        results["tiny_pipeline_us_per_request"] = median(tinyPiped) / Double(tinyCount) * 1e6
+
         results["decode_requests"] = requests
         results["direct_pool_ms"] = median(direct) * 1e3
         results["pipeline_ms"] = median(piped) * 1e3
