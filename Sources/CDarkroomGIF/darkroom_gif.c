@@ -1,1 +1,252 @@
+// giflib shim: decodes the first frame of an in-memory GIF onto a BGRA (premultiplied) canvas.
+// giflib reads through an InputFunc over a cursor; every path closes the GifFileType with DGifCloseFile.
+// No globals: separate calls may run on separate threads.
 #include "darkroom_gif.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gif_lib.h>
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t pos;
+    int short_read; // a read asked for more bytes than were left: the data is truncated
+} dr_gif_cursor;
+
+static int dr_gif_read(GifFileType *gif, GifByteType *buf, int len) {
+    dr_gif_cursor *c = (dr_gif_cursor *)gif->UserData;
+    if (c == NULL || buf == NULL || len <= 0) return 0;
+    size_t avail = c->size - c->pos;
+    size_t n = (size_t)len < avail ? (size_t)len : avail;
+    if (n > 0) memcpy(buf, c->data + c->pos, n);
+    c->pos += n;
+    if (n < (size_t)len) c->short_read = 1;
+    return (int)n; // fewer than len: giflib fails (usually D_GIF_ERR_READ_FAILED, see map_gif_error)
+}
+
+static void set_msg(char *msg, size_t msg_len, const char *text) {
+    if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "%s", text != NULL ? text : "unknown GIF error");
+}
+
+// giflib's error codes do not always say that the data ran out: DGifOpen reports any failure inside the screen
+// descriptor or global color map as D_GIF_ERR_NO_SCRN_DSCR, DGifSetupDecompress fails without setting an error
+// code (0) when the LZW code-size byte is missing, and D_GIF_ERR_READ_FAILED also stands for a code size > 8.
+// So truncation is decided by the cursor: a short read means the bytes ended early, whatever giflib said.
+static int map_gif_error(int code, const dr_gif_cursor *cursor, char *msg, size_t msg_len) {
+    const char *text = code != 0 ? GifErrorString(code) : NULL;
+    char fallback[48];
+    if (cursor->short_read) {
+        text = "Input file EOF too soon (data truncated)";
+    } else if (text == NULL) {
+        snprintf(fallback, sizeof fallback, "GIF error %d", code);
+        text = fallback;
+    }
+    set_msg(msg, msg_len, text);
+    if (cursor->short_read) return DR_GIF_ERR_TRUNCATED;
+    switch (code) {
+    case D_GIF_ERR_EOF_TOO_SOON: // LZW end code before the frame's pixels were all produced
+        return DR_GIF_ERR_TRUNCATED;
+    case D_GIF_ERR_NOT_ENOUGH_MEM:
+        return DR_GIF_ERR_NO_MEMORY;
+    default:
+        return DR_GIF_ERR_CORRUPT;
+    }
+}
+
+static GifFileType *open_gif(dr_gif_cursor *cursor, int *status, char *msg, size_t msg_len) {
+    int error = 0;
+    GifFileType *gif = DGifOpen(cursor, dr_gif_read, &error); // reads the screen descriptor and global map
+    if (gif == NULL) *status = map_gif_error(error, cursor, msg, msg_len);
+    return gif;
+}
+
+static void close_gif(GifFileType *gif) {
+    int error = 0;
+    if (gif != NULL) (void)DGifCloseFile(gif, &error); // frees gif whatever it returns
+}
+
+int dr_gif_read_info(const uint8_t *data, size_t size, dr_gif_info *info, char *msg, size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (info == NULL || (data == NULL && size > 0)) {
+        set_msg(msg, msg_len, "info is NULL or data is NULL");
+        return DR_GIF_ERR_ARGUMENT;
+    }
+    memset(info, 0, sizeof *info);
+    dr_gif_cursor cursor = {data, size, 0, 0};
+    int status = DR_GIF_OK;
+    GifFileType *gif = open_gif(&cursor, &status, msg, msg_len);
+    if (gif == NULL) return status;
+    info->canvas_width = gif->SWidth;
+    info->canvas_height = gif->SHeight;
+    info->has_transparency = 0; // unknown until the first frame's graphics control extension is read
+    close_gif(gif);
+    return DR_GIF_OK;
+}
+
+// Pixel i of the 256-entry lookup: B, G, R, A.
+typedef struct {
+    uint8_t bgra[256][4];
+} dr_gif_palette;
+
+static void build_palette(dr_gif_palette *p, const ColorMapObject *map, int transparent) {
+    memset(p, 0, sizeof *p);
+    int count = map->ColorCount;
+    if (count > 256) count = 256;
+    if (count < 0) count = 0;
+    for (int i = 0; i < 256; i++) {
+        if (i < count) {
+            const GifColorType *c = &map->Colors[i];
+            p->bgra[i][0] = c->Blue;
+            p->bgra[i][1] = c->Green;
+            p->bgra[i][2] = c->Red;
+        } // else: index past the map's size is opaque black
+        p->bgra[i][3] = 255;
+    }
+    if (transparent >= 0 && transparent < 256) memset(p->bgra[transparent], 0, 4);
+}
+
+// Reads extension sub-blocks of the current extension; returns the GCB transparent index via *transparent when
+// the extension is a graphics control block. Returns GIF_OK or GIF_ERROR (error code in gif->Error).
+static int read_extension(GifFileType *gif, int *transparent) {
+    int code = 0;
+    GifByteType *block = NULL;
+    if (DGifGetExtension(gif, &code, &block) == GIF_ERROR) return GIF_ERROR;
+    if (code == GRAPHICS_EXT_FUNC_CODE && block != NULL) {
+        GraphicsControlBlock gcb;
+        // block[0] is the sub-block length, the payload follows. A malformed GCB (length != 4) is ignored.
+        if (DGifExtensionToGCB(block[0], block + 1, &gcb) == GIF_OK) *transparent = gcb.TransparentColor;
+    }
+    while (block != NULL) {
+        if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) return GIF_ERROR;
+    }
+    return GIF_OK;
+}
+
+int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, size_t stride,
+                              int canvas_width, int canvas_height, dr_gif_info *info, char *msg, size_t msg_len) {
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (info != NULL) memset(info, 0, sizeof *info);
+    if (dst == NULL || (data == NULL && size > 0)) {
+        set_msg(msg, msg_len, "dst or data is NULL");
+        return DR_GIF_ERR_ARGUMENT;
+    }
+    if (canvas_width <= 0 || canvas_height <= 0 || canvas_width > 65535 || canvas_height > 65535) {
+        set_msg(msg, msg_len, "canvas size must be 1...65535");
+        return DR_GIF_ERR_ARGUMENT;
+    }
+    const size_t row_bytes = (size_t)canvas_width * 4;
+    if (stride < row_bytes) {
+        set_msg(msg, msg_len, "stride is smaller than canvas_width * 4");
+        return DR_GIF_ERR_ARGUMENT;
+    }
+    // Pixels outside the frame stay transparent black.
+    for (int y = 0; y < canvas_height; y++) memset(dst + (size_t)y * stride, 0, row_bytes);
+
+    dr_gif_cursor cursor = {data, size, 0, 0};
+    int status = DR_GIF_OK;
+    GifFileType *gif = open_gif(&cursor, &status, msg, msg_len);
+    if (gif == NULL) return status;
+    if (info != NULL) {
+        info->canvas_width = gif->SWidth;
+        info->canvas_height = gif->SHeight;
+    }
+
+    int transparent = NO_TRANSPARENT_COLOR; // from the last GCB before the first image descriptor
+    GifPixelType *line = NULL;
+    dr_gif_palette *palette = NULL;
+    for (;;) {
+        GifRecordType type = UNDEFINED_RECORD_TYPE;
+        if (DGifGetRecordType(gif, &type) == GIF_ERROR) {
+            status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+            goto done;
+        }
+        if (type == EXTENSION_RECORD_TYPE) {
+            if (read_extension(gif, &transparent) == GIF_ERROR) {
+                status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+                goto done;
+            }
+            continue;
+        }
+        if (type == TERMINATE_RECORD_TYPE) {
+            set_msg(msg, msg_len, "GIF has no image");
+            status = DR_GIF_ERR_NO_FRAME;
+            goto done;
+        }
+        if (type == IMAGE_DESC_RECORD_TYPE) break;
+        // DGifGetRecordType rejects other bytes itself (D_GIF_ERR_WRONG_RECORD); be defensive anyway.
+        set_msg(msg, msg_len, "unexpected GIF record");
+        status = DR_GIF_ERR_CORRUPT;
+        goto done;
+    }
+
+    if (DGifGetImageDesc(gif) == GIF_ERROR) {
+        status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+        goto done;
+    }
+    if (info != NULL) info->has_transparency = transparent != NO_TRANSPARENT_COLOR;
+
+    const GifImageDesc *desc = &gif->Image;
+    const ColorMapObject *map = desc->ColorMap != NULL ? desc->ColorMap : gif->SColorMap;
+    if (map == NULL || map->Colors == NULL) {
+        set_msg(msg, msg_len, "GIF frame has no color map");
+        status = DR_GIF_ERR_CORRUPT;
+        goto done;
+    }
+    const int fw = desc->Width, fh = desc->Height, fl = desc->Left, ft = desc->Top;
+    if (fw < 0 || fh < 0 || fl < 0 || ft < 0) { // giflib reads 16-bit unsigned values; cannot happen
+        set_msg(msg, msg_len, "bad GIF frame geometry");
+        status = DR_GIF_ERR_CORRUPT;
+        goto done;
+    }
+    // Visible part of the frame on the canvas: columns [x0, x1), frame rows [0, vis_rows).
+    const int x0 = fl < canvas_width ? fl : canvas_width;
+    const int x1 = (int)((int64_t)fl + fw < canvas_width ? (int64_t)fl + fw : canvas_width);
+    const int vis_cols = x1 - x0;
+    const int vis_rows = (int)((int64_t)ft + fh < canvas_height ? fh : (ft < canvas_height ? canvas_height - ft : 0));
+    if (fw == 0 || fh == 0 || vis_cols <= 0 || vis_rows <= 0) {
+        status = DR_GIF_OK; // nothing of the frame lands on the canvas
+        goto done;
+    }
+
+    palette = (dr_gif_palette *)malloc(sizeof *palette);
+    line = (GifPixelType *)malloc((size_t)fw);
+    if (palette == NULL || line == NULL) {
+        set_msg(msg, msg_len, "out of memory");
+        status = DR_GIF_ERR_NO_MEMORY;
+        goto done;
+    }
+    build_palette(palette, map, transparent);
+
+    // Row order: sequential, or the four interlace passes. Stop as soon as every visible row is written: rows
+    // below the canvas are never needed, and decoding them would only cost time.
+    static const int pass_offset[4] = {0, 4, 2, 1};
+    static const int pass_step[4] = {8, 8, 4, 2};
+    const int passes = desc->Interlace ? 4 : 1;
+    int written = 0;
+    for (int pass = 0; pass < passes && written < vis_rows; pass++) {
+        const int start = desc->Interlace ? pass_offset[pass] : 0;
+        const int step = desc->Interlace ? pass_step[pass] : 1;
+        for (int y = start; y < fh && written < vis_rows; y += step) {
+            if (DGifGetLine(gif, line, fw) == GIF_ERROR) {
+                status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+                goto done;
+            }
+            if (y >= vis_rows) continue; // below the canvas (interlaced passes still have to be decoded)
+            uint8_t *out = dst + (size_t)(ft + y) * stride + (size_t)x0 * 4;
+            const GifPixelType *src = line + (x0 - fl);
+            for (int x = 0; x < vis_cols; x++) memcpy(out + (size_t)x * 4, palette->bgra[src[x]], 4);
+            written++;
+        }
+    }
+    status = DR_GIF_OK;
+
+done:
+    free(line);
+    free(palette);
+    close_gif(gif);
+    return status;
+}

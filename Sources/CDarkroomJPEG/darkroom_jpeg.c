@@ -1,1 +1,465 @@
+// libjpeg(-turbo) shim: every public entry point sets its own setjmp before calling libjpeg, and libjpeg's
+// error_exit (and, in strict mode, the premature-EOF warning) longjmps back to it. No globals: all state lives
+// in the decoder (or, for the encoder, in a heap context), so separate decoders may run on separate threads.
 #include "darkroom_jpeg.h"
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+// MARK: - Errors
+
+typedef struct {
+    struct jpeg_error_mgr pub; // must be first: libjpeg hands us a jpeg_error_mgr*
+    jmp_buf jmp;
+    int status;                // dr_jpeg_status to return after the longjmp
+    int warnings;              // warnings seen (msg_level == -1)
+    int truncated;             // JWRN_JPEG_EOF seen
+    int strict;                // JWRN_JPEG_EOF is fatal (DR_JPEG_ERR_TRUNCATED)
+    char message[JMSG_LENGTH_MAX];
+} dr_error_mgr;
+
+static int map_error(int code) {
+    switch (code) {
+    case JERR_OUT_OF_MEMORY:
+    case JERR_NO_BACKING_STORE: // max_memory_to_use exceeded by a whole-image (progressive/multi-scan) buffer
+        return DR_JPEG_ERR_NO_MEMORY;
+    case JERR_ARITH_NOTIMPL:
+    case JERR_BAD_PRECISION:
+    case JERR_NOT_COMPILED:
+    case JERR_CCIR601_NOTIMPL:
+    case JERR_CONVERSION_NOTIMPL:
+    case JERR_IMAGE_TOO_BIG:    // a dimension above JPEG_MAX_DIMENSION (65500)
+    case JERR_WIDTH_OVERFLOW:
+        return DR_JPEG_ERR_UNSUPPORTED;
+    default:
+        return DR_JPEG_ERR_CORRUPT;
+    }
+}
+
+static void dr_error_exit(j_common_ptr cinfo) {
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, err->message);
+    int status = map_error(cinfo->err->msg_code);
+    // After the data ran out (lenient mode: libjpeg inserted a fake EOI), a "corrupt" error is a consequence
+    // of the truncation, e.g. JERR_NO_IMAGE when the file ends inside the header.
+    if (status == DR_JPEG_ERR_CORRUPT && err->truncated) status = DR_JPEG_ERR_TRUNCATED;
+    err->status = status;
+    longjmp(err->jmp, 1);
+}
+
+static void dr_output_message(j_common_ptr cinfo) {
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, err->message); // never stderr
+}
+
+static void dr_emit_message(j_common_ptr cinfo, int msg_level) {
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    if (msg_level >= 0) return; // trace messages: ignore
+    cinfo->err->num_warnings++;
+    err->warnings++;
+    (*cinfo->err->format_message)(cinfo, err->message);
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        err->truncated = 1;
+        if (err->strict) {
+            err->status = DR_JPEG_ERR_TRUNCATED;
+            longjmp(err->jmp, 1);
+        }
+    }
+}
+
+static void dr_error_init(dr_error_mgr *err, int strict) {
+    jpeg_std_error(&err->pub);
+    err->pub.error_exit = dr_error_exit;
+    err->pub.output_message = dr_output_message;
+    err->pub.emit_message = dr_emit_message;
+    err->status = DR_JPEG_OK;
+    err->warnings = 0;
+    err->truncated = 0;
+    err->strict = strict;
+    err->message[0] = '\0';
+}
+
+// MARK: - Decoder
+
+enum {
+    ST_CREATED = 0,  // jpeg_create_decompress done, nothing read
+    ST_HEADER = 1,   // jpeg_read_header done
+    ST_STARTED = 2,  // jpeg_start_decompress done: rows can be read or skipped
+    ST_FINISHED = 3, // finish/abort done
+    ST_FAILED = 4,   // an error longjmped out; the object was aborted
+};
+
+struct dr_jpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    dr_error_mgr err;
+    struct jpeg_progress_mgr progress;
+    const uint8_t *data;
+    size_t size;
+    int max_scans;
+    int state;
+    int out_components; // bytes per output pixel after dr_jpeg_start
+};
+
+// Progress monitor: libjpeg calls it before consuming each chunk of input. For progressive files all scans are
+// absorbed inside jpeg_start_decompress (whole-image coefficient buffer), so this is where the scan count is
+// bounded; this is the technique libjpeg-turbo documents for djpeg -maxscans (cdjpeg.c, "Security" notes).
+static void dr_progress_monitor(j_common_ptr common) {
+    j_decompress_ptr cinfo = (j_decompress_ptr)common;
+    dr_jpeg_decoder *d = (dr_jpeg_decoder *)cinfo->client_data;
+    if (d->max_scans > 0 && cinfo->progressive_mode && cinfo->input_scan_number > d->max_scans) {
+        snprintf(d->err.message, sizeof d->err.message, "Scan number %d exceeds maximum scans (%d)",
+                 cinfo->input_scan_number, d->max_scans);
+        d->err.status = DR_JPEG_ERR_TOO_MANY_SCANS;
+        longjmp(d->err.jmp, 1);
+    }
+}
+
+static int map_colorspace(J_COLOR_SPACE cs) {
+    switch (cs) {
+    case JCS_GRAYSCALE: return DR_JPEG_CS_GRAY;
+    case JCS_YCbCr: return DR_JPEG_CS_YCBCR;
+    case JCS_RGB: return DR_JPEG_CS_RGB;
+    case JCS_CMYK: return DR_JPEG_CS_CMYK;
+    case JCS_YCCK: return DR_JPEG_CS_YCCK;
+    default: return DR_JPEG_CS_UNKNOWN;
+    }
+}
+
+static void fill_info(const dr_jpeg_decoder *d, dr_jpeg_info *info) {
+    if (info == NULL) return;
+    const struct jpeg_decompress_struct *c = &d->cinfo;
+    if (d->state >= ST_HEADER && d->state != ST_FAILED) {
+        info->width = (int)c->image_width;
+        info->height = (int)c->image_height;
+        info->components = c->num_components;
+        info->colorspace = map_colorspace(c->jpeg_color_space);
+        info->progressive = c->progressive_mode ? 1 : 0;
+    }
+    if (d->state >= ST_STARTED && d->state != ST_FAILED) {
+        info->output_width = (int)c->output_width;
+        info->output_height = (int)c->output_height;
+    }
+    info->warnings = d->err.warnings;
+    info->truncated = d->err.truncated;
+}
+
+// Called right after setjmp returned nonzero: releases libjpeg's per-image memory and marks the decoder failed.
+static int fail(dr_jpeg_decoder *d) {
+    jpeg_abort_decompress(&d->cinfo);
+    d->state = ST_FAILED;
+    return d->err.status != DR_JPEG_OK ? d->err.status : DR_JPEG_ERR_CORRUPT;
+}
+
+// Keeps the message of an earlier failure: after an error, dr_jpeg_message still explains the first problem.
+static int argument_error(dr_jpeg_decoder *d, const char *what) {
+    if (d != NULL && d->state != ST_FAILED) snprintf(d->err.message, sizeof d->err.message, "%s", what);
+    return DR_JPEG_ERR_ARGUMENT;
+}
+
+// The setjmp-protected part of create, in its own frame so that no local of the caller is live across longjmp.
+static int create_decompress(dr_jpeg_decoder *d, size_t max_memory) {
+    if (setjmp(d->err.jmp)) {
+        // jpeg_create_decompress only fails when it cannot allocate its first pool.
+        jpeg_destroy_decompress(&d->cinfo);
+        return d->err.status;
+    }
+    jpeg_create_decompress(&d->cinfo);
+    d->cinfo.client_data = d;
+    d->progress.progress_monitor = dr_progress_monitor;
+    d->cinfo.progress = &d->progress;
+    if (max_memory > 0) d->cinfo.mem->max_memory_to_use = max_memory > (size_t)LONG_MAX ? LONG_MAX : (long)max_memory;
+    return DR_JPEG_OK;
+}
+
+dr_jpeg_decoder *dr_jpeg_decoder_create(const uint8_t *data, size_t size, int max_scans, int strict,
+                                        size_t max_memory) {
+    dr_jpeg_decoder *d = (dr_jpeg_decoder *)calloc(1, sizeof *d);
+    if (d == NULL) return NULL;
+    d->data = data;
+    d->size = size;
+    d->max_scans = max_scans;
+    d->state = ST_CREATED;
+    dr_error_init(&d->err, strict != 0);
+    d->cinfo.err = &d->err.pub;
+    if (create_decompress(d, max_memory) != DR_JPEG_OK) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void dr_jpeg_decoder_destroy(dr_jpeg_decoder *d) {
+    if (d == NULL) return;
+    jpeg_destroy_decompress(&d->cinfo); // cannot fail
+    free(d);
+}
+
+int dr_jpeg_read_header(dr_jpeg_decoder *d, dr_jpeg_info *info) {
+    if (d == NULL) return DR_JPEG_ERR_ARGUMENT;
+    if (d->state != ST_CREATED) return argument_error(d, "dr_jpeg_read_header called twice or after an error");
+    if (d->data == NULL || d->size == 0) {
+        snprintf(d->err.message, sizeof d->err.message, "Empty input file");
+        d->err.truncated = 1;
+        d->state = ST_FAILED;
+        fill_info(d, info);
+        return DR_JPEG_ERR_TRUNCATED;
+    }
+    if (setjmp(d->err.jmp)) {
+        int status = fail(d);
+        fill_info(d, info);
+        return status;
+    }
+    // jpeg_mem_src reads the caller's bytes in place (no copy); at the end it warns JWRN_JPEG_EOF and feeds a
+    // fake EOI marker.
+    jpeg_mem_src(&d->cinfo, d->data, (unsigned long)d->size);
+    (void)jpeg_read_header(&d->cinfo, TRUE); // TRUE: a tables-only stream is an error (JERR_NO_IMAGE)
+    d->state = ST_HEADER;
+    fill_info(d, info);
+    return DR_JPEG_OK;
+}
+
+// The setjmp-protected part of dr_jpeg_start (arguments already validated).
+static int start_decompress(dr_jpeg_decoder *d, unsigned int scale_denom, J_COLOR_SPACE out_space, int components,
+                            dr_jpeg_info *info) {
+    if (setjmp(d->err.jmp)) {
+        int status = fail(d);
+        fill_info(d, info);
+        return status;
+    }
+    // Defaults stay as jpeg_read_header set them (JDCT_ISLOW, fancy upsampling, block smoothing), so the pixels
+    // equal TurboJPEG's defaults.
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = scale_denom;
+    d->cinfo.out_color_space = out_space;
+    (void)jpeg_start_decompress(&d->cinfo); // progressive/multi-scan: reads all scans here
+    d->out_components = components;
+    d->state = ST_STARTED;
+    fill_info(d, info);
+    return DR_JPEG_OK;
+}
+
+int dr_jpeg_start(dr_jpeg_decoder *d, int scale_denom, int output, dr_jpeg_info *info) {
+    if (d == NULL) return DR_JPEG_ERR_ARGUMENT;
+    if (d->state != ST_HEADER) return argument_error(d, "dr_jpeg_start needs a successful dr_jpeg_read_header first");
+    if (scale_denom != 1 && scale_denom != 2 && scale_denom != 4 && scale_denom != 8)
+        return argument_error(d, "scale_denom must be 1, 2, 4 or 8");
+    J_COLOR_SPACE out_space;
+    int components;
+    switch (output) {
+    case DR_JPEG_OUT_BGRA:
+        out_space = JCS_EXT_BGRA; // gray, YCbCr and RGB sources; CMYK/YCCK fail with DR_JPEG_ERR_UNSUPPORTED
+        components = 4;
+        break;
+    case DR_JPEG_OUT_GRAY:
+        out_space = JCS_GRAYSCALE;
+        components = 1;
+        break;
+    case DR_JPEG_OUT_CMYK:
+        if (d->cinfo.jpeg_color_space != JCS_CMYK && d->cinfo.jpeg_color_space != JCS_YCCK)
+            return argument_error(d, "CMYK output needs a CMYK or YCCK file");
+        out_space = JCS_CMYK;
+        components = 4;
+        break;
+    default:
+        return argument_error(d, "unknown output format");
+    }
+    return start_decompress(d, (unsigned int)scale_denom, out_space, components, info);
+}
+
+#define DR_MAX_ROWS_PER_CALL 16
+
+int dr_jpeg_read_rows(dr_jpeg_decoder *d, uint8_t *dst, size_t stride, int max_rows, int *rows_read) {
+    if (rows_read != NULL) *rows_read = 0;
+    if (d == NULL || rows_read == NULL) return DR_JPEG_ERR_ARGUMENT;
+    if (d->state != ST_STARTED) return argument_error(d, "dr_jpeg_read_rows needs dr_jpeg_start first");
+    if (max_rows < 0) return argument_error(d, "max_rows is negative");
+    if (max_rows == 0) return DR_JPEG_OK;
+    if (dst == NULL) return argument_error(d, "dst is NULL");
+    if (stride < (size_t)d->cinfo.output_width * (size_t)d->out_components)
+        return argument_error(d, "stride is smaller than a row");
+    if (setjmp(d->err.jmp)) return fail(d);
+    int total = 0;
+    JSAMPROW rows[DR_MAX_ROWS_PER_CALL];
+    while (total < max_rows && d->cinfo.output_scanline < d->cinfo.output_height) {
+        int want = max_rows - total;
+        if (want > DR_MAX_ROWS_PER_CALL) want = DR_MAX_ROWS_PER_CALL;
+        for (int i = 0; i < want; i++) rows[i] = (JSAMPROW)(dst + (size_t)(total + i) * stride);
+        JDIMENSION got = jpeg_read_scanlines(&d->cinfo, rows, (JDIMENSION)want);
+        if (got == 0) break; // cannot happen with a memory source (it never suspends); guard against a loop
+        total += (int)got;
+        *rows_read = total;
+    }
+    return DR_JPEG_OK;
+}
+
+int dr_jpeg_skip_rows(dr_jpeg_decoder *d, int rows, int *rows_skipped) {
+    if (rows_skipped != NULL) *rows_skipped = 0;
+    if (d == NULL || rows_skipped == NULL) return DR_JPEG_ERR_ARGUMENT;
+    if (d->state != ST_STARTED) return argument_error(d, "dr_jpeg_skip_rows needs dr_jpeg_start first");
+    if (rows < 0) return argument_error(d, "rows is negative");
+    if (rows == 0 || d->cinfo.output_scanline >= d->cinfo.output_height) return DR_JPEG_OK;
+    if (setjmp(d->err.jmp)) return fail(d);
+    *rows_skipped = (int)jpeg_skip_scanlines(&d->cinfo, (JDIMENSION)rows);
+    return DR_JPEG_OK;
+}
+
+int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info) {
+    if (d == NULL) return DR_JPEG_ERR_ARGUMENT;
+    if (d->state == ST_FINISHED) {
+        fill_info(d, info);
+        return DR_JPEG_OK;
+    }
+    if (d->state != ST_STARTED) {
+        fill_info(d, info);
+        return argument_error(d, "dr_jpeg_finish needs dr_jpeg_start first");
+    }
+    if (setjmp(d->err.jmp)) {
+        int status = fail(d);
+        fill_info(d, info);
+        return status;
+    }
+    if (d->cinfo.output_scanline >= d->cinfo.output_height) {
+        // Reads the rest of the datastream up to EOI: in strict mode a missing EOI is DR_JPEG_ERR_TRUNCATED.
+        (void)jpeg_finish_decompress(&d->cinfo);
+    } else {
+        jpeg_abort_decompress(&d->cinfo);
+    }
+    d->state = ST_FINISHED;
+    fill_info(d, info);
+    return DR_JPEG_OK;
+}
+
+const char *dr_jpeg_message(const dr_jpeg_decoder *d) {
+    return d == NULL ? "" : d->err.message;
+}
+
+// MARK: - Encoder
+
+// A growable memory destination. libjpeg-turbo's jpeg_mem_dest would also work on success, but after it has
+// grown its buffer the caller's pointer is stale until term_destination runs, so a failed encode would leak
+// the live buffer (it is only reachable through libjpeg's private struct). Ours keeps it in reach.
+typedef struct {
+    struct jpeg_destination_mgr pub;
+    uint8_t *buf;
+    size_t cap;
+    size_t len; // set by term_destination
+} dr_mem_dest;
+
+typedef struct {
+    struct jpeg_compress_struct cinfo;
+    dr_error_mgr err;
+    dr_mem_dest dest;
+} dr_encoder;
+
+static void dr_dest_init(j_compress_ptr cinfo) {
+    dr_mem_dest *dest = (dr_mem_dest *)cinfo->dest;
+    dest->pub.next_output_byte = dest->buf;
+    dest->pub.free_in_buffer = dest->cap;
+}
+
+static boolean dr_dest_empty(j_compress_ptr cinfo) {
+    dr_mem_dest *dest = (dr_mem_dest *)cinfo->dest;
+    // libjpeg calls this when the buffer is full (free_in_buffer == 0) and ignores free_in_buffer/next_output_byte.
+    size_t used = dest->cap;
+    if (dest->cap > SIZE_MAX / 2) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 10);
+    size_t cap = dest->cap * 2;
+    uint8_t *buf = (uint8_t *)realloc(dest->buf, cap);
+    if (buf == NULL) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 10);
+    dest->buf = buf;
+    dest->cap = cap;
+    dest->pub.next_output_byte = buf + used;
+    dest->pub.free_in_buffer = cap - used;
+    return TRUE;
+}
+
+static void dr_dest_term(j_compress_ptr cinfo) {
+    dr_mem_dest *dest = (dr_mem_dest *)cinfo->dest;
+    dest->len = dest->cap - dest->pub.free_in_buffer;
+}
+
+static int encode_fail(const char *what, char *msg, size_t msg_len) {
+    if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "%s", what);
+    return DR_JPEG_ERR_ARGUMENT;
+}
+
+int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
+                   int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len) {
+    if (out != NULL) *out = NULL;
+    if (out_size != NULL) *out_size = 0;
+    if (msg != NULL && msg_len > 0) msg[0] = '\0';
+    if (out == NULL || out_size == NULL) return encode_fail("out and out_size must not be NULL", msg, msg_len);
+    if (pixels == NULL) return encode_fail("pixels is NULL", msg, msg_len);
+    if (width <= 0 || height <= 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION)
+        return encode_fail("width and height must be 1...65500", msg, msg_len);
+    if (input != DR_JPEG_OUT_BGRA && input != DR_JPEG_OUT_GRAY)
+        return encode_fail("input must be DR_JPEG_OUT_BGRA or DR_JPEG_OUT_GRAY", msg, msg_len);
+    if (quality < 1 || quality > 100) return encode_fail("quality must be 1...100", msg, msg_len);
+    int components = input == DR_JPEG_OUT_BGRA ? 4 : 1;
+    if (stride < (size_t)width * (size_t)components) return encode_fail("stride is smaller than a row", msg, msg_len);
+
+    // Heap context: nothing that libjpeg changes after setjmp lives in this frame's automatic variables.
+    dr_encoder *e = (dr_encoder *)calloc(1, sizeof *e);
+    if (e == NULL) {
+        if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "out of memory");
+        return DR_JPEG_ERR_NO_MEMORY;
+    }
+    dr_error_init(&e->err, 0);
+    e->cinfo.err = &e->err.pub;
+    if (setjmp(e->err.jmp)) {
+        int status = e->err.status != DR_JPEG_OK ? e->err.status : DR_JPEG_ERR_CORRUPT;
+        if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "%s", e->err.message);
+        jpeg_destroy_compress(&e->cinfo);
+        free(e->dest.buf);
+        free(e);
+        return status;
+    }
+    jpeg_create_compress(&e->cinfo);
+
+    // Start at about 1/8 of the raw size (a q90 photo is ~1/10), at least 16 KiB; doubled on demand.
+    size_t initial = ((size_t)width * (size_t)height * (size_t)components) / 8;
+    if (initial < 16384) initial = 16384;
+    e->dest.buf = (uint8_t *)malloc(initial);
+    if (e->dest.buf == NULL) ERREXIT1(&e->cinfo, JERR_OUT_OF_MEMORY, 10);
+    e->dest.cap = initial;
+    e->dest.pub.init_destination = dr_dest_init;
+    e->dest.pub.empty_output_buffer = dr_dest_empty;
+    e->dest.pub.term_destination = dr_dest_term;
+    e->cinfo.dest = &e->dest.pub;
+
+    e->cinfo.image_width = (JDIMENSION)width;
+    e->cinfo.image_height = (JDIMENSION)height;
+    e->cinfo.input_components = components;
+    e->cinfo.in_color_space = input == DR_JPEG_OUT_BGRA ? JCS_EXT_BGRX : JCS_GRAYSCALE;
+    jpeg_set_defaults(&e->cinfo); // YCbCr 4:2:0 for color input, ISLOW DCT
+    jpeg_set_quality(&e->cinfo, quality, TRUE);
+    e->cinfo.optimize_coding = optimize ? TRUE : FALSE;
+    if (progressive) jpeg_simple_progression(&e->cinfo);
+
+    jpeg_start_compress(&e->cinfo, TRUE);
+    JSAMPROW rows[DR_MAX_ROWS_PER_CALL];
+    while (e->cinfo.next_scanline < e->cinfo.image_height) {
+        JDIMENSION first = e->cinfo.next_scanline;
+        JDIMENSION want = e->cinfo.image_height - first;
+        if (want > DR_MAX_ROWS_PER_CALL) want = DR_MAX_ROWS_PER_CALL;
+        for (JDIMENSION i = 0; i < want; i++) rows[i] = (JSAMPROW)(pixels + (size_t)(first + i) * stride);
+        if (jpeg_write_scanlines(&e->cinfo, rows, want) == 0) ERREXIT(&e->cinfo, JERR_CANT_SUSPEND);
+    }
+    jpeg_finish_compress(&e->cinfo);
+
+    *out = e->dest.buf;
+    *out_size = e->dest.len;
+    e->dest.buf = NULL;
+    jpeg_destroy_compress(&e->cinfo);
+    free(e);
+    return DR_JPEG_OK;
+}
+
+void dr_jpeg_free(void *p) {
+    free(p);
+}

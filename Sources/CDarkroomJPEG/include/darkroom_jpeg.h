@@ -1,6 +1,12 @@
 // A small C shim around libjpeg(-turbo). libjpeg reports errors by calling error_exit, whose default calls
 // exit(); ours longjmps back to the setjmp inside each function below. No longjmp ever crosses a Swift frame:
-// every entry point sets its own setjmp and returns a status code.
+// every entry point sets its own setjmp and returns a status code. Nothing is printed to stderr; libjpeg's
+// messages are kept in the decoder (dr_jpeg_message). No globals: one decoder per thread at a time.
+//
+// Call order: create → read_header → start → (read_rows | skip_rows)* → finish → destroy. A call out of order
+// returns DR_JPEG_ERR_ARGUMENT and changes nothing. After any error other than DR_JPEG_ERR_ARGUMENT the decoder
+// is spent (libjpeg's object is aborted and its image memory released): every later call except destroy and
+// dr_jpeg_message returns DR_JPEG_ERR_ARGUMENT, and dr_jpeg_message keeps explaining the first error.
 #ifndef DARKROOM_JPEG_H
 #define DARKROOM_JPEG_H
 
@@ -16,8 +22,9 @@ typedef enum {
     DR_JPEG_ERR_CORRUPT = 1,        // malformed data (libjpeg error_exit)
     DR_JPEG_ERR_TRUNCATED = 2,      // data ended early and the caller asked for strict mode
     DR_JPEG_ERR_TOO_MANY_SCANS = 3, // progressive scan count above max_scans
-    DR_JPEG_ERR_UNSUPPORTED = 4,    // valid but unsupported (arithmetic coding off, 12-bit, ...)
-    DR_JPEG_ERR_NO_MEMORY = 5,      // allocation failed or max_memory exceeded
+    DR_JPEG_ERR_UNSUPPORTED = 4,    // valid but unsupported (arithmetic coding off, 12-bit, a dimension > 65500,
+                                    // a colour conversion libjpeg lacks such as CMYK → BGRA)
+    DR_JPEG_ERR_NO_MEMORY = 5,      // allocation failed or max_memory exceeded (JERR_OUT_OF_MEMORY, JERR_NO_BACKING_STORE)
     DR_JPEG_ERR_ARGUMENT = 6,       // bad argument / called out of order
 } dr_jpeg_status;
 
@@ -51,27 +58,43 @@ typedef struct {
 typedef struct dr_jpeg_decoder dr_jpeg_decoder;
 
 // Creates a decoder over `data` (not copied: it must stay valid until destroy). max_scans bounds progressive
-// scans (DR_JPEG_ERR_TOO_MANY_SCANS beyond it). strict != 0 makes premature end of data an error
-// (DR_JPEG_ERR_TRUNCATED) as soon as it is seen; strict == 0 lets libjpeg pad with gray and sets info.truncated.
-// max_memory bounds libjpeg's own allocations (0 = libjpeg default). Returns NULL only when out of memory.
+// scans (DR_JPEG_ERR_TOO_MANY_SCANS beyond it; <= 0 = no limit; baseline files are never limited; a
+// jpeg_simple_progression file has 10 scans for YCbCr, 6 for gray). strict != 0 makes premature end of data an
+// error (DR_JPEG_ERR_TRUNCATED) as soon as it is seen, including a missing EOI after the last row; strict == 0
+// lets libjpeg pad with gray, counts a warning and sets info.truncated (the data ending inside the header is
+// DR_JPEG_ERR_TRUNCATED in both modes). max_memory sets libjpeg's max_memory_to_use (0 = no limit). In
+// libjpeg-turbo 2.1 that bounds only the whole-image coefficient buffer of progressive/multi-scan files
+// (DR_JPEG_ERR_NO_MEMORY from dr_jpeg_start); baseline decoding allocates a few rows and is not checked.
+// Returns NULL only when out of memory.
 dr_jpeg_decoder *dr_jpeg_decoder_create(const uint8_t *data, size_t size, int max_scans, int strict, size_t max_memory);
 void dr_jpeg_decoder_destroy(dr_jpeg_decoder *d);
 
 // Reads the header (jpeg_read_header). Fills width, height, components, colorspace, progressive.
+// Empty data is DR_JPEG_ERR_TRUNCATED; data that is not a JPEG is DR_JPEG_ERR_CORRUPT.
 int dr_jpeg_read_header(dr_jpeg_decoder *d, dr_jpeg_info *info);
 
 // Sets DCT scaling 1/scale_denom (1, 2, 4 or 8) and the output format, then jpeg_start_decompress.
-// Fills output_width/output_height. For DR_JPEG_OUT_GRAY on a color file libjpeg converts to luma.
+// Fills output_width/output_height (ceil(width / scale_denom)). For DR_JPEG_OUT_GRAY on a color file libjpeg
+// converts to luma. libjpeg defaults are kept (ISLOW IDCT, fancy upsampling), so pixels equal TurboJPEG's.
+// DR_JPEG_OUT_CMYK on a file that is not CMYK/YCCK, a bad scale_denom or output is DR_JPEG_ERR_ARGUMENT and
+// leaves the decoder ready for another dr_jpeg_start. DR_JPEG_OUT_BGRA on a CMYK/YCCK file is
+// DR_JPEG_ERR_UNSUPPORTED (libjpeg-turbo has no CMYK → RGB conversion: ask for CMYK and convert).
+// Progressive and multi-scan files are read entirely here, so TRUNCATED, TOO_MANY_SCANS and NO_MEMORY for them
+// come from this call.
 int dr_jpeg_start(dr_jpeg_decoder *d, int scale_denom, int output, dr_jpeg_info *info);
 
-// Reads up to max_rows output rows into dst (row i at dst + i*stride). *rows_read gets the count (0 at the end).
+// Reads up to max_rows output rows into dst (row i at dst + i*stride; stride >= output_width * bytes per pixel).
+// *rows_read gets the count (0 at the end); after an error it counts the rows delivered before it.
 int dr_jpeg_read_rows(dr_jpeg_decoder *d, uint8_t *dst, size_t stride, int max_rows, int *rows_read);
 
 // Skips up to `rows` output rows without color-converting them (jpeg_skip_scanlines). *rows_skipped gets the count.
+// Rows read after a skip equal those of a full decode. Skipping past the end stops at the end.
 int dr_jpeg_skip_rows(dr_jpeg_decoder *d, int rows, int *rows_skipped);
 
 // Finishes decoding (jpeg_finish_decompress if all rows were read, else jpeg_abort_decompress) and refreshes
-// info.warnings/info.truncated.
+// info.warnings/info.truncated. In strict mode a file without its EOI fails here with DR_JPEG_ERR_TRUNCATED.
+// Calling it again returns DR_JPEG_OK; before dr_jpeg_start or after an error it returns DR_JPEG_ERR_ARGUMENT
+// (info.warnings/info.truncated are still filled in).
 int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info);
 
 // The last message libjpeg formatted (error or warning), "" when none. Owned by the decoder.
@@ -79,8 +102,9 @@ const char *dr_jpeg_message(const dr_jpeg_decoder *d);
 
 // Encodes pixels to a JPEG in memory. input: DR_JPEG_OUT_BGRA (alpha ignored) or DR_JPEG_OUT_GRAY.
 // quality 1...100; progressive != 0 writes a progressive file; optimize != 0 optimizes Huffman tables.
-// On success *out/*out_size hold a malloc'd buffer the caller frees with dr_jpeg_free.
-// msg (may be NULL) receives libjpeg's message on failure.
+// 4:2:0 chroma subsampling for colour, ISLOW DCT. On success *out/*out_size hold a malloc'd buffer the caller
+// frees with dr_jpeg_free; on failure *out is NULL, nothing is left allocated, and msg (may be NULL) receives the
+// reason (libjpeg's message, or which argument is wrong for DR_JPEG_ERR_ARGUMENT).
 int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
                    int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len);
 void dr_jpeg_free(void *p);

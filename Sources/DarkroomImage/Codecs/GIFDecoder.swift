@@ -14,7 +14,7 @@ struct GIFDecoder: CodecDecoder {
         }
         let w = probe.width, h = probe.height
         let destination = try RowDestination(plan: plan, sourceWidth: w, sourceHeight: h, format: .bgra8Premultiplied,
-                                             isOpaque: !probe.hasAlpha, filter: options.filter)
+                                             isOpaque: false, filter: options.filter)
         var info = dr_gif_info()
         var message = [CChar](repeating: 0, count: 256)
         if destination.isDirect {
@@ -22,7 +22,7 @@ struct GIFDecoder: CodecDecoder {
             let status = dr_gif_decode_first_frame(base, bytes.count, bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self),
                                                    bitmap.bytesPerRow, Int32(w), Int32(h), &info, &message, message.count)
             try Self.check(status, message)
-            return CodecOutput(bitmap: destination.finish())
+            return CodecOutput(bitmap: Self.withMeasuredOpacity(destination.finish()))
         }
         let canvasBytes = w * h * 4
         guard canvasBytes + plan.outputBytes(.bgra8Premultiplied) <= options.limits.maxDecodedBytes else {
@@ -34,7 +34,17 @@ struct GIFDecoder: CodecDecoder {
                                                &info, &message, message.count)
         try Self.check(status, message)
         for y in destination.requiredRows.clamped(to: 0..<h) { destination.consume(row: canvas.pointer + y * w * 4, y: y) }
-        return CodecOutput(bitmap: destination.finish())
+        return CodecOutput(bitmap: Self.withMeasuredOpacity(destination.finish()))
+    }
+
+    /// A first frame smaller than the logical screen leaves transparent pixels even without a transparent
+    /// index, so opacity is read off the (small) output rather than trusted from the header.
+    static func withMeasuredOpacity(_ bitmap: Bitmap) -> Bitmap {
+        for y in 0..<bitmap.height {
+            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<bitmap.width where row[4 * x + 3] != 255 { return bitmap.with(isOpaque: false) }
+        }
+        return bitmap.with(isOpaque: true)
     }
 
     static func check(_ status: Int32, _ message: [CChar]) throws(DarkroomImageError) {
