@@ -4,7 +4,7 @@ import Testing
 
 /// A reader that returns whatever the test last put in.
 final class FakeMemoryReader: MemoryStatusReading {
-    let status = Mutex<MemoryStatus?>(nil)
+    let status = Locked<MemoryStatus?>(nil)
     func read() -> MemoryStatus? { status.withLock { $0 } }
 }
 

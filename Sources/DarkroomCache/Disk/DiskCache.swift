@@ -36,7 +36,7 @@ public final class DiskCache: Sendable {
 
     let manifestPath: String
     let files: ValueFiles
-    let state: Mutex<DiskCacheState>
+    let state: Locked<DiskCacheState>
     let maintenance = DispatchQueue(label: "darkroom.disk-cache.maintenance", qos: .utility)
     let io = DispatchQueue(label: "darkroom.disk-cache.io", qos: .userInitiated, attributes: .concurrent)
 
@@ -58,7 +58,7 @@ public final class DiskCache: Sendable {
         files = ValueFiles(directory: dir + "/data")
         let opened = try Self.openManifest(directory: dir, manifestPath: manifestPath, files: files,
                                            fullSync: configuration.durability == .powerLoss)
-        state = Mutex(DiskCacheState(opened))
+        state = Locked(DiskCacheState(opened))
         startMaintenance()
     }
 

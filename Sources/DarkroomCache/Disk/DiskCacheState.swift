@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Everything a ``DiskCache`` shares between threads, kept inside its `Mutex`: the SQLite connection, the
+/// Everything a ``DiskCache`` shares between threads, kept inside its lock (a `Mutex`): the SQLite connection, the
 /// identity of the manifest file it opened, running totals, read times not yet written, and the names of value
 /// files being written (so the orphan reaper never takes a file whose row is about to commit).
 struct DiskCacheState {

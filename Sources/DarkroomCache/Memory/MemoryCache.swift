@@ -16,7 +16,7 @@ import Synchronization
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     // Values leaving the store are collected in a local `released` array (or returned) and destroyed when the
     // method returns, after `withLock` has dropped the lock.
-    private let store: Mutex<LRUStore<Key, Value>>
+    private let store: Locked<LRUStore<Key, Value>>
     private let clock: @Sendable () -> UInt64
 
     /// Creates an empty cache with `limits` (by default ``MemoryCacheLimits/default``: 1/8 of available memory).
@@ -26,7 +26,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Creates a cache whose ages are measured by `clock` (monotonic nanoseconds); for tests.
     init(limits: MemoryCacheLimits, clock: @escaping @Sendable () -> UInt64) {
-        store = Mutex(LRUStore(limits: limits))
+        store = Locked(LRUStore(limits: limits))
         self.clock = clock
     }
 

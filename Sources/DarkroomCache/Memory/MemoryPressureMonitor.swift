@@ -49,7 +49,7 @@ public final class MemoryPressureMonitor: Sendable {
 
     private let reader: any MemoryStatusReading
     private let queue = DispatchQueue(label: "darkroom.memory-pressure")
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var responders: [WeakResponder] = []
