@@ -4,42 +4,53 @@
 ///
 /// Values leaving the store (evicted, replaced, removed) are appended to a caller-supplied array so the caller can
 /// release them after dropping its lock: a value's deinit may be arbitrarily slow or re-enter the cache.
+@usableFromInline
 struct LRUStore<Key: Hashable, Value>: ~Copyable {
+    @usableFromInline
     struct Node {
-        var key: Key?
-        var value: Value?
-        var cost: Int
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
         /// Monotonic nanoseconds after which the entry is stale; `UInt64.max` when the store has no TTL.
-        var expiry: UInt64
-        var prev: Int32
-        var next: Int32
+        @usableFromInline var expiry: UInt64
+        @usableFromInline var prev: Int32
+        @usableFromInline var next: Int32
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, expiry: UInt64, prev: Int32, next: Int32) {
+            (self.key, self.value, self.cost, self.expiry, self.prev, self.next) = (key, value, cost, expiry, prev, next)
+        }
     }
 
-    private(set) var limits: MemoryCacheLimits
-    private var index: [Key: Int32] = [:]
-    private var nodes: [Node] = []
-    private var free: [Int32] = []
-    private var head: Int32 = -1
-    private var tail: Int32 = -1
-    private(set) var totalCost = 0
-    private(set) var hits: UInt64 = 0
-    private(set) var misses: UInt64 = 0
-    private(set) var evictions: UInt64 = 0
+    @usableFromInline var limits: MemoryCacheLimits
+    @usableFromInline var index: [Key: Int32] = [:]
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var free: [Int32] = []
+    @usableFromInline var head: Int32 = -1
+    @usableFromInline var tail: Int32 = -1
+    @usableFromInline var totalCost = 0
+    @usableFromInline var hits: UInt64 = 0
+    @usableFromInline var misses: UInt64 = 0
+    @usableFromInline var evictions: UInt64 = 0
     /// The largest cost a single entry may have (the limits' fraction of the cost limit).
-    private var maxEntryCost: Int
+    @usableFromInline var maxEntryCost: Int
 
+    @inlinable
     init(limits: MemoryCacheLimits) {
         self.limits = limits
         self.maxEntryCost = limits.maxEntryCost
     }
 
+    @inlinable
     var count: Int { index.count }
+    @inlinable
     var hasTTL: Bool { limits.maxAge != nil }
 
     // MARK: Lookup
 
     /// The value for `key` if present and fresh, marking it most recently used. A stale entry is removed and
     /// appended to `released`.
+    @inlinable
     mutating func value(forKey key: Key, now: UInt64, released: inout [Value]) -> Value? {
         guard let i = index[key] else {
             misses &+= 1
@@ -57,6 +68,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Whether `key` is present and fresh, without touching recency or counters.
+    @inlinable
     func contains(_ key: Key, now: UInt64) -> Bool {
         guard let i = index[key] else { return false }
         return nodes[Int(i)].expiry > now
@@ -66,6 +78,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
 
     /// Stores `value` as the most recently used entry, then evicts from the tail until every limit holds.
     /// A value costing more than the per-entry maximum is not stored (and any older value for the key is dropped).
+    @inlinable
     mutating func set(_ value: Value, forKey key: Key, cost: Int, now: UInt64, released: inout [Value]) {
         let cost = max(0, cost)
         if cost > maxEntryCost {
@@ -101,12 +114,14 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Removes `key`, returning its value (for release outside the lock).
+    @inlinable
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let i = index[key] else { return nil }
         return unlinkAndFree(i)
     }
 
     /// Evicts least recently used entries until cost ≤ `cost` and count ≤ `count`.
+    @inlinable
     mutating func evict(toCost cost: Int, toCount count: Int, released: inout [Value]) {
         while tail >= 0, totalCost > cost || index.count > count {
             if let v = unlinkAndFree(tail) { released.append(v) }
@@ -115,6 +130,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Removes every stale entry (a walk from the tail; entries are not ordered by age, so this is O(n)).
+    @inlinable
     mutating func removeExpired(now: UInt64, released: inout [Value]) {
         guard hasTTL else { return }
         var i = tail
@@ -129,6 +145,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Replaces the limits, then evicts to meet them.
+    @inlinable
     mutating func setLimits(_ newLimits: MemoryCacheLimits, released: inout [Value]) {
         limits = newLimits
         maxEntryCost = newLimits.maxEntryCost
@@ -136,6 +153,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Empties the store, handing back the old storage so its values are released by the caller, outside the lock.
+    @inlinable
     mutating func takeAll() -> (index: [Key: Int32], nodes: [Node]) {
         let taken = (index, nodes)
         index = [:]
@@ -148,6 +166,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Keys from most to least recently used (for tests and diagnostics; O(n)).
+    @inlinable
     func keysByRecency() -> [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(index.count)
@@ -160,6 +179,7 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Checks the list and the index agree and the cost adds up (O(n); for tests).
+    @inlinable
     func isConsistent() -> Bool {
         var seen = 0, cost = 0, i = head, prev: Int32 = -1
         while i >= 0 {
@@ -176,7 +196,8 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
 
     // MARK: List surgery
 
-    private mutating func moveToHead(_ i: Int32) {
+    @inlinable
+    mutating func moveToHead(_ i: Int32) {
         guard i != head else { return }
         let n = Int(i)
         let prev = nodes[n].prev, next = nodes[n].next
@@ -190,7 +211,8 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     }
 
     /// Unlinks node `i`, drops it from the index, frees its slot and returns its value.
-    private mutating func unlinkAndFree(_ i: Int32) -> Value? {
+    @inlinable
+    mutating func unlinkAndFree(_ i: Int32) -> Value? {
         let n = Int(i)
         let prev = nodes[n].prev, next = nodes[n].next
         if prev >= 0 { nodes[Int(prev)].next = next } else { head = next }

@@ -16,8 +16,8 @@ import Synchronization
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     // Values leaving the store are collected in a local `released` array (or returned) and destroyed when the
     // method returns, after `withLock` has dropped the lock.
-    private let store: Locked<LRUStore<Key, Value>>
-    private let clock: @Sendable () -> UInt64
+    @usableFromInline let store: Locked<LRUStore<Key, Value>>
+    @usableFromInline let clock: @Sendable () -> UInt64
 
     /// Creates an empty cache with `limits` (by default ``MemoryCacheLimits/default``: 1/8 of available memory).
     public convenience init(limits: MemoryCacheLimits = .default) {
@@ -34,6 +34,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The value for `key`, marking it most recently used; `nil` when absent or older than the age limit.
     /// O(1): one lock, one hash lookup. Counts a hit or a miss.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         var released: [Value] = []
         let value = store.withLock { s in
@@ -43,6 +44,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Whether a fresh value for `key` is cached, without changing recency or counting a hit or miss.
+    @inlinable
     public func contains(_ key: Key) -> Bool {
         store.withLock { s in s.contains(key, now: s.hasTTL ? clock() : 0) }
     }
@@ -52,6 +54,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` for `key` with `cost` (bytes; for a bitmap `Bitmap.cost`) as the most recently used entry,
     /// then evicts least recently used entries until every limit holds. O(1) plus one step per eviction.
     /// A value costing more than the per-entry maximum is not stored, and any older value for `key` is removed.
+    @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int) {
         var released: [Value] = []
         store.withLock { s in s.set(value, forKey: key, cost: cost, now: s.hasTTL ? clock() : 0, released: &released) }
@@ -59,6 +62,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Removes the value for `key` and returns it (`nil` when absent). O(1).
     @discardableResult
+    @inlinable
     public func removeValue(forKey key: Key) -> Value? {
         store.withLock { $0.removeValue(forKey: key) }
     }

@@ -41,6 +41,7 @@ public struct MemoryCacheLimits: Sendable, Equatable {
     }
 
     /// The largest cost one entry may have.
+    @usableFromInline
     var maxEntryCost: Int {
         maxEntryCostFraction >= 1 ? costLimit : Int(Double(costLimit) * maxEntryCostFraction)
     }
@@ -48,6 +49,7 @@ public struct MemoryCacheLimits: Sendable, Equatable {
 
 extension Duration {
     /// Whole nanoseconds (saturating at `UInt64.max`; negative durations are zero).
+    @usableFromInline
     var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }

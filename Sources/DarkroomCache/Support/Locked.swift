@@ -12,15 +12,17 @@ import Darwin
 /// two-thread counter: correct total, hundreds of reports). When the TSan runtime is loaded (`--sanitize=thread`),
 /// `withLock` also calls `__tsan_acquire`/`__tsan_release` on this object's address inside the critical section;
 /// otherwise the hooks are `nil` and the cost is one predictable branch.
+@usableFromInline
 final class Locked<Value: ~Copyable>: Sendable {
-    private let mutex: Mutex<Value>
+    @usableFromInline let mutex: Mutex<Value>
 
+    @inlinable
     init(_ value: consuming sending Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable
     func withLock<R: ~Copyable, E: Error>(_ body: (inout sending Value) throws(E) -> sending R) throws(E) -> sending R {
         guard let hooks = ThreadSanitizerHooks.shared else { return try mutex.withLock(body) }
         let token = Unmanaged.passUnretained(self).toOpaque()
@@ -33,12 +35,13 @@ final class Locked<Value: ~Copyable>: Sendable {
 }
 
 /// `__tsan_acquire` and `__tsan_release` when the ThreadSanitizer runtime is in the process, else `nil`.
+@usableFromInline
 struct ThreadSanitizerHooks: Sendable {
-    typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
-    let acquire: Hook
-    let release: Hook
+    @usableFromInline typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    @usableFromInline let acquire: Hook
+    @usableFromInline let release: Hook
 
-    static let shared: ThreadSanitizerHooks? = {
+    @usableFromInline static let shared: ThreadSanitizerHooks? = {
         let process = dlopen(nil, RTLD_NOW)
         guard let a = dlsym(process, "__tsan_acquire"), let r = dlsym(process, "__tsan_release") else { return nil }
         return ThreadSanitizerHooks(acquire: unsafeBitCast(a, to: Hook.self), release: unsafeBitCast(r, to: Hook.self))
