@@ -10,6 +10,8 @@ public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible {
         case io
         /// SQLite refused an operation that a reset (moving the database aside and starting empty) did not cure.
         case database
+        /// Another process holds the cache directory (see ``DiskCacheConfiguration/ProcessSharing``).
+        case busy
         /// A caller passed an impossible argument (an empty key, a negative limit).
         case invalidArgument = "invalid_argument"
         /// The cache was closed before the call.

@@ -5,9 +5,10 @@ import Testing
 @Suite("DiskCache")
 struct DiskCacheTests {
     /// A configuration whose orphan reaping is immediate (tests control timing themselves).
-    static func config(sizeLimit: Int = 1 << 30, countLimit: Int = .max, maxAge: Duration? = nil) -> DiskCacheConfiguration {
-        DiskCacheConfiguration(sizeLimit: sizeLimit, countLimit: countLimit, maxAge: maxAge,
-                               trimInterval: .seconds(3600), orphanGracePeriod: .zero)
+    static func config(sizeLimit: Int = 1 << 30, countLimit: Int = .max, maxAge: Duration? = nil,
+                       sharing: DiskCacheConfiguration.ProcessSharing = .exclusive) -> DiskCacheConfiguration {
+        DiskCacheConfiguration(sizeLimit: sizeLimit, countLimit: countLimit, maxAge: maxAge, processSharing: sharing,
+                               accessTimeResolution: .zero, trimInterval: .seconds(3600), orphanGracePeriod: .zero)
     }
 
     @Test("XXH64 matches the reference vectors")
@@ -97,10 +98,11 @@ struct DiskCacheTests {
     func age() async throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
-        let cache = try DiskCache(directory: dir, configuration: Self.config(maxAge: .milliseconds(200)))
+        // (Ages of seconds: the suites run in parallel with the crash test, so a sub-second age could pass unseen.)
+        let cache = try DiskCache(directory: dir, configuration: Self.config(maxAge: .seconds(2)))
         try await cache.set([1, 2, 3], forKey: "old")
         #expect(cache.contains("old"))
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(2500))
         try await cache.set([4], forKey: "new")
         #expect(await cache.data(forKey: "old") == nil)
         #expect(!cache.contains("old"))
@@ -165,7 +167,7 @@ struct DiskCacheTests {
     func deletedDirectory() throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
-        let cache = try DiskCache(directory: dir + "/cache", configuration: Self.config())
+        let cache = try DiskCache(directory: dir + "/cache", configuration: Self.config(sharing: .shared))
         try cache.set([1], forKey: "small")
         try cache.set(SplitMix64.bytes(50_000, seed: 1), forKey: "large")
         // When the whole directory is deleted
@@ -178,13 +180,39 @@ struct DiskCacheTests {
         #expect(cache.data(forKey: "large2") == SplitMix64.bytes(50_000, seed: 2))
         #expect(cache.data(forKey: "small2") == [2])
         #expect(cache.data(forKey: "small") == nil)
-        // And a second process (here: a second instance) sees the recreated cache
-        let other = try DiskCache(directory: dir + "/cache", configuration: Self.config())
+        // And a second process (here: a second shared instance) sees the recreated cache
+        let other = try DiskCache(directory: dir + "/cache", configuration: Self.config(sharing: .shared))
         #expect(other.data(forKey: "small2") == [2])
         // Deleted again, with only an inline write following
         TemporaryDirectory.remove(dir + "/cache")
         try cache.set([3], forKey: "small3")
-        #expect(try DiskCache(directory: dir + "/cache", configuration: Self.config()).data(forKey: "small3") == [3])
+        #expect(try DiskCache(directory: dir + "/cache", configuration: Self.config(sharing: .shared)).data(forKey: "small3") == [3])
+    }
+
+    @Test("exclusive: a second opener is refused with .busy until the first is released; shared: both see each other")
+    func processSharing() throws {
+        let dir = try TemporaryDirectory.make()
+        defer { TemporaryDirectory.remove(dir) }
+        do {
+            let owner = try DiskCache(directory: dir, configuration: Self.config())
+            try owner.set([1], forKey: "a")
+            #expect { try DiskCache(directory: dir, configuration: Self.config()) } throws: { error in
+                (error as? DarkroomCacheError)?.code == .busy
+            }
+            #expect { try DiskCache(directory: dir, configuration: Self.config(sharing: .shared)) } throws: { error in
+                (error as? DarkroomCacheError)?.code == .busy
+            }
+        }
+        // Once released, shared instances coexist and see each other's writes
+        let a = try DiskCache(directory: dir, configuration: Self.config(sharing: .shared))
+        let b = try DiskCache(directory: dir, configuration: Self.config(sharing: .shared))
+        #expect(b.data(forKey: "a") == [1])
+        try a.set(SplitMix64.bytes(30_000, seed: 5), forKey: "big")
+        try b.set([2], forKey: "small")
+        #expect(b.data(forKey: "big") == SplitMix64.bytes(30_000, seed: 5))
+        #expect(a.data(forKey: "small") == [2])
+        try b.removeValue(forKey: "big")
+        #expect(a.data(forKey: "big") == nil)
     }
 
     @Test("orphan files and rows left by a crash are reconciled")

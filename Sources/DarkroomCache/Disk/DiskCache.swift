@@ -57,7 +57,7 @@ public final class DiskCache: Sendable {
         manifestPath = dir + "/manifest.sqlite"
         files = ValueFiles(directory: dir + "/data")
         let opened = try Self.openManifest(directory: dir, manifestPath: manifestPath, files: files,
-                                           fullSync: configuration.durability == .powerLoss)
+                                           configuration: configuration)
         state = Locked(DiskCacheState(opened))
         startMaintenance()
     }
@@ -126,7 +126,9 @@ public final class DiskCache: Sendable {
                 return (nil, false)
             }
             if let maxAge = configuration.maxAge, r.modified < now - maxAge.seconds { return (nil, false) }
-            s.pendingTouches[key] = now
+            // Access times only order trimming: one write per key per resolution interval is precise enough and
+            // keeps the common read (a hot key) free of writes.
+            if r.accessed <= now - configuration.accessTimeResolution.seconds { s.pendingTouches[key] = now }
             return (r, s.pendingTouches.count >= Self.touchBatch && !s.flushScheduled)
         }
         if flush { scheduleTouchFlush() }

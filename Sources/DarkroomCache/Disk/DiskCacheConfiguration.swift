@@ -12,6 +12,16 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
         case powerLoss = "power_loss"
     }
 
+    /// Whether other processes may open the directory while this cache has it open.
+    public enum ProcessSharing: String, Sendable, Codable, CaseIterable {
+        /// This process holds the manifest exclusively until the cache is released; another process's open fails
+        /// with ``DarkroomCacheError/Code/busy``. No lock calls per operation: the fast default.
+        case exclusive
+        /// Several processes may use the directory at once through SQLite's POSIX locks (about two extra system
+        /// calls per read and eight per write). Each trims by its own limits; last writer wins.
+        case shared
+    }
+
     /// Total bytes of values kept; least recently used go first when exceeded. Default 512 MiB.
     public var sizeLimit: Int
     /// Most entries kept. Default unlimited.
@@ -25,6 +35,12 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     public var inlineThreshold: Int
     /// What a completed write survives. Default ``Durability/processCrash``.
     public var durability: Durability
+    /// Whether other processes may use the directory at the same time. Default ``ProcessSharing/exclusive``.
+    public var processSharing: ProcessSharing
+    /// A read records its time (for least-recently-used order) only when the recorded one is older than this, so
+    /// a hot key costs at most one write per interval and most reads write nothing. Default 60 s: trimming order
+    /// is exact to a minute.
+    public var accessTimeResolution: Duration
     /// How often the background trimmer checks age and free space (size and count are also checked after writes
     /// that exceed them). Default 60 s.
     public var trimInterval: Duration
@@ -35,13 +51,15 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// Creates a configuration; negative limits are treated as zero.
     public init(sizeLimit: Int = 512 << 20, countLimit: Int = .max, maxAge: Duration? = nil, minFreeDiskSpace: Int = 0,
                 inlineThreshold: Int = 20 * 1024, durability: Durability = .processCrash,
-                trimInterval: Duration = .seconds(60), orphanGracePeriod: Duration = .seconds(60)) {
+                processSharing: ProcessSharing = .exclusive, accessTimeResolution: Duration = .seconds(60), trimInterval: Duration = .seconds(60), orphanGracePeriod: Duration = .seconds(60)) {
         self.sizeLimit = max(0, sizeLimit)
         self.countLimit = max(0, countLimit)
         self.maxAge = maxAge
         self.minFreeDiskSpace = max(0, minFreeDiskSpace)
         self.inlineThreshold = max(0, inlineThreshold)
         self.durability = durability
+        self.processSharing = processSharing
+        self.accessTimeResolution = accessTimeResolution
         self.trimInterval = trimInterval
         self.orphanGracePeriod = orphanGracePeriod
     }

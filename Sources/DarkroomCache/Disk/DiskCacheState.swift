@@ -35,7 +35,7 @@ struct DiskCacheState {
             return try body(manifest!)
         } catch {
             guard error.isCorruption || error.isMovedOrGone else {
-                throw DarkroomCacheError(.database, "manifest operation failed in \(cache.directory)",
+                throw DarkroomCacheError(error.primary == 5 ? .busy : .database, "manifest operation failed in \(cache.directory)",
                                          systemMessage: error.message, underlying: error)
             }
             try reopen(cache, moveAside: error.isCorruption)
@@ -53,8 +53,7 @@ struct DiskCacheState {
         manifest = nil // closes the connection
         if moveAside { DiskCache.moveAside(cache.manifestPath) }
         let opened = try DiskCache.openManifest(directory: cache.directory, manifestPath: cache.manifestPath,
-                                                files: cache.files,
-                                                fullSync: cache.configuration.durability == .powerLoss)
+                                                files: cache.files, configuration: cache.configuration)
         manifest = opened.manifest
         identity = opened.identity
         count = opened.totals.count
@@ -88,13 +87,14 @@ extension DiskCache {
     /// Creates the directories and opens the manifest; a manifest that is corrupt, not a database or of an
     /// unknown schema is moved aside and an empty one created.
     static func openManifest(directory: String, manifestPath: String, files: ValueFiles,
-                             fullSync: Bool) throws(DarkroomCacheError) -> Opened {
+                             configuration: DiskCacheConfiguration) throws(DarkroomCacheError) -> Opened {
         try POSIX.makeDirectories(directory)
         try POSIX.makeDirectories(files.directory)
         var lastError: SQLiteError?
         for attempt in 0..<2 {
             do {
-                let manifest = try Manifest(path: manifestPath, fullSync: fullSync)
+                let manifest = try Manifest(path: manifestPath, fullSync: configuration.durability == .powerLoss,
+                                            exclusive: configuration.processSharing == .exclusive)
                 let totals = try manifest.totals()
                 return Opened(manifest: manifest, identity: POSIX.identity(manifestPath), totals: totals)
             } catch {
@@ -103,7 +103,11 @@ extension DiskCache {
                 moveAside(manifestPath)
             }
         }
-        let code: DarkroomCacheError.Code = lastError?.primary == 14 /* SQLITE_CANTOPEN */ ? .io : .database
+        let code: DarkroomCacheError.Code = switch lastError?.primary {
+        case 5, 6: .busy // SQLITE_BUSY, SQLITE_LOCKED
+        case 14: .io // SQLITE_CANTOPEN
+        default: .database
+        }
         throw DarkroomCacheError(code, "cannot open the cache manifest \(manifestPath)",
                                  systemMessage: lastError?.message, underlying: lastError)
     }
