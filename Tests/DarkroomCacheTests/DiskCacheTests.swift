@@ -132,6 +132,23 @@ struct DiskCacheTests {
         #expect(POSIX.list(dir + "/data").isEmpty)
     }
 
+    @Test("size-only verification still refuses a file of the wrong size")
+    func sizeOnlyVerification() throws {
+        let dir = try TemporaryDirectory.make()
+        defer { TemporaryDirectory.remove(dir) }
+        var config = Self.config()
+        config.fileVerification = .size
+        let cache = try DiskCache(directory: dir, configuration: config)
+        let value = SplitMix64.bytes(50_000, seed: 3)
+        try cache.set(value, forKey: "v")
+        try cache.set([1, 2, 3], forKey: "inline")
+        #expect(cache.data(forKey: "v") == value)
+        let name = try cache.state.withLock { s in try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() } }[0].filename
+        try TemporaryDirectory.write(Array(value.prefix(40_000)), to: dir + "/data/" + name)
+        #expect(cache.data(forKey: "v") == nil)
+        #expect(cache.data(forKey: "inline") == [1, 2, 3])
+    }
+
     @Test("a corrupt manifest is moved aside and the cache starts empty",
           arguments: ["garbage", "damaged pages"])
     func corruptDatabase(kind: String) throws {

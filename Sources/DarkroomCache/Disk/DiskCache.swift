@@ -101,7 +101,8 @@ public final class DiskCache: Sendable {
             } else {
                 bytes = []
             }
-            guard bytes.count == record.size, XXHash64.hash(bytes) == record.checksum else {
+            let checksummed = record.filename == nil || configuration.fileVerification == .checksum
+            guard bytes.count == record.size, !checksummed || XXHash64.hash(bytes) == record.checksum else {
                 discard(key, record, deleteFile: true)
                 return nil
             }

@@ -19,10 +19,12 @@ struct DiskBench {
             let keys = (0..<size.count).map { "https://images.example.com/photos/\($0).jpg?w=256" }
             var samples: [String: [Double]] = [:]
             for r in 0..<repeats {
-                for side in ["disk", "files", "files_fsync"] {
+                let sides = size.bytes > 20 * 1024 ? ["disk", "disk_sizeonly", "files", "files_fsync"] : ["disk", "files", "files_fsync"]
+                for side in sides {
                     let dir = root + "/\(side)-\(size.label)-\(r)"
-                    let store: any BenchStore = side == "disk"
-                        ? try DiskStore(dir: dir) : FileStore(dir: dir, fsync: side == "files_fsync")
+                    let store: any BenchStore = side.hasPrefix("disk")
+                        ? try DiskStore(dir: dir, verification: side == "disk" ? .checksum : .size)
+                        : FileStore(dir: dir, fsync: side == "files_fsync")
                     let w0 = ProcessStats.now()
                     for (i, key) in keys.enumerated() { try store.write(values[i % values.count], key: key) }
                     let w = Double(keys.count) / (ProcessStats.now() - w0)
@@ -95,8 +97,8 @@ protocol BenchStore {
 /// DiskCache with no limits that would trim during the run.
 struct DiskStore: BenchStore {
     let cache: DiskCache
-    init(dir: String) throws {
-        cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max))
+    init(dir: String, verification: DiskCacheConfiguration.FileVerification) throws {
+        cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, fileVerification: verification))
     }
     func write(_ bytes: [UInt8], key: String) throws { try cache.set(bytes, forKey: key) }
     func read(_ key: String) -> [UInt8]? { cache.data(forKey: key) }
