@@ -95,20 +95,27 @@ struct DiskCacheTests {
     }
 
     @Test("values older than maxAge read as absent and are removed")
-    func age() async throws {
+    func age() throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
-        // (Ages of seconds: the suites run in parallel with the crash test, so a sub-second age could pass unseen.)
-        let cache = try DiskCache(directory: dir, configuration: Self.config(maxAge: .seconds(2)))
-        try await cache.set([1, 2, 3], forKey: "old")
+        // Given a 10 s age limit and a clock the test moves
+        let time = Locked<Double>(1_000_000)
+        let cache = try DiskCache(directory: dir, configuration: Self.config(maxAge: .seconds(10)),
+                                  clock: { time.withLock { $0 } })
+        try cache.set([1, 2, 3], forKey: "old")
         #expect(cache.contains("old"))
-        try await Task.sleep(for: .milliseconds(2500))
-        try await cache.set([4], forKey: "new")
-        #expect(await cache.data(forKey: "old") == nil)
+        // When 6 s pass, another is written, and 5 more pass
+        time.withLock { $0 += 6 }
+        try cache.set([4], forKey: "new")
+        time.withLock { $0 += 5 }
+        // Then the first is stale, the second fresh
+        #expect(cache.data(forKey: "old") == nil)
         #expect(!cache.contains("old"))
+        #expect(cache.data(forKey: "new") == [4])
+        // And removeExpired deletes the stale row
         try cache.removeExpired()
         #expect(cache.statistics.count == 1)
-        #expect(await cache.data(forKey: "new") == [4])
+        #expect(cache.data(forKey: "new") == [4])
     }
 
     @Test("a damaged, truncated or foreign value file reads as absent, never as wrong bytes")
@@ -220,9 +227,12 @@ struct DiskCacheTests {
                 (error as? DarkroomCacheError)?.code == .busy
             }
         }
-        // Once released, shared instances coexist and see each other's writes
-        let a = try DiskCache(directory: dir, configuration: Self.config(sharing: .shared))
-        let b = try DiskCache(directory: dir, configuration: Self.config(sharing: .shared))
+        // Once released, shared instances coexist and see each other's writes (with the default grace period,
+        // so one never reaps the other's file between its write and its commit)
+        var shared = Self.config(sharing: .shared)
+        shared.orphanGracePeriod = .seconds(60)
+        let a = try DiskCache(directory: dir, configuration: shared)
+        let b = try DiskCache(directory: dir, configuration: shared)
         #expect(b.data(forKey: "a") == [1])
         try a.set(SplitMix64.bytes(30_000, seed: 5), forKey: "big")
         try b.set([2], forKey: "small")

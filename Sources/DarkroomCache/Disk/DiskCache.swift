@@ -35,6 +35,8 @@ public final class DiskCache: Sendable {
     public let configuration: DiskCacheConfiguration
 
     let manifestPath: String
+    /// Wall-clock seconds for modification and access times (shared by processes, so not monotonic).
+    let clock: @Sendable () -> Double
     let files: ValueFiles
     let state: Locked<DiskCacheState>
     let maintenance = DispatchQueue(label: "darkroom.disk-cache.maintenance", qos: .utility)
@@ -49,7 +51,13 @@ public final class DiskCache: Sendable {
     /// throws ``DarkroomCacheError`` with code `io` only when the directory cannot be created or written.
     /// Starts a background timer (every ``DiskCacheConfiguration/trimInterval``) that trims by age and free space
     /// and reaps orphan files; the first run is scheduled at once.
-    public init(directory: String, configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
+    public convenience init(directory: String, configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
+        try self.init(directory: directory, configuration: configuration, clock: POSIX.wallClock)
+    }
+
+    /// Opens the cache with `clock` (wall-clock seconds) stamping writes and reads; for tests.
+    init(directory: String, configuration: DiskCacheConfiguration, clock: @escaping @Sendable () -> Double) throws(DarkroomCacheError) {
+        self.clock = clock
         var dir = directory
         while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }
         self.directory = dir
@@ -121,7 +129,7 @@ public final class DiskCache: Sendable {
 
     /// The row for `key` if fresh, recording the access for the batched access-time update.
     private func lookup(_ key: String) -> Manifest.Record? {
-        let now = POSIX.wallClock()
+        let now = clock()
         let (record, flush) = state.withLock { s -> (Manifest.Record?, Bool) in
             guard let r = try? s.withManifest(self, { m throws(SQLiteError) in try m.record(forKey: key) }) else {
                 return (nil, false)
@@ -177,7 +185,7 @@ public final class DiskCache: Sendable {
                 throw error
             }
         }
-        let now = POSIX.wallClock(), size = bytes.count
+        let now = clock(), size = bytes.count
         let inlineBytes = BorrowedBytes(buffer: inline ? bytes : nil)
         let result = state.withLock { s -> Result<(Manifest.Replaced?, Bool), DarkroomCacheError> in
             defer { if let filename { s.inFlight.remove(filename) } }
@@ -255,7 +263,7 @@ public final class DiskCache: Sendable {
 
     /// Entries written before this wall-clock time are stale.
     func oldestFresh() -> Double {
-        configuration.maxAge.map { POSIX.wallClock() - $0.seconds } ?? -Double.infinity
+        configuration.maxAge.map { clock() - $0.seconds } ?? -Double.infinity
     }
 }
 
