@@ -30,7 +30,7 @@ struct BenchCacheCommand: ParsableCommand {
         for (k, v) in MemoryBench(ops: memoryOps, repeats: repeats).run() { result[k] = v }
         let scratch = dir ?? NSTemporaryDirectory() + "darkroom-bench-cache-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let disk = DiskBench(root: scratch, repeats: max(1, repeats / 2))
+        let disk = DiskBench(root: scratch, repeats: repeats)
         for (k, v) in try disk.run() { result[k] = v }
         if thresholdSweep { result["threshold_sweep"] = try disk.thresholdSweep() }
         if json {
