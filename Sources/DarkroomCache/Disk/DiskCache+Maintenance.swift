@@ -78,17 +78,22 @@ extension DiskCache {
 
     // MARK: Background work
 
-    /// Starts the maintenance timer: at once, then every ``DiskCacheConfiguration/trimInterval``.
+    /// Starts the maintenance timer: at once (trim, then reap orphans), then every
+    /// ``DiskCacheConfiguration/trimInterval`` (trim).
     func startMaintenance() {
         let ns = Int(min(configuration.trimInterval.nanoseconds, UInt64(Int.max)))
         state.withLock { s in
             let timer = DispatchSource.makeTimerSource(queue: maintenance)
             timer.schedule(deadline: .now(), repeating: .nanoseconds(max(ns, 1_000_000)), leeway: .milliseconds(100))
+            // Orphans come from crashes, so they are reaped once, in the first run after open (a full table scan);
+            // later runs only trim.
+            var first = true
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
                 self.flush()
                 self.trimToLimits()
-                self.reapOrphans()
+                if first { self.reapOrphans() }
+                first = false
             }
             timer.resume()
             s.timer = timer
