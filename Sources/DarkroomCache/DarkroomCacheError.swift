@@ -36,6 +36,7 @@ public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// `code: message (system: …) (cause: …)`, one line.
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let systemMessage, !systemMessage.isEmpty { text += " (system: \(systemMessage))" }

@@ -25,7 +25,8 @@ struct DiskCacheCrashTests {
 
     @Test("kill -9 at random moments: every key reads absent or as one whole value written")
     func killedWriters() throws {
-        let binary = try #require(Self.writerBinary(), "darkroom executable not found beside the tests; run `swift build --build-tests` or set DARKROOM_BIN")
+        let binary = try #require(Self.writerBinary(),
+                                  "darkroom not found beside the tests; run `swift build --build-tests` or set DARKROOM_BIN")
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
         var rng = SplitMix64(state: 2024)
@@ -58,7 +59,8 @@ struct DiskCacheCrashTests {
             #expect(!POSIX.list(dir + "/data").contains { $0.name.hasPrefix("tmp-") })
         }
         let seconds = Date().timeIntervalSince(started)
-        print("crash test: \(Self.rounds) rounds, \(killed) writers killed, \(present) values read whole, \(absent) absent, \(torn) torn, \(String(format: "%.1f", seconds)) s")
+        print("crash test: \(Self.rounds) rounds, \(killed) writers killed, \(present) values read whole, "
+              + "\(absent) absent, \(torn) torn, \(String(format: "%.1f", seconds)) s")
         #expect(torn == 0)
         #expect(killed == Self.rounds)
         #expect(present > 0)

@@ -6,10 +6,11 @@ import Synchronization
 ///
 /// **Costs.** A read of an inline value (≤ ``DiskCacheConfiguration/inlineThreshold``, 20 KiB by default) is one
 /// indexed SQLite lookup; a larger value adds one file read. Every value is checked against its stored size and
-/// XXH64 checksum before it is returned (about 0.1 ms per MB). A write is one SQLite transaction, plus, for a large
-/// value, a file written, fsynced and renamed before the row commits. Read times are recorded in batches off the
-/// read path. Calls block the calling thread on disk I/O: call them off a render loop, or use the `async`
-/// variants, which run on a private I/O queue.
+/// XXH64 checksum before it is returned (about 0.07 ms per MB; see ``DiskCacheConfiguration/fileVerification``).
+/// A write is one SQLite transaction, plus, for a large value, a file written, fsynced and renamed before the row
+/// commits. A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key,
+/// written in batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
+/// or use the `async` variants, which run on a private I/O queue.
 ///
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any
 /// moment, a read returns the old value, the new value or nothing. Files are named once and never rewritten;
@@ -21,13 +22,14 @@ import Synchronization
 /// under a running process is recreated by the next write.
 ///
 /// **Threads and processes.** Safe for concurrent use within a process (one SQLite connection behind a lock;
-/// file reads and writes happen outside it). Several processes may share a directory: SQLite's locking keeps the
-/// manifest consistent, every read is verified, and a process never reaps a file younger than
-/// ``DiskCacheConfiguration/orphanGracePeriod``; but each process trims by its own limits, and a value one process
-/// writes may be evicted or replaced by another at any time (last writer wins). Don't share a directory between
-/// processes with different limits.
+/// file reads and writes happen outside it). Across processes, ``DiskCacheConfiguration/processSharing`` decides:
+/// `.exclusive` (default) holds the directory until the cache is released and another process's open fails with
+/// code `busy`; `.shared` lets several processes use it at once — SQLite's locking keeps the manifest consistent
+/// and every read is verified, but each process trims by its own limits, any process may replace or evict a value
+/// another wrote (last writer wins), and orphan files are reaped only after
+/// ``DiskCacheConfiguration/orphanGracePeriod``. Don't share a directory between processes with different limits.
 ///
-/// Layout: `DIR/manifest.sqlite` (+ `-wal`, `-shm`) and `DIR/data/<random name>`.
+/// Layout: `DIR/manifest.sqlite` (+ `-wal`; `-shm` when shared) and `DIR/data/<random name>`.
 public final class DiskCache: Sendable {
     /// The cache directory.
     public let directory: String
@@ -51,12 +53,14 @@ public final class DiskCache: Sendable {
     /// throws ``DarkroomCacheError`` with code `io` only when the directory cannot be created or written.
     /// Starts a background timer (every ``DiskCacheConfiguration/trimInterval``) that trims by age and free space
     /// and reaps orphan files; the first run is scheduled at once.
-    public convenience init(directory: String, configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
+    public convenience init(directory: String,
+                            configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
         try self.init(directory: directory, configuration: configuration, clock: POSIX.wallClock)
     }
 
     /// Opens the cache with `clock` (wall-clock seconds) stamping writes and reads; for tests.
-    init(directory: String, configuration: DiskCacheConfiguration, clock: @escaping @Sendable () -> Double) throws(DarkroomCacheError) {
+    init(directory: String, configuration: DiskCacheConfiguration,
+         clock: @escaping @Sendable () -> Double) throws(DarkroomCacheError) {
         self.clock = clock
         var dir = directory
         while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }

@@ -123,7 +123,10 @@ struct Statement {
 
     func bind(_ index: Int32, _ bytes: [UInt8]?) {
         guard let bytes else { return bindNull(index) }
-        _ = bytes.withUnsafeBytes { sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), SQLITE_TRANSIENT) }
+        _ = bytes.withUnsafeBytes {
+            sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count),
+                                SQLITE_TRANSIENT)
+        }
     }
 
     /// Steps through every row, calling `row` for each, then resets.

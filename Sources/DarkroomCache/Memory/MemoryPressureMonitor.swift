@@ -10,6 +10,7 @@ public enum MemoryPressureLevel: Int, Sendable, Comparable, CaseIterable {
     /// Available memory below the critical fraction: caches should empty.
     case critical
 
+    /// Orders levels from `.normal` to `.critical`.
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 

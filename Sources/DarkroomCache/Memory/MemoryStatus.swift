@@ -63,6 +63,8 @@ public struct SystemMemoryStatusReader: MemoryStatusReading {
         self.root = root.hasSuffix("/") ? root : root + "/"
     }
 
+    /// Reads MemTotal and MemAvailable, then this process's cgroup (v2 path from `/proc/self/cgroup`, else the
+    /// root; then v1). `nil` when none of the files exist.
     public func read() -> MemoryStatus? {
         var status = MemoryStatus()
         if let meminfo = SmallFile.text(root + "proc/meminfo") {

@@ -41,8 +41,10 @@ struct DiskBench {
                 }
             }
             for (k, v) in samples { out[k] = median(v) }
-            out["disk_vs_files_write_\(size.label)"] = median(samples["disk_write_\(size.label)_ops"]!) / median(samples["files_write_\(size.label)_ops"]!)
-            out["disk_vs_files_read_\(size.label)"] = median(samples["disk_read_\(size.label)_ops"]!) / median(samples["files_read_\(size.label)_ops"]!)
+            for op in ["write", "read"] {
+                out["disk_vs_files_\(op)_\(size.label)"] =
+                    median(samples["disk_\(op)_\(size.label)_ops"]!) / median(samples["files_\(op)_\(size.label)_ops"]!)
+            }
         }
         // Verification cost: XXH64 over 1 MiB, the part of a 1 MB read the plain file read does not do.
         let mb = [UInt8](repeating: 7, count: 1 << 20)
