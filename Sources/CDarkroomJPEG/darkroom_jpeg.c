@@ -64,7 +64,9 @@ static void dr_emit_message(j_common_ptr cinfo, int msg_level) {
     cinfo->err->num_warnings++;
     err->warnings++;
     (*cinfo->err->format_message)(cinfo, err->message);
-    if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    // JWRN_JPEG_EOF: the bytes ran out. JWRN_HIT_MARKER: the entropy-coded data ended at a marker (often an
+    // EOI appended to a cut file) before every block was decoded. Both leave gray where the image should be.
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER) {
         err->truncated = 1;
         if (err->strict) {
             err->status = DR_JPEG_ERR_TRUNCATED;

@@ -116,8 +116,9 @@ struct ThumbPlan {
                     let full = root + "/" + rel
                     var sub: ObjCBool = false
                     guard fm.fileExists(atPath: full, isDirectory: &sub), !sub.boolValue else { continue }
-                    // Folders may hold other files: keep those whose magic bytes are an image.
-                    guard (try? ImageProber.probe(fileAt: full)) != nil else { skipped += 1; continue }
+                    // Folders may hold other files: keep those whose magic bytes name an image format (a broken
+                    // image still counts, and fails).
+                    guard Self.looksLikeImage(full) else { skipped += 1; continue }
                     found.append((full, rel))
                 }
             } else {
@@ -138,6 +139,16 @@ struct ThumbPlan {
         let directories = Set(jobs.map { ($0.stem as NSString).deletingLastPathComponent })
         for dir in directories { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         if jobs.isEmpty { try fm.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true) }
+    }
+}
+
+extension ThumbPlan {
+    /// Whether the file's first bytes are the magic of a format Darkroom decodes.
+    static func looksLikeImage(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 16)) ?? Data()
+        return head.withUnsafeBytes { ImageProber.format(of: $0) } != nil
     }
 }
 

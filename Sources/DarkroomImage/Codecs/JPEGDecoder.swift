@@ -30,13 +30,14 @@ struct JPEGDecoder: CodecDecoder {
         let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh, format: working,
                                              isOpaque: true, filter: options.filter)
         if destination.isDirect && !isCMYK {
-            // Straight into the bitmap's rows: no intermediate copy.
+            // Straight into the bitmap's rows, all in one call: no intermediate copy, and libjpeg gets the
+            // row pointers it needs to upsample 2 rows at a time without its spare-row copy.
             let bitmap = destination.bitmap
             var y = 0
             while y < sh {
                 var read: Int32 = 0
                 try Self.check(dr_jpeg_read_rows(d, bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow,
-                                                 Int32(min(Self.stripRows, sh - y)), &read), d, "decoding rows")
+                                                 Int32(sh - y), &read), d, "decoding rows")
                 guard read > 0 else { break }
                 y += Int(read)
             }

@@ -28,11 +28,18 @@ struct BenchDecodeCommand: ParsableCommand {
             let turbo = try TurboJPEG(bytes)
             // Interleave ours and theirs so drift on this shared machine hits both alike.
             var ours = [Double](), theirs = [Double](), oursThumb = [Double](), theirsEighth = [Double]()
-            for _ in 0..<iterations {
-                theirs.append(try time { try turbo.decode(scaleDenominator: 1) })
-                ours.append(try time { _ = try decoder.decode(bytes) })
-                theirsEighth.append(try time { try turbo.decode(scaleDenominator: 8) })
-                oursThumb.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
+            for i in 0..<iterations {
+                // Alternate which goes first, so neither always inherits the other's cache and page state.
+                let pair: [() throws -> Void] = [
+                    { theirs.append(try time { try turbo.decode(scaleDenominator: 1) }) },
+                    { ours.append(try time { _ = try decoder.decode(bytes) }) },
+                ]
+                for step in (i % 2 == 0 ? pair : pair.reversed()) { try step() }
+                let thumbs: [() throws -> Void] = [
+                    { theirsEighth.append(try time { try turbo.decode(scaleDenominator: 8) }) },
+                    { oursThumb.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) }) },
+                ]
+                for step in (i % 2 == 0 ? thumbs : thumbs.reversed()) { try step() }
             }
             PixelMemory.resetPeak()
             let base = PixelMemory.currentBytes
