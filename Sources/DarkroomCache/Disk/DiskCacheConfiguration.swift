@@ -42,7 +42,7 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// The cache trims itself while the file system has less free space than this. Default 0: no such limit.
     public var minFreeDiskSpace: Int
     /// Values of at most this many bytes are stored inside SQLite; larger ones as files beside it. Default 20 KiB,
-    /// measured: see docs/PERFORMANCE-cache.md.
+    /// measured: see docs/PERFORMANCE.md ("Caches").
     public var inlineThreshold: Int
     /// What a completed write survives. Default ``Durability/processCrash``.
     public var durability: Durability
