@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DarkroomImage", targets: ["DarkroomImage"]),
+        .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
@@ -37,6 +38,9 @@ let package = Package(
         .systemLibrary(
             name: "CGIF", pkgConfig: "libgif",
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
@@ -46,10 +50,11 @@ let package = Package(
         .target(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
+        .target(name: "DarkroomCache", dependencies: ["CSQLite"]),
         .target(
             name: "Darkroom",
             dependencies: [
-                "DarkroomImage",
+                "DarkroomImage", "DarkroomCache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -59,16 +64,17 @@ let package = Package(
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "Darkroom", "CTurboJPEG",
+                "DarkroomImage", "DarkroomCache", "Darkroom", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Tests
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
+        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
-                "Darkroom", "DarkroomImage",
+                "Darkroom", "DarkroomImage", "DarkroomCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

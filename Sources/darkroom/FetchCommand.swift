@@ -1,5 +1,6 @@
 import ArgumentParser
 import Darkroom
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -19,6 +20,10 @@ struct FetchCommand: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Issue each request K times.") var repeatCount: Int = 1
     @Option(help: "Requests in flight at once.") var concurrency: Int = 8
     @Option(help: "Most decodes at once (default: active cores).") var decodeLimit: Int?
+    @Option(help: "Disk cache directory for original and processed bytes (created if missing; default: none).")
+    var diskCache: String?
+    @Flag(help: "Skip the memory cache (every repeat that is not in flight at once goes to the next layer).")
+    var noMemoryCache = false
     @Flag(help: "One JSON object per request; the last line is a JSON summary.") var json = false
 
     func validate() throws {
@@ -45,7 +50,14 @@ struct FetchCommand: ParsableCommand {
         }
         if let out { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
 
-        var config = ImagePipeline.Configuration(imageCache: FetchCommand.makeMemoryCache())
+        var config = ImagePipeline.Configuration(imageCache: noMemoryCache ? nil : FetchCommand.makeMemoryCache())
+        if let diskCache {
+            do {
+                config.dataCache = try DiskCache(directory: diskCache)
+            } catch {
+                throw ValidationError("cannot open the disk cache at \(diskCache): \(error)")
+            }
+        }
         if let decodeLimit { config.processingLimit = max(1, decodeLimit) }
         let pipeline = ImagePipeline(configuration: config)
         let start = ProcessStats.now()
@@ -181,7 +193,6 @@ enum FetchRunner {
 }
 
 extension FetchCommand {
-    /// The CLI's memory cache. Until DarkroomCache (issue 3) lands there is none, so repeats share only while in
-    /// flight; after the merge this returns a `MemoryCache` with its default limits.
-    static func makeMemoryCache() -> (any ImageCaching)? { nil }
+    /// The CLI's memory cache: DarkroomCache's `MemoryCache` with its default limits (1/8 of available memory).
+    static func makeMemoryCache() -> (any ImageCaching)? { MemoryCache<ImageCacheKey, ImageContainer>() }
 }

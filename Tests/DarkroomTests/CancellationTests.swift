@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -37,12 +38,14 @@ struct CancellationTests {
         let server = try await TestServer.start()
         server.register("a", TestImages.jpeg(width: 128, height: 128))
         let pipeline = makePipeline()
-        let request = ImageRequest(url: server.url("/img/a?delay=150"))
+        server.hold("a")
+        let request = ImageRequest(url: server.url("/img/a?hold=a"))
         let first = pipeline.loadImage(with: request) { _ in }
         let second = Task { try await pipeline.image(for: request) }
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await eventually { pipeline.statistics.requests == 2 })
 
         first.cancel()
+        server.release("a")
 
         let response = try await second.value
         #expect(response.bitmap?.width == 128)

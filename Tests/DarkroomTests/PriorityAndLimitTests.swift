@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -32,21 +33,29 @@ struct PriorityAndLimitTests {
         let server = try await TestServer.start()
         for i in 0..<8 { server.register("p\(i)", TestImages.jpeg(seed: i)) }
         let pipeline = makePipeline(memory: false, perHostLimit: 2)
+        server.hold("p")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<8 {
-                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?delay=60"))) }
+                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?hold=p"))) }
             }
+            #expect(await eventually { pipeline.statistics.requests == 8 && server.snapshot.inFlight == 2 })
+            server.release("p")
             try await group.waitForAll()
         }
         #expect(server.snapshot.maxInFlight == 2)
         #expect(pipeline.network.highWater(host: "127.0.0.1") == 2)
         // Two hostnames for the same server are two hosts: 4 at once with a per-host limit of 2.
         let before = server.snapshot.requests.values.reduce(0, +)
+        server.hold("q")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<8 {
                 let host = i % 2 == 0 ? "127.0.0.1" : "localhost"
-                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?delay=80&v=2", host: host))) }
+                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?hold=q", host: host))) }
             }
+            #expect(await eventually { server.snapshot.inFlight == 4 })
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(server.snapshot.inFlight == 4)
+            server.release("q")
             try await group.waitForAll()
         }
         #expect(server.snapshot.requests.values.reduce(0, +) - before == 8)
@@ -59,7 +68,8 @@ struct PriorityAndLimitTests {
         let server = try await TestServer.start()
         for name in ["block", "low", "normal", "high", "raised"] { server.register(name, TestImages.jpeg()) }
         let pipeline = makePipeline(memory: false, perHostLimit: 1)
-        let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?delay=150"))) }
+        server.hold("block")
+        let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?hold=block"))) }
         #expect(await eventually { server.requests("/img/block") == 1 })
         var tasks: [ImageTask] = []
         let done = Atomic(0)
@@ -69,6 +79,7 @@ struct PriorityAndLimitTests {
             })
         }
         tasks[2].priority = .veryHigh
+        server.release("block")
         _ = try await blocker.value
         #expect(await eventually { done.load(ordering: .relaxed) == 4 })
         #expect(server.snapshot.order == ["/img/block", "/img/raised", "/img/high", "/img/normal", "/img/low"])
@@ -127,8 +138,10 @@ struct PriorityAndLimitTests {
         let pipeline = makePipeline(memory: false)
         let seen = Locked<[Int]>([])
         pipeline.networkActivity.observe { n in seen.withLock { $0.append(n) } }
-        let t = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/a?delay=200"))) }
+        server.hold("a")
+        let t = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/a?hold=a"))) }
         #expect(await eventually { pipeline.networkActivity.published == 1 })
+        server.release("a")
         _ = try await t.value
         #expect(await eventually { pipeline.networkActivity.published == 0 })
         #expect(seen.withLock { $0 } == [1, 0])

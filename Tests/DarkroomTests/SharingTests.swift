@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Testing
@@ -11,11 +12,14 @@ struct SharingTests {
         let server = try await TestServer.start()
         server.register("a", TestImages.jpeg())
         let pipeline = makePipeline(memory: false)
-        let request = ImageRequest(url: server.url("/img/a?delay=200"), size: .maxPixelSize(32))
+        server.hold("a")
+        let request = ImageRequest(url: server.url("/img/a?hold=a"), size: .maxPixelSize(32))
 
-        // When 50 callers ask for it at once
+        // When 50 callers ask for it at once (the server answers once all 50 have asked)
         let responses = try await withThrowingTaskGroup(of: ImageResponse.self) { group in
             for _ in 0..<50 { group.addTask { try await pipeline.image(for: request) } }
+            #expect(await eventually { pipeline.statistics.requests == 50 })
+            server.release("a")
             return try await group.reduce(into: []) { $0.append($1) }
         }
 
@@ -37,7 +41,8 @@ struct SharingTests {
         let server = try await TestServer.start()
         server.register("a", TestImages.jpeg(width: 200, height: 100))
         let pipeline = makePipeline(memory: false)
-        let url = server.url("/img/a?delay=150")
+        server.hold("a")
+        let url = server.url("/img/a?hold=a")
 
         // When it is requested at three sizes, and twice more at one size with different processors
         let requests = [
@@ -51,6 +56,8 @@ struct SharingTests {
             for (i, r) in requests.enumerated() {
                 group.addTask { let b = try await pipeline.image(for: r).bitmap!; return (i, b.width, b.height) }
             }
+            #expect(await eventually { pipeline.statistics.requests == 5 })
+            server.release("a")
             return try await group.reduce(into: [Int: (Int, Int)]()) { $0[$1.0] = ($1.1, $1.2) }
         }
 
@@ -73,10 +80,14 @@ struct SharingTests {
         server.register("a", TestImages.jpeg())
         var config = ImagePipeline.Configuration(dataLoader: HTTPDataLoader())
         config.isSharingEnabled = false
+        config.perHostLimit = 10
         let pipeline = ImagePipeline(configuration: config)
-        let request = ImageRequest(url: server.url("/img/a?delay=100"))
+        server.hold("a")
+        let request = ImageRequest(url: server.url("/img/a?hold=a"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<10 { group.addTask { _ = try await pipeline.image(for: request) } }
+            #expect(await eventually { server.requests("/img/a") == 10 })
+            server.release("a")
             try await group.waitForAll()
         }
         #expect(server.requests("/img/a") == 10)

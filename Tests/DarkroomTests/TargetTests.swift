@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -151,7 +152,8 @@ struct PrefetcherTests {
         let server = try await TestServer.start()
         for name in ["block", "other", "wanted"] { server.register(name, TestImages.jpeg()) }
         let pipeline = makePipeline(perHostLimit: 1)
-        let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?delay=600"))) }
+        server.hold("block")
+        let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?hold=block"))) }
         #expect(await eventually { server.requests("/img/block") == 1 })
         let other = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/other"))) }
         #expect(await eventually { pipeline.fetchJobs.count == 2 })
@@ -164,9 +166,12 @@ struct PrefetcherTests {
         // When the app asks for the prefetched image at high priority
         var real = wanted
         real.priority = .high
-        let response = try await pipeline.image(for: real)
+        let realTask = Task { try await pipeline.image(for: real) }
 
         // Then it shared the prefetch's fetch, which jumped ahead of the normal request
+        #expect(await eventually { pipeline.statistics.sharedRequests >= 1 })
+        server.release("block")
+        let response = try await realTask.value
         #expect(response.bitmap != nil)
         #expect(server.requests("/img/wanted") == 1)
         #expect(pipeline.statistics.sharedRequests >= 1)

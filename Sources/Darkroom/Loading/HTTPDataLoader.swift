@@ -50,6 +50,9 @@ public final class HTTPDataLoader: DataLoading {
             timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9)),
                            read: .nanoseconds(Int64(configuration.readTimeout * 1e9))))
         config.decompression = .disabled
+        // The pipeline's NetworkScheduler is the per-host limiter; AsyncHTTPClient's own soft limit (8) must not
+        // be a second, hidden one.
+        config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: config)
     }
 

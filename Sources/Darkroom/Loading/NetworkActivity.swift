@@ -1,3 +1,4 @@
+import DarkroomCache
 import Dispatch
 
 /// The number of network transfers running, published after a short debounce (the seeds' network-activity

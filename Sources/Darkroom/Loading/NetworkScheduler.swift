@@ -1,3 +1,5 @@
+import DarkroomCache
+
 /// Admits network transfers under a total limit and a per-host limit, highest priority first (FIFO within a
 /// level), and reports the number running to a ``NetworkActivity``.
 ///

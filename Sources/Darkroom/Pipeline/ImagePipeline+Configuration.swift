@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Logging
@@ -58,9 +59,11 @@ extension ImagePipeline {
         /// Unix time, replaceable in tests of HTTP freshness.
         public var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
 
-        /// A configuration with the documented defaults: the given caches and an ``HTTPDataLoader``.
-        public init(imageCache: (any ImageCaching)? = nil, dataCache: (any DataCaching)? = nil,
-                    dataLoader: (any DataLoading)? = nil) {
+        /// A configuration with the documented defaults: a new DarkroomCache `MemoryCache` (1/8 of available
+        /// memory) unless another cache or `nil` is given, the given disk cache (none by default), and an
+        /// ``HTTPDataLoader``.
+        public init(imageCache: (any ImageCaching)? = MemoryCache<ImageCacheKey, ImageContainer>(),
+                    dataCache: (any DataCaching)? = nil, dataLoader: (any DataLoading)? = nil) {
             self.imageCache = imageCache
             self.dataCache = dataCache
             self.dataLoader = dataLoader ?? HTTPDataLoader()

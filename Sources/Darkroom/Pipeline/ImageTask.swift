@@ -1,3 +1,5 @@
+import DarkroomCache
+
 /// One caller's handle on a request in flight: cancel it, or change its priority.
 ///
 /// Cancelling leaves the shared work; the work itself stops only when its last waiter leaves. After

@@ -1,3 +1,5 @@
+import DarkroomCache
+
 /// Warms the caches for images about to be needed: a list of requests at low priority, a few at a time.
 ///
 /// Prefetched images go into the caches only (nothing is delivered). A real request for the same image while its

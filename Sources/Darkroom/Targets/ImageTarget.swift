@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 
 /// Anything that shows an image: a cell, a view model, a test double.

@@ -1,3 +1,5 @@
+import DarkroomCache
+
 /// What a shared job tells its waiters: progress, previews, then exactly one final result.
 enum JobEvent<Value: Sendable>: Sendable {
     case progress(completed: Int64, total: Int64?)

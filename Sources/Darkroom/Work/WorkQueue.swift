@@ -1,3 +1,4 @@
+import DarkroomCache
 import Dispatch
 import Foundation
 

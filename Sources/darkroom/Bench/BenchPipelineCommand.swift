@@ -1,5 +1,6 @@
 import ArgumentParser
 import Darkroom
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -121,7 +122,7 @@ struct BenchPipelineCommand: ParsableCommand {
 
     /// The memory caches compared.
     static func caches() -> [(String, any ImageCaching)] {
-        [("locked_dictionary", LockedDictionaryImageCache())]
+        [("memory_cache", MemoryCache<ImageCacheKey, ImageContainer>()), ("locked_dictionary", LockedDictionaryImageCache())]
     }
 }
 

@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -70,8 +71,9 @@ final class TestDataCache: DataCaching {
     func entry(_ key: String) -> CachedData? { entries.withLock { $0[key] } }
 }
 
-/// Polls `condition` every 5 ms for up to `seconds`; returns whether it became true.
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` every 5 ms for up to `seconds` (generous: the whole suite shares 2 cores with the other
+/// test targets); returns whether it became true.
+func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
     let deadline = monotonicSeconds() + seconds
     while monotonicSeconds() < deadline {
         if condition() { return true }
@@ -86,8 +88,8 @@ func makePipeline(memory: Bool = true, disk: TestDataCache? = nil, processingLim
                   http: (inout HTTPDataLoader.Configuration) -> Void = { _ in }) -> ImagePipeline {
     var loaderConfig = HTTPDataLoader.Configuration()
     loaderConfig.connectTimeout = 2
-    loaderConfig.readTimeout = 2
-    loaderConfig.totalTimeout = 10
+    loaderConfig.readTimeout = 15
+    loaderConfig.totalTimeout = 30
     loaderConfig.retryBaseDelay = 0.01
     loaderConfig.retryMaxDelay = 0.05
     http(&loaderConfig)

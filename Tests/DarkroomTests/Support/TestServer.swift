@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Foundation
 import NIOCore
@@ -9,7 +10,7 @@ import NIOPosix
 /// purpose. Every wait is bounded, so a test can never hang on it.
 ///
 /// Routes (query `?v=` makes distinct URLs for the same content):
-/// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `slow=MS` between 1 KiB chunks;
+/// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks;
 ///   `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match;
 ///   `nostore=1` sends `Cache-Control: no-store`.
 /// - `/html`: an HTML page served as `image/jpeg`.
@@ -34,6 +35,12 @@ final class TestServer: Sendable {
     private let stats = Locked(Stats())
     private let images = Locked<[String: [UInt8]]>([:])
     private let flaky = Locked<[String: Int]>([:])
+    private let holds = Locked<Set<String>>([])
+
+    /// Requests with `hold=NAME` wait (at most 20 s) before answering until ``release(_:)``: lets a test line up
+    /// concurrent requests deterministically instead of racing a delay.
+    func hold(_ name: String) { holds.withLock { _ = $0.insert(name) } }
+    func release(_ name: String) { holds.withLock { _ = $0.remove(name) } }
 
     static func start() async throws -> TestServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -107,6 +114,9 @@ final class TestServer: Sendable {
         }
         defer { stats.withLock { $0.inFlight -= 1 } }
         if let ms = query["delay"].flatMap(Int.init) { try await Task.sleep(for: .milliseconds(ms)) }
+        if let name = query["hold"] {
+            for _ in 0..<4_000 where holds.withLock({ $0.contains(name) }) { try await Task.sleep(for: .milliseconds(5)) }
+        }
 
         func send(_ status: HTTPResponseStatus, _ headers: [(String, String)], _ body: [UInt8], chunkDelayMS: Int? = nil) async throws {
             var h = HTTPHeaders(headers)
