@@ -68,9 +68,11 @@ struct HTTPTests {
         let error = await failure(pipeline, server.url("/huge"))
         #expect(error?.code == .responseTooLarge)
         #expect(error?.message.contains("announces") == true)
-        // The server stops when the connection closes; far less than 300 MB ever left it.
+        // The server stops when the connection closes; far less than 300 MB ever left it (3–10 MB alone — socket
+        // buffers and the client's one-chunk read-ahead until the close lands — up to ~40 MB with every test
+        // target running at once on 2 cores).
         #expect(await eventually { server.snapshot.inFlight == 0 })
-        #expect(server.bytesSent("/huge") < 32 << 20)
+        #expect(server.bytesSent("/huge") < 64 << 20)
         await server.stop()
     }
 
@@ -82,7 +84,7 @@ struct HTTPTests {
         #expect(error?.code == .responseTooLarge)
         #expect(error?.message.contains("streamed past") == true)
         #expect(await eventually { server.snapshot.inFlight == 0 })
-        #expect(server.bytesSent("/huge-stream") < 32 << 20)
+        #expect(server.bytesSent("/huge-stream") < 64 << 20)
         #expect(server.snapshot.closedEarly["/huge-stream"] == 1)
         await server.stop()
     }
