@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DarkroomImage", targets: ["DarkroomImage"]),
+        .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
     dependencies: [
@@ -41,14 +42,16 @@ let package = Package(
         .target(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
+        .target(name: "DarkroomTables", dependencies: ["DarkroomImage"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "CTurboJPEG",
+                "DarkroomImage", "DarkroomTables", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Tests
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
+        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
     ]
 )
