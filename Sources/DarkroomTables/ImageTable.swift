@@ -135,3 +135,11 @@ public final class ImageTable: Sendable {
         try core.close()
     }
 }
+
+extension ImageTable {
+    /// A source id for encoded image bytes: their XXH64 as 16 hex digits (not cryptographic). O(n), memory speed.
+    public static func sourceID(hashing bytes: UnsafeRawBufferPointer) -> String {
+        let hex = String(XXHash64.hash(bytes), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
