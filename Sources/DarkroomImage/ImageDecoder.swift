@@ -71,18 +71,17 @@ public struct ImageDecoder: Sendable {
             throw DarkroomImageError(.limitExceeded,
                 "decoding to \(plan.outputWidth)×\(plan.outputHeight) needs \(outBytes) bytes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
         }
-        // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps.
+        // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps. The codec's
+        // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
+        // the working format, so this is decided by the format the codec asks for).
         let orient = options.applyOrientation && probe.orientation != .up
-        let convert = final != working
-        let output: CodecOutput
-        if convert || orient {
-            output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options,
-                                      allocate: Bitmap.allocateOnHeap)
-        } else {
-            output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options, allocate: allocate)
-        }
+        let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options, allocate: {
+            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+            format == final && !orient ? try allocate(w, h, format, opaque)
+                                       : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+        })
         var bitmap = output.bitmap
-        if convert {
+        if bitmap.format != final {
             bitmap = orient ? try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap)
                             : try bitmap.converted(to: final, allocate: allocate)
         }

@@ -170,7 +170,9 @@ struct TableState {
             case .retired:
                 slots[s].state = .clearing
                 effects.clear.append(s)
-            case .live where liveCount > maximumCount:
+            case .live where c != nil && liveCount > maximumCount:
+                // A reader let go of the last pin: the count may exceed the maximum only by pinned entries.
+                // (A writer letting go of its new entry does not trim: that would evict what it just wrote.)
                 trim(&effects)
             default:
                 break

@@ -1,0 +1,169 @@
+import DarkroomImage
+import Foundation
+import Testing
+@testable import DarkroomTables
+
+@Suite("Image table persistence and reconciliation")
+struct PersistenceTests {
+    static let format = ImageFormat(name: "p", width: 40, height: 20, pixelFormat: .bgra8Premultiplied, maximumCount: 4)
+
+    @Test("a clean reopen keeps entries, source ids and LRU order (the next eviction follows it)")
+    func reopenKeepsLRUOrder() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let table = try ImageTable(path: dir.file("t.table"), format: Self.format)
+            for (i, e) in ["a", "b", "c", "d"].enumerated() { try table.setPattern(e, seed: UInt32(i), version: 1) }
+            _ = try table.entry(for: "a")  // order b, c, d, a
+            try table.close()
+            #expect(throws: ImageTableError.self) { try table.entry(for: "a") }
+        }
+        let table = try ImageTable(path: dir.file("t.table"), format: Self.format)
+        #expect(table.entities == ["b", "c", "d", "a"])
+        #expect(table.sourceID(for: "c") == "v1")
+        try table.setPattern("e", seed: 9, version: 1)
+        #expect(table.entities == ["c", "d", "a", "e"], "b was the least recently used before the reopen")
+    }
+
+    @Test("changing size or pixel format rebuilds; changing the maximum keeps entries and trims")
+    func formatChanges() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            #expect(table.statistics.rebuildReason == "new table")
+            for i in 0..<4 { try table.setPattern("e\(i)", seed: UInt32(i), version: 1) }
+        }
+        // A lower maximum: the least recently used go, no rebuild
+        var smaller = Self.format
+        smaller.maximumCount = 2
+        do {
+            let table = try ImageTable(path: path, format: smaller)
+            #expect(table.statistics.rebuildReason == nil)
+            #expect(table.entities == ["e2", "e3"])
+        }
+        // Read-only with a mismatching expectation is refused, not rebuilt
+        var gray = Self.format
+        gray.pixelFormat = .gray8
+        #expect { try ImageTable(readingExisting: path, expecting: gray) } throws: { ($0 as? ImageTableError)?.code == .formatMismatch }
+        for changed in [gray, ImageFormat(name: "p", width: 41, height: 20, maximumCount: 4)] {
+            // When the pixel format or size changes, Then the table is rebuilt empty in the new layout
+            let table = try ImageTable(path: path, format: changed)
+            #expect(table.count == 0)
+            #expect(table.statistics.rebuildReason?.hasPrefix("format changed") == true)
+            try table.setPattern("n", seed: 1, version: 1)
+            let b = try #require(try table.entry(for: "n"))
+            #expect(b.format == changed.pixelFormat && b.width == changed.width)
+        }
+    }
+
+    @Test("a damaged header (or a foreign file) is rebuilt by a writable open and refused by a read-only one")
+    func damagedHeader() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        try Data(repeating: 0x5A, count: 10_000).write(to: URL(fileURLWithPath: path))
+        #expect { try ImageTable(readingExisting: path) } throws: { ($0 as? ImageTableError)?.code == .corrupt }
+        #expect { try ImageTable(readingExisting: dir.file("absent")) } throws: { ($0 as? ImageTableError)?.code == .notFound }
+        let table = try ImageTable(path: path, format: Self.format)
+        #expect(table.statistics.rebuildReason?.contains("no valid table header") == true)
+        try table.setPattern("ok", seed: 1, version: 1)
+        #expect(try table.entry(for: "ok") != nil)
+    }
+
+    @Test("one writer at a time: a second open is refused while the first (or a bitmap of it) is alive")
+    func exclusiveWriter() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        var table: ImageTable? = try ImageTable(path: path, format: Self.format)
+        try table!.setPattern("a", seed: 1, version: 1)
+        #expect { try ImageTable(path: path, format: Self.format) } throws: { ($0 as? ImageTableError)?.code == .busy }
+        #expect { try ImageTable(readingExisting: path) } throws: { ($0 as? ImageTableError)?.code == .busy }
+        var held = try table!.entry(for: "a")
+        try table!.close()
+        table = nil
+        // The bitmap outlives its table, still readable and still holding the file
+        #expect(TestImages.isConsistent(held!)?.seed == 1)
+        #expect { try ImageTable(path: path, format: Self.format) } throws: { ($0 as? ImageTableError)?.code == .busy }
+        held = nil
+        let readers = [try ImageTable(readingExisting: path), try ImageTable(readingExisting: path)]
+        #expect(readers.allSatisfy { $0.count == 1 })
+        #expect { try readers[0].set(entity: "x", source: "") { _ in throw ImageTableError(.io, "unreachable") } }
+            throws: { ($0 as? ImageTableError)?.code == .readOnly }
+    }
+
+    @Test("reconcile on open: an uncommitted trailer is torn, bad pixels fail their checksum, a stale index is corrected")
+    func reconcileDamage() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        var slots: [String: Int] = [:]
+        do {
+            let table = try ImageTable(path: path, format: Self.format, options: .init(indexSaveInterval: 0))
+            for (i, e) in ["keep", "uncommitted", "other"].enumerated() {
+                try table.setPattern(e, seed: UInt32(i), version: 1)
+                slots[e] = try #require(try table.entry(for: e)?.storage as? TableEntryStorage).slot
+            }
+            try table.flush()  // the index vouches for these three
+            try FileManager.default.copyItem(atPath: IndexFile.path(forTable: path), toPath: dir.file("saved.index"))
+            try table.setPattern("late", seed: 7, version: 1)  // committed after that index save
+            slots["late"] = try #require(try table.entry(for: "late")?.storage as? TableEntryStorage).slot
+            try table.close()
+        }
+        // (as if the process had died before its final index save)
+        unlink(IndexFile.path(forTable: path))
+        try FileManager.default.moveItem(atPath: dir.file("saved.index"), toPath: IndexFile.path(forTable: path))
+        // Given damage a crash could leave: one commit word zeroed (a rewrite that began; the index still lists
+        // that entry), and changed pixels in an entry the index does not vouch for (power loss)
+        let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
+        let fd = open(path, O_RDWR)
+        try #require(fd >= 0)
+        try TableFile.write(fd, [UInt8](repeating: 0, count: 8), at: layout.trailerOffset(ofSlot: slots["uncommitted"]!) + EntryTrailer.commitOffset)
+        try TableFile.write(fd, [0xEE], at: layout.fileOffset(ofSlot: slots["late"]!) + 5)
+        close(fd)
+        // When the table is opened read-only, Then neither damaged entry is served and verify agrees
+        do {
+            let table = try ImageTable(readingExisting: path)
+            #expect(Set(table.entities) == ["keep", "other"])
+            let s = table.statistics
+            #expect(s.tornAtOpen == 2 && s.checksummedAtOpen == 1 && s.missingAtOpen == 1)
+            let v = try table.verify()
+            #expect(v.tornServed == 0 && v.valid == 2 && v.torn == 2 && v.missing == 1)
+        }
+        // And a writable open clears the torn slots, so they are empty (and reusable) afterwards
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            #expect(table.statistics.tornAtOpen == 2)
+            try table.close()
+        }
+        let table = try ImageTable(readingExisting: path)
+        let v = try table.verify()
+        #expect(v.torn == 0 && v.valid == 2 && v.tornServed == 0 && v.empty == v.slots - 2)
+        #expect(table.statistics.indexFound && table.statistics.checksummedAtOpen == 0)
+    }
+
+    @Test("without an index every committed entry is checksummed and served; the newest generation wins")
+    func noIndex() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table"), snapshot = dir.file("crashed.table")
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            try table.setPattern("a", seed: 1, version: 1)
+            let old = try table.entry(for: "a")  // pinned: the rewrite goes to another slot, the old one is retired
+            try table.setPattern("a", seed: 1, version: 2)
+            try table.setPattern("b", seed: 2, version: 1)
+            // Given the file as a crash right now would leave it: both copies of "a" committed, no index
+            try FileManager.default.copyItem(atPath: path, toPath: snapshot)
+            withExtendedLifetime(old) {}
+        }
+        // When it is opened, Then both entities are served, checksummed, and "a" is the newer copy
+        let table = try ImageTable(readingExisting: snapshot)
+        #expect(Set(table.entities) == ["a", "b"])
+        let s = table.statistics
+        #expect(!s.indexFound && s.checksummedAtOpen == 2 && s.supersededAtOpen == 1)
+        #expect(TestImages.isConsistent(try #require(try table.entry(for: "a")))?.version == 2)
+    }
+}
