@@ -37,6 +37,8 @@ extension ImageTable {
         /// how long it took.
         public var rebuildReason: String?
         public var indexFound: Bool
+        /// Whether the open read every trailer (false when it trusted an index left by a clean close).
+        public var reconciled: Bool
         public var tornAtOpen: Int
         public var checksummedAtOpen: Int
         public var supersededAtOpen: Int
@@ -58,7 +60,7 @@ extension ImageTable {
             bytesPerRow: layout.bytesPerRow, entriesPerChunk: layout.entriesPerChunk, chunkBytes: layout.chunkBytes,
             mappedChunks: s.4, maximumMappedChunks: s.5, hits: s.6.hits, misses: s.6.misses, writes: s.6.writes,
             evictions: s.6.evictions, indexSaves: s.6.indexSaves, indexSaveFailures: core.saves.withLock { $0.failures },
-            rebuildReason: report.rebuildReason, indexFound: report.indexFound, tornAtOpen: report.tornSlots,
+            rebuildReason: report.rebuildReason, indexFound: report.indexFound, reconciled: report.scanned, tornAtOpen: report.tornSlots,
             checksummedAtOpen: report.checksummed, supersededAtOpen: report.superseded, missingAtOpen: report.missing,
             openSeconds: report.seconds)
     }

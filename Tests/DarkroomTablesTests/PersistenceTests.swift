@@ -166,4 +166,63 @@ struct PersistenceTests {
         #expect(!s.indexFound && s.checksummedAtOpen == 2 && s.supersededAtOpen == 1)
         #expect(TestImages.isConsistent(try #require(try table.entry(for: "a")))?.version == 2)
     }
+
+    @Test("a clean close leaves an exact index that the next open trusts; the first change marks it dirty first")
+    func cleanIndex() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table"), crashed = dir.file("crashed.table")
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            for i in 0..<3 { try table.setPattern("e\(i)", seed: UInt32(i), version: 1) }
+        }
+        // Given a cleanly closed table, When it is opened and only read, Then no trailer is read and the index stays clean
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            #expect(!table.statistics.reconciled && table.count == 3)
+            _ = try table.entry(for: "e0")
+        }
+        #expect(IndexFile.load(forTable: path, fingerprint: TableLayout(Self.format, pageSize: TableFile.pageSize).fingerprint)?.clean == true)
+        // When a session changes something and dies before closing (the files copied right after the change)
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            #expect(!table.statistics.reconciled)
+            try table.setPattern("new", seed: 9, version: 1)
+            try FileManager.default.copyItem(atPath: path, toPath: crashed)
+            try FileManager.default.copyItem(atPath: IndexFile.path(forTable: path), toPath: IndexFile.path(forTable: crashed))
+        }
+        // Then the index it left is not clean, so the next open reconciles and finds the new entry by its trailer
+        let table = try ImageTable(readingExisting: crashed)
+        let s = table.statistics
+        #expect(s.reconciled && s.indexFound && s.checksummedAtOpen == 1 && s.tornAtOpen == 0)
+        #expect(Set(table.entities) == ["e0", "e1", "e2", "new"])
+        #expect(table.entities.first == "e1", "LRU order of the confirmed entries comes from the index")
+    }
+
+    @Test("alwaysReconcile catches damage made behind the table's back after a clean close; verify reports it either way")
+    func alwaysReconcile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        var slot = 0
+        do {
+            let table = try ImageTable(path: path, format: Self.format)
+            try table.setPattern("a", seed: 1, version: 1)
+            try table.setPattern("b", seed: 2, version: 1)
+            slot = try #require(try table.entry(for: "b")?.storage as? TableEntryStorage).slot
+        }
+        let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
+        let fd = open(path, O_RDWR)
+        try #require(fd >= 0)
+        try TableFile.write(fd, [UInt8](repeating: 0, count: 8), at: layout.trailerOffset(ofSlot: slot) + EntryTrailer.commitOffset)
+        close(fd)
+        // A trusting open serves "b", but verify flags it; a reconciling open does not serve it at all
+        let trusting = try ImageTable(readingExisting: path)
+        #expect(trusting.count == 2)
+        #expect(try trusting.verify().tornServed == 1)
+        try trusting.close()
+        let careful = try ImageTable(readingExisting: path, options: .init(alwaysReconcile: true))
+        #expect(careful.entities == ["a"] && careful.statistics.reconciled)
+        #expect(try careful.verify().tornServed == 0)
+    }
 }

@@ -128,8 +128,9 @@ struct RoundTripTests {
         damaged[20] ^= 1
         #expect(TableHeader(decoding: damaged) == nil)
 
-        let index = IndexFile(fingerprint: 7, maximumCount: 3, nextGeneration: 99,
-                              records: [.init(slot: 4, generation: 5, entity: "ä/b", source: "s1"), .init(slot: 0, generation: 9, entity: "c", source: "")])
+        let index = IndexFile(fingerprint: 7, maximumCount: 3, nextGeneration: 99, clean: true,
+                              records: [.init(slot: 4, generation: 5, width: 3, height: 2, isOpaque: true, entity: "ä/b", source: "s1"),
+                                        .init(slot: 0, generation: 9, width: 32, height: 16, isOpaque: false, entity: "c", source: "")])
         #expect(IndexFile(decoding: index.encoded()) == index)
         var truncated = index.encoded()
         truncated.removeLast(3)

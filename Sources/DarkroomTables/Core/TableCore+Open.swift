@@ -7,7 +7,9 @@ import Darwin
 extension TableCore {
     /// Opens (writable: creates or rebuilds) the table at `path` and reconciles its saved index with its trailers.
     ///
-    /// Reconciliation reads every slot's trailer (one `pread` of ~1 KiB per slot, page cache permitting):
+    /// An index written by a clean close is exact and trusted as is (unless ``ImageTable/Options/alwaysReconcile``):
+    /// O(entries) to read it, no trailer read. Otherwise reconciliation reads every slot's trailer (one `pread` of
+    /// ~1 KiB per slot, page cache permitting):
     /// - a committed trailer whose slot and generation the saved index lists is trusted as is (*confirmed*);
     /// - any other committed trailer (written after the last index save) has its pixels checksummed; a mismatch
     ///   makes it torn;
@@ -77,9 +79,50 @@ extension TableCore {
         report.indexFound = index != nil
         if readOnly { format.maximumCount = max(1, index?.maximumCount ?? slotCount) }
 
+        var state: TableState
+        var clear: [Int] = []
+        let trustIndex = index.map { $0.clean && !options.alwaysReconcile && $0.isConsistent(slotCount: slotCount, layout: layout) } ?? false
+        if let index, trustIndex {
+            // A clean close left an exact index: no trailer needs reading.
+            state = TableState(slotCount: slotCount, maximumCount: format.maximumCount, entriesPerChunk: layout.entriesPerChunk,
+                               maximumMappedChunks: options.maximumMappedChunks, nextGeneration: index.nextGeneration)
+            for r in index.records {
+                state.adopt(slot: r.slot, EntryTrailer(generation: r.generation, width: r.width, height: r.height, isOpaque: r.isOpaque,
+                                                      pixelChecksum: 0, entity: r.entity, source: r.source))
+            }
+            state.rebuildFreeList()
+        } else {
+            report.scanned = true
+            state = try reconcile(fd: fd, layout: layout, slotCount: slotCount, index: index, format: format, options: options,
+                                  report: &report, clear: &clear)
+        }
+        var trimmed = TableState.Effects()
+        if !readOnly {
+            // Clear what must never be served again; evict down to the maximum.
+            let zeros = [UInt8](repeating: 0, count: EntryTrailer.headerBytes)
+            for slot in clear { try TableFile.write(fd, zeros, at: layout.trailerOffset(ofSlot: slot)) }
+            trimmed = state.enforceMaximum()
+        }
+        report.seconds = monotonicSeconds() - start
+        let core = TableCore(path: path, layout: layout, format: format, readOnly: readOnly, fd: fd,
+                             indexSaveInterval: options.indexSaveInterval, openReport: report, state: state,
+                             fileChunks: chunks, indexIsClean: index?.clean ?? false)
+        handedOver = true
+        if !trimmed.isEmpty {
+            try core.prepareToModify()
+            core.perform(trimmed)
+        }
+        return core
+    }
+
+    /// Rebuilds the state from every slot's trailer and the (possibly stale) index; see ``open(path:format:readOnly:options:)``.
+    /// Appends slots to clear (torn, superseded) to `clear`.
+    private static func reconcile(fd: Int32, layout: TableLayout, slotCount: Int, index: IndexFile?, format: ImageFormat,
+                                  options: ImageTable.Options, report: inout OpenReport,
+                                  clear: inout [Int]) throws(ImageTableError) -> TableState {
+        let fingerprint = layout.fingerprint
         // 1. Every trailer.
         var committed: [Int: EntryTrailer] = [:]
-        var clear: [Int] = []
         var maxGeneration: UInt64 = 0
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)
         let trailerBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EntryTrailer.capacity, alignment: 64)
@@ -149,20 +192,7 @@ extension TableCore {
         for slot in confirmedOrder + newer { state.adopt(slot: slot, committed[slot]!) }
         state.rebuildFreeList()
         report.missing = (index?.records ?? []).reduce(0) { $0 + (state.source(of: $1.entity) == nil ? 1 : 0) }
-        var trimmed = TableState.Effects()
-        if !readOnly {
-            // Clear what must never be served again; evict down to the maximum.
-            let zeros = [UInt8](repeating: 0, count: EntryTrailer.headerBytes)
-            for slot in clear { try TableFile.write(fd, zeros, at: layout.trailerOffset(ofSlot: slot)) }
-            trimmed = state.enforceMaximum()
-        }
-        report.seconds = monotonicSeconds() - start
-        let core = TableCore(path: path, layout: layout, format: format, readOnly: readOnly, fd: fd,
-                             indexSaveInterval: options.indexSaveInterval, openReport: report, state: state,
-                             fileChunks: chunks)
-        handedOver = true
-        core.perform(trimmed)
-        return core
+        return state
     }
 
     /// Empties the file and writes a fresh header (synced), removing any old index.

@@ -28,12 +28,16 @@ struct TableState {
         var older: Int32 = -1
         var newer: Int32 = -1
         var generation: UInt64 = 0
+        /// The mapping (``Chunk/epoch``) in which this entry's pages were last advised (`MADV_WILLNEED`).
+        var advisedEpoch: UInt64 = 0
         var entity = ""
         var source = ""
     }
 
     struct Chunk {
         var region: MappedRegion?
+        /// Which mapping of the chunk this is (0 while unmapped).
+        var epoch: UInt64 = 0
         /// Bitmaps pointing into this chunk (mapped or about to be).
         var pins = 0
         var lastUse: UInt64 = 0
@@ -56,6 +60,8 @@ struct TableState {
         var width: Int
         var height: Int
         var isOpaque: Bool
+        /// First hand-out of this entry from the current mapping: worth a read-ahead hint.
+        var advise: Bool
     }
 
     struct Counters {
@@ -78,6 +84,7 @@ struct TableState {
     private(set) var mappedChunks = 0
     let maximumMappedChunks: Int
     private var useClock: UInt64 = 0
+    private var mapEpochs: UInt64 = 0
     var closed = false
     var commitsSinceSave = 0
     var counters = Counters()
@@ -135,24 +142,33 @@ struct TableState {
         chunk.pins += 1
         chunk.lastUse = useClock
         chunks[c] = chunk
+        let advise = chunk.region != nil && slots[s].advisedEpoch != chunk.epoch
+        if advise { slots[s].advisedEpoch = chunk.epoch }
         let slot = slots[s]
         return Hit(slot: s, chunk: c, region: chunk.region, width: Int(slot.width), height: Int(slot.height),
-                   isOpaque: slot.isOpaque)
+                   isOpaque: slot.isOpaque, advise: advise)
     }
 
-    /// Records `region` as the mapping of `chunk` (pinned by the caller) and returns the mapping to use: an
-    /// existing one if another thread mapped the chunk first (then `region` is released).
-    mutating func install(chunk c: Int, _ region: MappedRegion, effects: inout Effects) -> MappedRegion {
+    /// Records `region` as the mapping of `chunk` (pinned by the caller for `slot`) and returns the mapping to
+    /// use: an existing one if another thread mapped the chunk first (then `region` is released) — and whether
+    /// `slot`'s pages are still to be advised in it.
+    mutating func install(chunk c: Int, _ region: MappedRegion, for slot: Int,
+                          effects: inout Effects) -> (region: MappedRegion, advise: Bool) {
         var chunk = chunks[c] ?? Chunk()
         if let existing = chunk.region {
             effects.release.append(region)
-            return existing
+            let advise = slots[slot].advisedEpoch != chunk.epoch
+            slots[slot].advisedEpoch = chunk.epoch
+            return (existing, advise)
         }
+        mapEpochs += 1
         chunk.region = region
+        chunk.epoch = mapEpochs
+        slots[slot].advisedEpoch = mapEpochs
         chunks[c] = chunk
         mappedChunks += 1
         evictChunks(&effects)
-        return region
+        return (region, true)
     }
 
     /// Drops one pin of `slot` (and of its chunk, for reader storages).
@@ -170,9 +186,10 @@ struct TableState {
             case .retired:
                 slots[s].state = .clearing
                 effects.clear.append(s)
-            case .live where c != nil && liveCount > maximumCount:
+            case .live where c != nil && liveCount > maximumCount && !closed:
                 // A reader let go of the last pin: the count may exceed the maximum only by pinned entries.
-                // (A writer letting go of its new entry does not trim: that would evict what it just wrote.)
+                // (A writer letting go of its new entry does not trim: that would evict what it just wrote. A closed
+                // table changes nothing more: its clean index must stay exact.)
                 trim(&effects)
             default:
                 break
@@ -296,13 +313,15 @@ struct TableState {
     // MARK: Snapshots
 
     /// Live entries, least recently used first.
-    func lruOrder() -> [(slot: Int, generation: UInt64, entity: String, source: String)] {
-        var result: [(Int, UInt64, String, String)] = []
+    func lruOrder() -> [IndexFile.Record] {
+        var result: [IndexFile.Record] = []
         result.reserveCapacity(liveCount)
         var s = lruOldest
         while s >= 0 {
-            result.append((s, slots[s].generation, slots[s].entity, slots[s].source))
-            s = Int(slots[s].newer)
+            let slot = slots[s]
+            result.append(IndexFile.Record(slot: s, generation: slot.generation, width: Int(slot.width), height: Int(slot.height),
+                                           isOpaque: slot.isOpaque, entity: slot.entity, source: slot.source))
+            s = Int(slot.newer)
         }
         return result
     }
