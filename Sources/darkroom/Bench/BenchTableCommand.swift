@@ -173,11 +173,11 @@ struct BenchTableCommand: ParsableCommand {
             print(String(format: "read() + copy of one raw pixel file: %.0f ns", TableBench.median(readCopyNs)))
             print(String(format: "cold (resident before: table %.3f, files %.3f): open %.1f ms; get + read %.0f ns; read() + copy %.0f ns",
                          residentBefore, rawResident, coldOpenMs, TableBench.median(coldGet), TableBench.median(coldRead)))
-            print(String(format: "scroll over %d entries: hot %.0f ns/entry (%.2f s), cold %.0f ns/entry (%.2f s); files: hot %.0f, cold %.0f ns/file",
+            print(String(format: "scroll over %ld entries: hot %.0f ns/entry (%.2f s), cold %.0f ns/entry (%.2f s); files: hot %.0f, cold %.0f ns/file",
                          entries, scrollHot.nsPerEntry, scrollHot.seconds, scrollCold.nsPerEntry, scrollCold.seconds, filesHotNs, filesColdNs))
-            print(String(format: "writes: copy in %.0f ns/entry, decode in place %.2f ms; file %d bytes, %d mapped chunks after scroll (bound %d), peak RSS %.1f MiB",
-                         setCopyNs, setDecodeNs / 1e6, stats.fileBytes, mappedAfterScroll, stats.maximumMappedChunks,
-                         Double(ProcessStats.peakRSSBytes) / 1_048_576))
+            print(String(format: "writes: copy in %.0f ns/entry, decode in place %.2f ms; ", setCopyNs, setDecodeNs / 1e6)
+                  + "file \(stats.fileBytes) bytes, \(mappedAfterScroll) mapped chunks after scroll (bound \(stats.maximumMappedChunks)), "
+                  + String(format: "peak RSS %.1f MiB", Double(ProcessStats.peakRSSBytes) / 1_048_576))
         }
     }
 

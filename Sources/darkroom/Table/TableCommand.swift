@@ -96,7 +96,7 @@ struct TableBuildCommand: ParsableCommand {
         } else {
             for (path, e) in failed { FileHandle.standardError.write(Data("\(path): error: \(e)\n".utf8)) }
             if let reason = stats.rebuildReason { print("table \(table): \(reason)") }
-            print(String(format: "%d inputs: %d written, %d current (skipped), %d failed; %d entries, %d evicted; %.3f s",
+            print(String(format: "%ld inputs: %ld written, %ld current (skipped), %ld failed; %ld entries, %ld evicted; %.3f s",
                          inputs.count, done.written, done.skipped, failed.count, stats.count, stats.evictions, wall))
         }
         if !failed.isEmpty { throw ExitCode(1) }

@@ -95,7 +95,7 @@ struct TableStatsCommand: ParsableCommand {
                   + "\(s.slots) slots, \(s.fileBytes) bytes")
             print("entry \(s.entryBytes) bytes (\(s.pixelBytes) pixels, \(s.bytesPerRow) per row), "
                   + "\(s.entriesPerChunk) per \(s.chunkBytes)-byte chunk")
-            print(String(format: "open: %.1f ms, index %@, %d torn, %d checksummed, %d superseded, %d missing",
+            print(String(format: "open: %.1f ms, index %@, %ld torn, %ld checksummed, %ld superseded, %ld missing",
                          s.openSeconds * 1000, s.indexFound ? "found" : "absent", s.tornAtOpen, s.checksummedAtOpen,
                          s.supersededAtOpen, s.missingAtOpen))
         }
