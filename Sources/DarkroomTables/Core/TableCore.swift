@@ -184,6 +184,8 @@ final class TableCore: Sendable {
             $0.commitWrite(slot: slot, entity: entity, source: source, width: placed.width, height: placed.height,
                            isOpaque: placed.isOpaque, saveInterval: interval)
         }
+        // The writer's pin lasts until the entry is live, so the commit's own eviction pass cannot pick it.
+        withExtendedLifetime(storage) {}
         perform(effects)
         if saveDue {
             do { try saveIndex(onlyIfDue: true) } catch {
@@ -224,6 +226,8 @@ final class TableCore: Sendable {
     /// crash from here on makes the next open reconcile with the trailers. Free after the first call.
     func prepareToModify() throws(ImageTableError) {
         guard !indexMarkedDirty.load(ordering: .acquiring) else { return }
+        // (A closed table keeps its clean index; the change itself will fail with `.closed`.)
+        guard !state.withLock({ $0.closed }) else { throw ImageTableError(.closed, "the table is closed") }
         try saveIndex()
     }
 
