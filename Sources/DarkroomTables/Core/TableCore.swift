@@ -103,6 +103,11 @@ final class TableCore: Sendable {
             // for cached pages), instead of one fault-driven read-around per 128 KiB when the pixels are touched.
             _ = madvise(region.base + layout.offsetInChunk(of: hit.slot), layout.bytesPerRow * hit.height, MADV_WILLNEED)
         }
+        if let ahead = hit.readAhead {
+            // A sequential run (a scroll over entries written in order): ask for the next chunk's worth now.
+            _ = posix_fadvise(fd, off_t(layout.fileOffset(ofSlot: ahead.lowerBound)),
+                              off_t(ahead.count * layout.entryBytes), POSIX_FADV_WILLNEED)
+        }
         let storage = TableEntryStorage(core: self, slot: hit.slot, chunk: hit.chunk, region: region,
                                         offset: layout.offsetInChunk(of: hit.slot), byteCount: layout.pixelBytes)
         do {

@@ -62,6 +62,8 @@ struct TableState {
         var isOpaque: Bool
         /// First hand-out of this entry from the current mapping: worth a read-ahead hint.
         var advise: Bool
+        /// Slots after this one to read ahead (a sequential run of first hand-outs was detected), if any.
+        var readAhead: Range<Int>?
     }
 
     struct Counters {
@@ -85,6 +87,9 @@ struct TableState {
     let maximumMappedChunks: Int
     private var useClock: UInt64 = 0
     private var mapEpochs: UInt64 = 0
+    /// The last slot advised, and how far read-ahead has been asked for (sequential-scroll detection).
+    private var lastAdvised = -2
+    private var readAheadEnd = 0
     var closed = false
     var commitsSinceSave = 0
     var counters = Counters()
@@ -146,7 +151,7 @@ struct TableState {
         if advise { slots[s].advisedEpoch = chunk.epoch }
         let slot = slots[s]
         return Hit(slot: s, chunk: c, region: chunk.region, width: Int(slot.width), height: Int(slot.height),
-                   isOpaque: slot.isOpaque, advise: advise)
+                   isOpaque: slot.isOpaque, advise: advise, readAhead: chunk.region == nil || advise ? readAhead(after: s) : nil)
     }
 
     /// Records `region` as the mapping of `chunk` (pinned by the caller for `slot`) and returns the mapping to
@@ -196,6 +201,18 @@ struct TableState {
             }
         }
         return effects
+    }
+
+    /// When `s` follows the previously advised slot, the next chunk's worth of slots not yet read ahead: a
+    /// scroll through entries written in order then streams from the disk instead of waiting entry by entry.
+    private mutating func readAhead(after s: Int) -> Range<Int>? {
+        defer { lastAdvised = s }
+        guard s == lastAdvised + 1 else { return nil }
+        let end = min(s + 1 + entriesPerChunk, slots.count)
+        let start = max(s + 1, readAheadEnd)
+        guard start < end else { return nil }
+        readAheadEnd = end
+        return start..<end
     }
 
     /// Forgets every mapped chunk no bitmap points into (on close); returns the mappings to drop.
