@@ -142,4 +142,20 @@ struct EvictionTests {
         #expect(s.slots.count == 2, "the evicted slot was reused, the file did not grow")
         #expect(s.counters.evictions == 1 && s.counters.hits == 1)
     }
+
+    @Test("sequential first hand-outs read the next chunk's worth ahead; a jump does not")
+    func sequentialReadAhead() {
+        var s = TableState(slotCount: 16, maximumCount: 16, entriesPerChunk: 4, maximumMappedChunks: 4, nextGeneration: 1)
+        for i in 0..<16 {
+            s.adopt(slot: i, EntryTrailer(generation: UInt64(i + 1), width: 1, height: 1, isOpaque: true, pixelChecksum: 0,
+                                          entity: "e\(i)", source: ""))
+        }
+        s.rebuildFreeList()
+        #expect(s.pin("e0")?.readAhead == nil)
+        #expect(s.pin("e1")?.readAhead == 2..<6)
+        #expect(s.pin("e2")?.readAhead == 6..<7, "only what was not asked for yet")
+        #expect(s.pin("e9")?.readAhead == nil, "a jump is not a scroll")
+        #expect(s.pin("e10")?.readAhead == 11..<15)
+        #expect(s.pin("e15")?.readAhead == nil)
+    }
 }
