@@ -40,6 +40,8 @@ struct TableBuildCommand: ParsableCommand {
     @Option(help: "Most entries the table keeps (least recently used are replaced).") var maxCount: Int = 10_000
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
     @Option(help: ArgumentHelp("Commits between index saves.", visibility: .hidden)) var indexSaveInterval: Int = 64
+    @Flag(help: ArgumentHelp("Write a line to standard output as each entry commits (for the crash test).", visibility: .hidden))
+    var progress = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Argument(help: "Image files; each path as given is its entity id.") var inputs: [String]
 
@@ -64,7 +66,7 @@ struct TableBuildCommand: ParsableCommand {
         do {
             tableHandle = try ImageTable(path: table, format: format, options: ImageTable.Options(indexSaveInterval: indexSaveInterval))
         } catch { throw TableCommand.fail(error) }
-        let inputs = self.inputs, mode = self.mode
+        let inputs = self.inputs, mode = self.mode, progress = self.progress
         let counts = Mutex((written: 0, skipped: 0))
         let failures = Mutex<[(String, String)]>([])
         WorkerPool.run(count: inputs.count, workers: jobs ?? ProcessStats.activeCores) { i in
@@ -78,6 +80,7 @@ struct TableBuildCommand: ParsableCommand {
                 }
                 try tableHandle.set(entity: path, source: source) { writer in try writer.decode(bytes, mode: mode) }
                 counts.withLock { $0.written += 1 }
+                if progress { FileHandle.standardOutput.write(Data("committed\n".utf8)) }
             } catch {
                 failures.withLock { $0.append((path, "\(error)")) }
             }
