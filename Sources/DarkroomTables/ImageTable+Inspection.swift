@@ -13,36 +13,47 @@ extension ImageTable {
         public var slots: Int
         /// Bytes of the table file.
         public var fileBytes: Int
-        /// Bytes of one entry (pixels + trailer, page-rounded) and of its pixel rows.
+        /// Bytes of one entry: pixels plus trailer, rounded up to the page size.
         public var entryBytes: Int
+        /// Bytes of one entry's pixel rows (`bytesPerRow × height`).
         public var pixelBytes: Int
-        /// Bytes from one row to the next.
+        /// Bytes from one row to the next (a multiple of 64).
         public var bytesPerRow: Int
-        /// Entries per chunk and bytes per chunk (the mapping unit).
+        /// Entries per chunk (at least 4; chunks aim at 2 MiB).
         public var entriesPerChunk: Int
+        /// Bytes per chunk: the unit of mapping and of file growth.
         public var chunkBytes: Int
-        /// Chunks mapped now, and the bound for chunks with no pinned entry.
+        /// Chunks mapped now.
         public var mappedChunks: Int
+        /// The bound on mapped chunks that hold no pinned entry (``ImageTable/Options/maximumMappedChunks``).
         public var maximumMappedChunks: Int
-        /// Traffic since open: `entry(for:)` hits and misses, committed writes, evictions, index saves, failed
-        /// automatic index saves.
+        /// `entry(for:)` calls that found an entry, since open.
         public var hits: Int
+        /// `entry(for:)` calls that found none, since open.
         public var misses: Int
+        /// Entries committed since open.
         public var writes: Int
+        /// Entries evicted (least recently used, unpinned) since open.
         public var evictions: Int
+        /// Index saves since open (automatic, `flush`, `close`, and the one marking a clean index dirty).
         public var indexSaves: Int
+        /// Automatic index saves that failed (the entries are safe in their trailers; the next save retries).
         public var indexSaveFailures: Int
-        /// What the open found: why it rebuilt (nil if it did not), whether an index was found, torn slots,
-        /// entries checksummed (not vouched for by the index), superseded copies, index records gone missing, and
-        /// how long it took.
+        /// Why the open rebuilt the table from empty (new file, damaged header, format change); `nil` if it did not.
         public var rebuildReason: String?
+        /// Whether the open found a usable index.
         public var indexFound: Bool
         /// Whether the open read every trailer (false when it trusted an index left by a clean close).
         public var reconciled: Bool
+        /// Slots the open found torn (an interrupted write, or pixels failing their checksum).
         public var tornAtOpen: Int
+        /// Entries the open checksummed because the index did not vouch for them.
         public var checksummedAtOpen: Int
+        /// Older committed copies of an entity the open found superseded by a newer generation.
         public var supersededAtOpen: Int
+        /// Index records whose entity the open no longer found.
         public var missingAtOpen: Int
+        /// How long the open took, in seconds.
         public var openSeconds: Double
     }
 

@@ -44,6 +44,7 @@ public struct ImageTableError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// `code: message (system message) (cause: underlying)`.
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let systemMessage { text += " (\(systemMessage))" }
