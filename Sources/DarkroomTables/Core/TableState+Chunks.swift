@@ -1,5 +1,5 @@
-/// The mapped-chunk half of ``TableState``: installing mappings, unmapping the least recently used unpinned ones
-/// beyond the bound, and read-ahead hints.
+/// The mapped-chunk half of ``TableState`` (``TableState/install(chunk:_:for:effects:)`` lives with the readers):
+/// read-ahead hints, unmapping the least recently used unpinned chunks beyond the bound, releasing them on close.
 extension TableState {
     /// When `s` follows the previously advised slot, the next chunk's worth of slots not yet read ahead: a
     /// scroll through entries written in order then streams from the disk instead of waiting entry by entry.
