@@ -148,23 +148,53 @@ struct PersistenceTests {
     func noIndex() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let path = dir.file("t.table"), snapshot = dir.file("crashed.table")
+        let path = dir.file("t.table"), before = dir.file("before.table")
+        let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
+        var oldSlot = 0
         do {
             let table = try ImageTable(path: path, format: Self.format)
             try table.setPattern("a", seed: 1, version: 1)
-            let old = try table.entry(for: "a")  // pinned: the rewrite goes to another slot, the old one is retired
-            try table.setPattern("a", seed: 1, version: 2)
+            oldSlot = try #require(try table.entry(for: "a")?.storage as? TableEntryStorage).slot
             try table.setPattern("b", seed: 2, version: 1)
-            // Given the file as a crash right now would leave it: both copies of "a" committed, no index
-            try FileManager.default.copyItem(atPath: path, toPath: snapshot)
-            withExtendedLifetime(old) {}
+            try table.flush()
+            try FileManager.default.copyItem(atPath: path, toPath: before)
+            try table.setPattern("a", seed: 1, version: 2)  // another slot; the old one's trailer is cleared
         }
+        // Given the file as a crash between the new commit and the old copy's clear would leave it: the old
+        // committed copy of "a" put back, and no index
+        let old = try #require(FileHandle(forReadingAtPath: before))
+        try old.seek(toOffset: UInt64(layout.fileOffset(ofSlot: oldSlot)))
+        let entry = try #require(try old.read(upToCount: layout.entryBytes))
+        let fd = open(path, O_RDWR)
+        try #require(fd >= 0)
+        try TableFile.write(fd, Array(entry), at: layout.fileOffset(ofSlot: oldSlot))
+        close(fd)
+        unlink(IndexFile.path(forTable: path))
         // When it is opened, Then both entities are served, checksummed, and "a" is the newer copy
-        let table = try ImageTable(readingExisting: snapshot)
+        let table = try ImageTable(readingExisting: path)
         #expect(Set(table.entities) == ["a", "b"])
         let s = table.statistics
         #expect(!s.indexFound && s.checksummedAtOpen == 2 && s.supersededAtOpen == 1)
         #expect(TestImages.isConsistent(try #require(try table.entry(for: "a")))?.version == 2)
+    }
+
+    @Test("a retired copy's trailer is cleared at once, so even a crash while it is pinned cannot bring it back")
+    func retiredTrailerCleared() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table"), crashed = dir.file("crashed.table")
+        let table = try ImageTable(path: path, format: Self.format)
+        try table.setPattern("gone", seed: 1, version: 1)
+        try table.setPattern("kept", seed: 2, version: 1)
+        let held = try #require(try table.entry(for: "gone"))
+        try table.remove(entity: "gone")
+        // While a bitmap still pins the removed entry, the file (as a crash now would leave it, with no index)...
+        try FileManager.default.copyItem(atPath: path, toPath: crashed)
+        #expect(TestImages.isConsistent(held)?.seed == 1, "the holder still reads its pixels")
+        // ...does not serve it: only "kept" comes back
+        let reopened = try ImageTable(readingExisting: crashed)
+        #expect(reopened.entities == ["kept"])
+        withExtendedLifetime(held) {}
     }
 
     @Test("a clean close leaves an exact index that the next open trusts; the first change marks it dirty first")

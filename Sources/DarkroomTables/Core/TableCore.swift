@@ -158,7 +158,7 @@ final class TableCore: Sendable {
             try ensureFile(holdsSlot: slot)
             region = try MappedRegion(fd: fd, offset: layout.fileOffset(ofSlot: slot), length: layout.entryBytes, writable: true)
         } catch {
-            state.withLock { $0.abortWrite(slot: slot) }
+            perform(state.withLock { $0.abortWrite(slot: slot) })
             unpin(slot: slot, chunk: nil)
             throw error
         }
@@ -176,8 +176,8 @@ final class TableCore: Sendable {
                 }
                 placed = try writer.place(bitmap)
             } catch {
-                state.withLock { $0.abortWrite(slot: slot) }
-                throw error  // the storage's release then clears the torn trailer and frees the slot
+                perform(state.withLock { $0.abortWrite(slot: slot) })
+                throw error  // the trailer is cleared; the storage's release frees the slot
             }
             let checksum = EntryTrailer.pixelChecksum(storage.baseAddress, bytesPerRow: layout.bytesPerRow, height: placed.height)
             EntryTrailer(generation: generation, width: placed.width, height: placed.height, isOpaque: placed.isOpaque,

@@ -12,7 +12,8 @@ struct TableState {
         case writing
         /// Holds the current entry of `entity`.
         case live
-        /// Replaced or removed while pinned; freed (cleared) when the last pin goes.
+        /// Replaced, removed or abandoned while pinned: its trailer is cleared at once (holders read only the
+        /// rows), and it is freed when the last pin goes — never reused before.
         case retired
         /// Its trailer is being cleared outside the lock; free afterwards.
         case clearing
@@ -21,6 +22,8 @@ struct TableState {
     struct Slot {
         var state: SlotState = .free
         var isOpaque = false
+        /// For a retired slot: whether its trailer has been cleared yet.
+        var trailerCleared = false
         var pins: Int32 = 0
         var width: Int32 = 0
         var height: Int32 = 0
@@ -45,7 +48,8 @@ struct TableState {
 
     /// Work to do outside the lock.
     struct Effects {
-        /// Slots whose trailers must be cleared before ``finishClearing(_:)`` frees them.
+        /// Slots whose trailers must be cleared, then reported to ``finishClearing(_:)`` (which frees them unless
+        /// they are retired and still pinned).
         var clear: [Int] = []
         /// Mappings to drop (unmapped when the last reference goes).
         var release: [MappedRegion] = []
@@ -188,9 +192,10 @@ struct TableState {
         }
         if slots[s].pins == 0 {
             switch slots[s].state {
+            case .retired where slots[s].trailerCleared:
+                free(s)
             case .retired:
-                slots[s].state = .clearing
-                effects.clear.append(s)
+                slots[s].state = .clearing  // its clear is under way; finishClearing frees it
             case .live where c != nil && liveCount > maximumCount && !closed:
                 // A reader let go of the last pin: the count may exceed the maximum only by pinned entries.
                 // (A writer letting go of its new entry does not trim: that would evict what it just wrote. A closed
@@ -249,7 +254,7 @@ struct TableState {
         precondition(slots[s].state == .writing)
         if let old = lookup[entity] {
             if slots[old].generation > slots[s].generation {
-                slots[s].state = .retired  // freed when the writer's storage lets go
+                retireUnlinked(s, &effects)  // freed when the writer's storage lets go
                 return (effects, false)
             }
             retire(old, &effects)
@@ -268,10 +273,13 @@ struct TableState {
         return (effects, saveInterval > 0 && commitsSinceSave >= saveInterval)
     }
 
-    /// Gives up a write (the draw closure threw): the slot is freed when the writer's storage lets go.
-    mutating func abortWrite(slot s: Int) {
+    /// Gives up a write (the draw closure threw): its trailer is cleared and the slot freed when the writer's
+    /// storage lets go.
+    mutating func abortWrite(slot s: Int) -> Effects {
+        var effects = Effects()
         writingCount -= 1
-        slots[s].state = .retired
+        retireUnlinked(s, &effects)
+        return effects
     }
 
     /// Removes `entity`'s entry; `false` when absent.
@@ -284,10 +292,17 @@ struct TableState {
     /// Frees slots whose trailers have been cleared.
     mutating func finishClearing(_ cleared: [Int]) {
         for s in cleared {
-            precondition(slots[s].state == .clearing)
-            slots[s] = Slot()
-            freeSlots.append(s)
+            switch slots[s].state {
+            case .clearing: free(s)
+            case .retired: slots[s].trailerCleared = true
+            default: preconditionFailure("slot \(s) was cleared in state \(slots[s].state)")
+            }
         }
+    }
+
+    private mutating func free(_ s: Int) {
+        slots[s] = Slot()
+        freeSlots.append(s)
     }
 
     // MARK: Snapshots
@@ -321,15 +336,18 @@ struct TableState {
 
     // MARK: Internals
 
-    /// Removes a live slot from the index: pinned → retired (freed at the last unpin), else cleared now.
+    /// Removes a live slot from the index; see ``retireUnlinked(_:_:)``.
     private mutating func retire(_ s: Int, _ effects: inout Effects) {
         evict(s)
-        if slots[s].pins > 0 {
-            slots[s].state = .retired
-        } else {
-            slots[s].state = .clearing
-            effects.clear.append(s)
-        }
+        retireUnlinked(s, &effects)
+    }
+
+    /// A slot that must never be served again: its trailer is cleared now (so no crash can bring it back);
+    /// pinned → retired (freed at the last unpin, after the clear), else freed once cleared.
+    private mutating func retireUnlinked(_ s: Int, _ effects: inout Effects) {
+        slots[s].state = slots[s].pins > 0 ? .retired : .clearing
+        slots[s].trailerCleared = false
+        effects.clear.append(s)
     }
 
     /// Evicts least recently used unpinned entries while more than ``maximumCount`` are live.
