@@ -156,20 +156,20 @@ struct BenchTableCommand: ParsableCommand {
         let filesHotNs = (ProcessStats.now() - tFilesHot) * 1e9 / Double(files)
         stats.mappedChunks = mappedAfterScroll
 
-        let get = TableBench.median(getNs), jpeg = TableBench.median(decodeNs["jpeg"] ?? [])
+        let get = median(getNs), jpeg = median(decodeNs["jpeg"] ?? [])
         let result: [String: Any] = [
             "benchmark": "table", "entries": entries, "files": files, "thumbnail": "\(side)x\(side) bgra8", "photo": (photo as NSString).lastPathComponent,
-            "entry_get_ns": get, "entry_get_and_read_ns": TableBench.median(getReadNs),
-            "jpeg_thumbnail_decode_ns": jpeg, "png_thumbnail_decode_ns": TableBench.median(decodeNs["png"] ?? []),
-            "webp_thumbnail_decode_ns": TableBench.median(decodeNs["webp"] ?? []),
-            "jpeg_photo_to_thumbnail_ns": TableBench.median(photoNs), "read_copy_ns": TableBench.median(readCopyNs),
+            "entry_get_ns": get, "entry_get_and_read_ns": median(getReadNs),
+            "jpeg_thumbnail_decode_ns": jpeg, "png_thumbnail_decode_ns": median(decodeNs["png"] ?? []),
+            "webp_thumbnail_decode_ns": median(decodeNs["webp"] ?? []),
+            "jpeg_photo_to_thumbnail_ns": median(photoNs), "read_copy_ns": median(readCopyNs),
             "speedup_vs_jpeg_thumbnail": jpeg / get,
             "encoded_bytes": Dictionary(uniqueKeysWithValues: encoded.map { ($0.0, $0.1.count) }),
             "cold_method": "fdatasync + posix_fadvise(POSIX_FADV_DONTNEED), table unmapped; residency checked with mincore",
             "cold_resident_fraction_before": residentBefore, "cold_raw_resident_fraction_before": rawResident,
             "cold_open_ms": coldOpenMs, "hot_open_ms": hotOpenMs, "reconcile_open_hot_ms": hotReconcileMs,
-            "reconcile_open_cold_ms": coldReconcileMs, "cold_entry_get_and_read_ns": TableBench.median(coldGet),
-            "cold_read_copy_ns": TableBench.median(coldRead),
+            "reconcile_open_cold_ms": coldReconcileMs, "cold_entry_get_and_read_ns": median(coldGet),
+            "cold_read_copy_ns": median(coldRead),
             "scroll_hot_ns_per_entry": scrollHot.nsPerEntry, "scroll_cold_ns_per_entry": scrollCold.nsPerEntry,
             "scroll_hot_seconds": scrollHot.seconds, "scroll_cold_seconds": scrollCold.seconds,
             "scroll_files_hot_ns_per_file": filesHotNs, "scroll_files_cold_ns_per_file": filesColdNs,
@@ -181,15 +181,15 @@ struct BenchTableCommand: ParsableCommand {
         if json {
             print(JSONLine.encode(result))
         } else {
-            print(String(format: "hot entry get (pointer + pin, no copy): %.0f ns; get + read all 256 KiB: %.0f ns", get, TableBench.median(getReadNs)))
+            print(String(format: "hot entry get (pointer + pin, no copy): %.0f ns; get + read all 256 KiB: %.0f ns", get, median(getReadNs)))
             print(String(format: "decode the 256×256 thumbnail: JPEG %.0f ns (%.0f× the get), PNG %.0f ns, WebP %.0f ns; photo → thumbnail %.2f ms",
-                         jpeg, jpeg / get, TableBench.median(decodeNs["png"] ?? []), TableBench.median(decodeNs["webp"] ?? []),
-                         TableBench.median(photoNs) / 1e6))
-            print(String(format: "read() + copy of one raw pixel file: %.0f ns", TableBench.median(readCopyNs)))
+                         jpeg, jpeg / get, median(decodeNs["png"] ?? []), median(decodeNs["webp"] ?? []),
+                         median(photoNs) / 1e6))
+            print(String(format: "read() + copy of one raw pixel file: %.0f ns", median(readCopyNs)))
             print(String(format: "open (clean index): hot %.1f ms, cold %.1f ms; reading every trailer (after a crash): hot %.1f ms, cold %.1f ms",
                          hotOpenMs, coldOpenMs, hotReconcileMs, coldReconcileMs))
             print(String(format: "cold (resident before: table %.3f, files %.3f): get + read %.0f ns; read() + copy %.0f ns",
-                         residentBefore, rawResident, TableBench.median(coldGet), TableBench.median(coldRead)))
+                         residentBefore, rawResident, median(coldGet), median(coldRead)))
             print(String(format: "scroll over %ld entries: hot %.0f ns/entry (%.2f s), cold %.0f ns/entry (%.2f s); files: hot %.0f, cold %.0f ns/file",
                          entries, scrollHot.nsPerEntry, scrollHot.seconds, scrollCold.nsPerEntry, scrollCold.seconds, filesHotNs, filesColdNs))
             print(String(format: "writes: copy in %.0f ns/entry, decode in place %.2f ms; ", setCopyNs, setDecodeNs / 1e6)

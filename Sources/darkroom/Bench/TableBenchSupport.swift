@@ -61,12 +61,6 @@ enum TableBench {
         return raw.load(as: UInt64.self) &+ UInt64(done)
     }
 
-    /// Median of `values`.
-    static func median(_ values: [Double]) -> Double {
-        let s = values.sorted()
-        return s.isEmpty ? 0 : s[s.count / 2]
-    }
-
     /// Nanoseconds per call of `body` over `count` calls.
     static func nanosecondsPerCall(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
         let t0 = ProcessStats.now()
