@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DarkroomImage", targets: ["DarkroomImage"]),
+        .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
         .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
@@ -33,6 +34,9 @@ let package = Package(
         .systemLibrary(
             name: "CGIF", pkgConfig: "libgif",
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
@@ -42,16 +46,18 @@ let package = Package(
         .target(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
+        .target(name: "DarkroomCache", dependencies: ["CSQLite"]),
         .target(name: "DarkroomTables", dependencies: ["DarkroomImage"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomTables", "CTurboJPEG",
+                "DarkroomImage", "DarkroomCache", "DarkroomTables", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Tests
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
+        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
         .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
     ]
 )

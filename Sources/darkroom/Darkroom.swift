@@ -6,5 +6,5 @@ struct Darkroom: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "darkroom",
         abstract: "Fast, memory-lean image decoding and thumbnailing.",
-        subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self, TableCommand.self])
+        subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, TableCommand.self])
 }

@@ -8,44 +8,14 @@ import Testing
 
 // MARK: - Fixtures
 
-private struct MissingPhoto: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "sample photo not found: \(path) (set DARKROOM_PHOTOS to the photos folder)" }
-}
-
+/// The samples these tests use, relative to the photos folder.
 private enum ShimPhotos {
-    static var directory: URL {
-        if let override = ProcessInfo.processInfo.environment["DARKROOM_PHOTOS"], !override.isEmpty {
-            return URL(fileURLWithPath: override)
-        }
-        // Tests/DarkroomImageTests/CodecShimTests.swift -> package root -> ../shared/photos
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.deletingLastPathComponent().appendingPathComponent("shared/photos")
-    }
-
-    static func bytes(_ relativePath: String) throws -> [UInt8] {
-        let path = directory.appendingPathComponent(relativePath).path
-        guard let data = FileManager.default.contents(atPath: path) else { throw MissingPhoto(path: path) }
-        return [UInt8](data)
-    }
+    static func bytes(_ relative: String) throws -> [UInt8] { try TestPhotos.bytes(relative) }
 
     static let jpeg12mp = "jpeg-12mp/eveningglow-4032x3024.jpg"
     static let jpeg12mpProgressive = "jpeg-12mp/kite-4032x3024-progressive.jpg"
     static let jpegSmall = "orientation/fallenleaf-600x400-orientation-1.jpg"
     static let gifAnimated = "gif/slideshow-480x300-animated.gif"
-}
-
-/// Deterministic pseudo-random numbers (SplitMix64), so a failing fuzz case can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 // MARK: - JPEG helpers

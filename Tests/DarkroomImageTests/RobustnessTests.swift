@@ -30,7 +30,7 @@ struct RobustnessTests {
     @Test("flipped bytes give an error or an image, never a crash", arguments: TestPhotos.all)
     func flips(path: String) throws {
         let bytes = try TestPhotos.bytes(path)
-        var rng = SplitMix(seed: UInt64(bytes.count))
+        var rng = SplitMix64(state: UInt64(bytes.count))
         for _ in 0..<24 {
             var damaged = bytes
             // Flip 1–8 bytes, biased to the header where parsers are most fragile.
@@ -111,15 +111,3 @@ struct RobustnessTests {
     }
 }
 
-/// A tiny deterministic PRNG for reproducible damage.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

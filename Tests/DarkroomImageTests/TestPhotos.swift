@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import DarkroomImage
 
 /// The shared sample photos: `$DARKROOM_PHOTOS`, else `../shared/photos` beside the package root.
@@ -21,7 +22,36 @@ enum TestPhotos {
     /// Every sample image.
     static var all: [String] { ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(files) }
 
-    static func bytes(_ path: String) throws -> [UInt8] { try FileBytes.read(path) }
+    /// The absolute path of a sample given relative to ``root`` ("jpeg/kite-2560x1600.jpg"); absolute paths pass through.
+    static func path(_ pathOrRelative: String) -> String {
+        pathOrRelative.hasPrefix("/") ? pathOrRelative : root + "/" + pathOrRelative
+    }
+
+    /// A sample's bytes; fails the test (never skips) when the file is missing.
+    static func bytes(_ pathOrRelative: String) throws -> [UInt8] {
+        let full = path(pathOrRelative)
+        try #require(FileManager.default.fileExists(atPath: full), "missing sample \(full); set DARKROOM_PHOTOS")
+        return try FileBytes.read(full)
+    }
+
+    /// Every sample as a path relative to ``root``; requires the full set.
+    static func allRelative() throws -> [String] {
+        let files = all.map { String($0.dropFirst(root.count + 1)) }
+        try #require(files.count >= 20, "expected the full sample set in \(root); set DARKROOM_PHOTOS")
+        return files
+    }
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64), so a failing fuzz case can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 /// Pixel comparisons for tests.

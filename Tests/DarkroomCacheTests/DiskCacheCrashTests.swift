@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import DarkroomCache
+
+/// Kills a writer process (`darkroom cache torture`) with SIGKILL at random moments, round after round, and checks
+/// that every key then reads as absent or as exactly one whole value it wrote. Rounds: `$DARKROOM_CRASH_ROUNDS`
+/// (default 100). The writer binary: `$DARKROOM_BIN`, else `darkroom` beside the test bundle in the build products
+/// directory (`swift build --build-tests` builds it); the test fails if it is missing.
+@Suite("DiskCache crash safety")
+struct DiskCacheCrashTests {
+    static var rounds: Int { ProcessInfo.processInfo.environment["DARKROOM_CRASH_ROUNDS"].flatMap(Int.init) ?? 100 }
+
+    static func writerBinary() -> String? {
+        if let env = ProcessInfo.processInfo.environment["DARKROOM_BIN"], !env.isEmpty { return env }
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        // The test binary may sit inside a bundle (…/DarkroomPackageTests.xctest/Contents/MacOS on Darwin).
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("darkroom").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    @Test("kill -9 at random moments: every key reads absent or as one whole value written")
+    func killedWriters() throws {
+        let binary = try #require(Self.writerBinary(),
+                                  "darkroom not found beside the tests; run `swift build --build-tests` or set DARKROOM_BIN")
+        let dir = try TemporaryDirectory.make()
+        defer { TemporaryDirectory.remove(dir) }
+        var rng = SplitMix64(state: 2024)
+        var torn = 0, present = 0, absent = 0, killed = 0, started = Date()
+        for round in 0..<Self.rounds {
+            // Given a writer running for a random time (some rounds die while it opens the cache)
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: binary)
+            writer.arguments = ["cache", "torture", "--dir", dir, "--seed", String(round + 1)]
+            writer.standardError = FileHandle.nullDevice
+            try writer.run()
+            usleep(UInt32(5_000 + rng.next() % 250_000))
+            // When it is killed with SIGKILL
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+            if writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL { killed += 1 }
+            #expect(writer.terminationReason == .uncaughtSignal, "round \(round): writer exited by itself (\(writer.terminationStatus))")
+            // Then every key reads as absent or as one whole value
+            let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, orphanGracePeriod: .zero))
+            for k in 0..<40 {
+                guard let value = cache.data(forKey: "k\(k)") else { absent += 1; continue }
+                present += 1
+                if !CheckedValue.isWhole(value, key: "k\(k)") {
+                    torn += 1
+                    Issue.record("round \(round): k\(k) is torn or foreign (\(value.count) bytes)")
+                }
+            }
+            // And orphans left by the kill are reconciled (no temporary files survive a reap)
+            cache.reapOrphans()
+            #expect(!POSIX.list(dir + "/data").contains { $0.name.hasPrefix("tmp-") })
+        }
+        let seconds = Date().timeIntervalSince(started)
+        print("crash test: \(Self.rounds) rounds, \(killed) writers killed, \(present) values read whole, "
+              + "\(absent) absent, \(torn) torn, \(String(format: "%.1f", seconds)) s")
+        #expect(torn == 0)
+        #expect(killed == Self.rounds)
+        #expect(present > 0)
+    }
+}
