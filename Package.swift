@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "DarkroomImage", targets: ["DarkroomImage"]),
         .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
+        .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
@@ -51,10 +52,11 @@ let package = Package(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
         .target(name: "DarkroomCache", dependencies: ["CSQLite"]),
+        .target(name: "DarkroomTables", dependencies: ["DarkroomImage"]),
         .target(
             name: "Darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache",
+                "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -64,17 +66,18 @@ let package = Package(
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache", "Darkroom", "CTurboJPEG",
+                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Tests
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
         .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
+        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
-                "Darkroom", "DarkroomImage", "DarkroomCache",
+                "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -85,12 +85,17 @@ extension Bitmap {
     /// format already matches. Supported sources: BGRA8 premultiplied, RGBA8 and Gray8.
     /// - Throws: `.invalidArgument` for a source format that cannot be converted, `.outOfMemory`.
     public func converted(to format: PixelFormat) throws(DarkroomImageError) -> Bitmap {
+        try converted(to: format, allocate: Bitmap.allocateOnHeap)
+    }
+
+    /// ``converted(to:)`` into memory from `allocate` (called once unless the format already matches).
+    func converted(to format: PixelFormat, allocate: BitmapAllocator) throws(DarkroomImageError) -> Bitmap {
         if format == self.format { return self }
         guard [.bgra8Premultiplied, .rgba8, .gray8].contains(self.format) else {
             throw DarkroomImageError(.invalidArgument, "cannot convert from \(self.format.rawValue)")
         }
         let opaque = isOpaque || !format.hasAlpha
-        let out = try Bitmap(uninitializedWidth: width, height: height, format: format, isOpaque: opaque)
+        let out = try Bitmap.allocate(width, height, format, opaque, using: allocate)
         for y in 0..<height {
             PixelConversion.convertRow(row(y), from: self.format, out.row(y), to: format, width: width)
         }

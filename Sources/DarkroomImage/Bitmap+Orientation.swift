@@ -3,10 +3,15 @@ extension Bitmap {
     ///
     /// Cost: one new bitmap of the same cost and one pass over the pixels; returns `self` for ``ExifOrientation/up``.
     public func applying(_ orientation: ExifOrientation) throws(DarkroomImageError) -> Bitmap {
+        try applying(orientation, allocate: Bitmap.allocateOnHeap)
+    }
+
+    /// ``applying(_:)`` into memory from `allocate` (called once unless the orientation is ``ExifOrientation/up``).
+    func applying(_ orientation: ExifOrientation, allocate: BitmapAllocator) throws(DarkroomImageError) -> Bitmap {
         if orientation == .up { return self }
         let w = orientation.swapsDimensions ? height : width
         let h = orientation.swapsDimensions ? width : height
-        let out = try Bitmap(uninitializedWidth: w, height: h, format: format, isOpaque: isOpaque)
+        let out = try Bitmap.allocate(w, h, format, isOpaque, using: allocate)
         switch format.bytesPerPixel {
         case 4: transform(into: out, orientation, UInt32.self)
         case 2: transform(into: out, orientation, UInt16.self)

@@ -30,6 +30,19 @@ public struct ImageDecoder: Sendable {
     /// Decodes in-memory bytes. Thread-safe; allocates only the output and a few working rows (see type docs).
     /// - Throws: ``DarkroomImageError`` for empty, unsupported, corrupt, truncated or over-limit input.
     public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError) -> DecodedImage {
+        try decode(bytes, options: options, into: Bitmap.allocateOnHeap)
+    }
+
+    /// Decodes in-memory bytes into memory `allocate` supplies (for example a memory-mapped table entry).
+    ///
+    /// `allocate` is called at most once, for the final bitmap; stages before it (a pixel-format conversion or
+    /// the orientation transform, when needed) use small heap bitmaps. When the codec's output is final (no
+    /// conversion, upright source) the codec writes its rows straight into the supplied memory. A custom decoder's
+    /// result is copied into it. Thread-safe as ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.
+    /// - Throws: ``DarkroomImageError`` as the other overload, whatever `allocate` throws, and `.invalidArgument`
+    ///   when `allocate` returns a bitmap of another size or format.
+    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
+                       into allocate: BitmapAllocator) throws(DarkroomImageError) -> DecodedImage {
         guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the input is empty") }
         guard bytes.count <= options.limits.maxInputBytes else {
             throw DarkroomImageError(.limitExceeded,
@@ -38,7 +51,11 @@ public struct ImageDecoder: Sendable {
         let probe = try ImageProber.probe(bytes, limits: options.limits)
         try Self.checkSource(probe, options.limits)
         if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
-            let bitmap = try custom.decode(bytes, probe: probe, options: options)
+            let decoded = try custom.decode(bytes, probe: probe, options: options)
+            let bitmap = try Bitmap.allocate(decoded.width, decoded.height, decoded.format, decoded.isOpaque, using: allocate)
+            for y in 0..<decoded.height {
+                bitmap.row(y).copyMemory(from: decoded.row(y), byteCount: decoded.width * decoded.format.bytesPerPixel)
+            }
             return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: 1)
         }
         guard let codec = codecs.first(where: { $0.format == probe.format }) else {
@@ -54,9 +71,21 @@ public struct ImageDecoder: Sendable {
             throw DarkroomImageError(.limitExceeded,
                 "decoding to \(plan.outputWidth)×\(plan.outputHeight) needs \(outBytes) bytes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
         }
-        let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options)
-        var bitmap = try output.bitmap.converted(to: final)
-        if options.applyOrientation { bitmap = try bitmap.applying(probe.orientation) }
+        // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps. The codec's
+        // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
+        // the working format, so this is decided by the format the codec asks for).
+        let orient = options.applyOrientation && probe.orientation != .up
+        let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options, allocate: {
+            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+            format == final && !orient ? try allocate(w, h, format, opaque)
+                                       : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+        })
+        var bitmap = output.bitmap
+        if bitmap.format != final {
+            bitmap = orient ? try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap)
+                            : try bitmap.converted(to: final, allocate: allocate)
+        }
+        if orient { bitmap = try bitmap.applying(probe.orientation, allocate: allocate) }
         return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator)
     }
 

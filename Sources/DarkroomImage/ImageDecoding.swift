@@ -22,8 +22,9 @@ struct CodecOutput {
 /// orientation and the final pixel format.
 protocol CodecDecoder: Sendable {
     var format: ImageFileFormat { get }
+    /// `allocate` supplies the output bitmap (called once, with the plan's output size and `working` format).
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput
 }
 
 /// Feeds rows of a working format to a resampler or straight into a bitmap of the plan's size: the common
@@ -37,9 +38,8 @@ struct RowDestination {
 
     /// Prepares a destination for a source of `width × height` rows (already shrunk by the codec, if it can).
     init(plan: DecodePlan, sourceWidth width: Int, sourceHeight height: Int, format: PixelFormat,
-         isOpaque: Bool, filter: ResamplingFilter) throws(DarkroomImageError) {
-        bitmap = try Bitmap(uninitializedWidth: plan.outputWidth, height: plan.outputHeight, format: format,
-                            isOpaque: isOpaque)
+         isOpaque: Bool, filter: ResamplingFilter, allocate: BitmapAllocator) throws(DarkroomImageError) {
+        bitmap = try Bitmap.allocate(plan.outputWidth, plan.outputHeight, format, isOpaque, using: allocate)
         if plan.isIdentity(width: width, height: height) {
             resampler = nil
             requiredRows = 0..<height

@@ -4,7 +4,7 @@ import ArgumentParser
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Benchmarks (side by side, one run; --json for machine-readable output).",
-        subcommands: [BenchDecodeCommand.self, BenchCacheCommand.self, BenchPipelineCommand.self])
+        subcommands: [BenchDecodeCommand.self, BenchCacheCommand.self, BenchTableCommand.self, BenchPipelineCommand.self])
 }
 
 /// Locates the shared sample photos: `$DARKROOM_PHOTOS`, else `../shared/photos` from the working directory

@@ -6,5 +6,6 @@ struct Darkroom: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "darkroom",
         abstract: "Fast, memory-lean image decoding and thumbnailing.",
-        subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, FetchCommand.self])
+        subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, TableCommand.self,
+                      FetchCommand.self])
 }

@@ -118,11 +118,13 @@ struct DiskCacheTests {
         #expect(cache.data(forKey: "new") == [4])
     }
 
-    @Test("a damaged, truncated or foreign value file reads as absent, never as wrong bytes")
+    @Test("with checksum verification, a damaged, truncated or foreign value file reads as absent, never as wrong bytes")
     func tamperedFiles() throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
-        let cache = try DiskCache(directory: dir, configuration: Self.config())
+        var config = Self.config()
+        config.fileVerification = .checksum
+        let cache = try DiskCache(directory: dir, configuration: config)
         let value = SplitMix64.bytes(100_000, seed: 7)
         for key in ["flipped", "truncated", "foreign"] { try cache.set(value, forKey: key) }
         let rows = try cache.state.withLock { s in try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() } }
@@ -143,8 +145,8 @@ struct DiskCacheTests {
     func sizeOnlyVerification() throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
-        var config = Self.config()
-        config.fileVerification = .size
+        let config = Self.config()
+        #expect(config.fileVerification == .size, "size-only is the default")
         let cache = try DiskCache(directory: dir, configuration: config)
         let value = SplitMix64.bytes(50_000, seed: 3)
         try cache.set(value, forKey: "v")

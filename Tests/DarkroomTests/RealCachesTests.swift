@@ -1,5 +1,6 @@
 import DarkroomCache
 import DarkroomImage
+import DarkroomTables
 import Foundation
 import Testing
 @testable import Darkroom
@@ -45,6 +46,29 @@ struct RealCachesTests {
         #expect(second.statistics.revalidated == 1)
         #expect(server.requests("/img/a") == 2)
         #expect(server.snapshot.conditional == 1)
+        await server.stop()
+    }
+
+    @Test("A request naming a table format: decoded once into a real ImageTable, then answered from it zero-copy")
+    func imageTable() async throws {
+        let server = try await TestServer.start()
+        server.register("a", TestImages.jpeg(width: 120, height: 90))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-table-\(UUID()).table").path
+        defer { for suffix in ["", ".index", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let table = try ImageTable(path: path, format: ImageFormat(name: "thumb32", width: 32, height: 32, maximumCount: 100))
+        var config = ImagePipeline.Configuration(imageCache: nil, dataLoader: HTTPDataLoader())
+        config.imageTables = ImageTableSet([table])
+        let pipeline = ImagePipeline(configuration: config)
+        let request = ImageRequest(url: server.url("/img/a"), size: .fill(width: 32, height: 32), tableFormat: "thumb32")
+
+        let first = try await pipeline.image(for: request)
+        #expect(first.origin == .network)
+        #expect(await eventually { table.count == 1 })
+        let second = try await pipeline.image(for: request)
+        #expect(second.origin == .table)
+        #expect(second.bitmap.map { ($0.width, $0.height) }! == (32, 32))
+        #expect(second.bitmap!.pixelsEqual(first.bitmap!))
+        #expect(server.requests("/img/a") == 1)
         await server.stop()
     }
 }

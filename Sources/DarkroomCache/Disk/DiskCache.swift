@@ -5,8 +5,10 @@ import Synchronization
 /// large ones, trimmed least-recently-used in the background.
 ///
 /// **Costs.** A read of an inline value (≤ ``DiskCacheConfiguration/inlineThreshold``, 20 KiB by default) is one
-/// indexed SQLite lookup; a larger value adds one file read. Every value is checked against its stored size and
-/// XXH64 checksum before it is returned (about 0.07 ms per MB; see ``DiskCacheConfiguration/fileVerification``).
+/// indexed SQLite lookup; a larger value adds one file read. Every value is checked against its stored size
+/// before it is returned; with ``DiskCacheConfiguration/FileVerification/checksum`` file values are also
+/// checked against their XXH64 (about 0.07 ms per MB). Inline values need no checksum: a SQLite row commits
+/// whole or not at all.
 /// A write is one SQLite transaction, plus, for a large value, a file written, fsynced and renamed before the row
 /// commits. A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key,
 /// written in batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
@@ -15,7 +17,8 @@ import Synchronization
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any
 /// moment, a read returns the old value, the new value or nothing. Files are named once and never rewritten;
 /// a file is durable under its final name before the row that names it commits, so a crash leaves at worst an
-/// orphan file, reaped on open. A value whose size or checksum does not match reads as absent and is removed.
+/// orphan file, reaped on open. A value whose size (or, when verified, checksum) does not match reads as absent
+/// and is removed.
 ///
 /// **Recovery.** A manifest that fails to open, fails `PRAGMA quick_check` or reports corruption later is moved
 /// aside (`manifest.sqlite.corrupt`) and the cache starts empty instead of failing. A cache directory deleted
@@ -113,7 +116,9 @@ public final class DiskCache: Sendable {
             } else {
                 bytes = []
             }
-            let checksummed = record.filename == nil || configuration.fileVerification == .checksum
+            // Inline values live inside SQLite's atomic WAL commits: a row is all there or not at all, so the
+            // size check suffices. File values are checked as `fileVerification` says.
+            let checksummed = record.filename != nil && configuration.fileVerification == .checksum
             guard bytes.count == record.size, !checksummed || XXHash64.hash(bytes) == record.checksum else {
                 discard(key, record, deleteFile: true)
                 return nil

@@ -46,7 +46,8 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     public var inlineThreshold: Int
     /// What a completed write survives. Default ``Durability/processCrash``.
     public var durability: Durability
-    /// What a read of a file-backed value checks. Default ``FileVerification/checksum``.
+    /// What a read of a file-backed value checks. Default ``FileVerification/size`` (crash safety comes from the
+    /// write order, see ``FileVerification/size``); ``FileVerification/checksum`` adds bit-rot detection.
     public var fileVerification: FileVerification
     /// Whether other processes may use the directory at the same time. Default ``ProcessSharing/exclusive``.
     public var processSharing: ProcessSharing
@@ -64,7 +65,7 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// Creates a configuration; negative limits are treated as zero.
     public init(sizeLimit: Int = 512 << 20, countLimit: Int = .max, maxAge: Duration? = nil, minFreeDiskSpace: Int = 0,
                 inlineThreshold: Int = 20 * 1024, durability: Durability = .processCrash,
-                fileVerification: FileVerification = .checksum,
+                fileVerification: FileVerification = .size,
                 processSharing: ProcessSharing = .exclusive, accessTimeResolution: Duration = .seconds(60),
                 trimInterval: Duration = .seconds(60), orphanGracePeriod: Duration = .seconds(60)) {
         self.sizeLimit = max(0, sizeLimit)

@@ -8,13 +8,13 @@ struct GIFDecoder: CodecDecoder {
     let format = ImageFileFormat.gif
 
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw DarkroomImageError(.empty, "the input is empty")
         }
         let w = probe.width, h = probe.height
         let destination = try RowDestination(plan: plan, sourceWidth: w, sourceHeight: h, format: .bgra8Premultiplied,
-                                             isOpaque: false, filter: options.filter)
+                                             isOpaque: false, filter: options.filter, allocate: allocate)
         var info = dr_gif_info()
         var message = [CChar](repeating: 0, count: 256)
         if destination.isDirect {

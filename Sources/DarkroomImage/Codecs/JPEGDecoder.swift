@@ -12,7 +12,7 @@ struct JPEGDecoder: CodecDecoder {
     static let stripRows = 16
 
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
               let d = dr_jpeg_decoder_create(base, bytes.count, Int32(clamping: options.limits.maxProgressiveScans),
                                              options.acceptTruncated ? 0 : 1, options.limits.maxDecodedBytes)
@@ -28,7 +28,7 @@ struct JPEGDecoder: CodecDecoder {
         let sw = Int(info.output_width), sh = Int(info.output_height)
 
         let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh, format: working,
-                                             isOpaque: true, filter: options.filter)
+                                             isOpaque: true, filter: options.filter, allocate: allocate)
         if destination.isDirect && !isCMYK {
             // Straight into the bitmap's rows, all in one call: no intermediate copy, and libjpeg gets the
             // row pointers it needs to upsample 2 rows at a time without its spare-row copy.

@@ -10,7 +10,7 @@ struct PNGDecoder: CodecDecoder {
     let format = ImageFileFormat.png
 
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
         guard let ctx = spng_ctx_new(0) else { throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder") }
         defer { spng_ctx_free(ctx) }
         let limits = options.limits
@@ -33,7 +33,7 @@ struct PNGDecoder: CodecDecoder {
 
         let opaque = !probe.hasAlpha
         let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: working,
-                                             isOpaque: opaque, filter: options.filter)
+                                             isOpaque: opaque, filter: options.filter, allocate: allocate)
         let rowBytes = width * srcBPP
         let converted = grayNative ? nil : try ScratchBuffer<UInt8>(count: width * working.bytesPerPixel, zeroed: false)
         func deliver(_ row: UnsafePointer<UInt8>, _ y: Int) {

@@ -10,20 +10,19 @@ struct WebPDecoder: CodecDecoder {
     let format = ImageFileFormat.webp
 
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw DarkroomImageError(.empty, "the input is empty")
         }
         if probe.frameCount > 1 {
-            return try decodeFirstFrame(base, bytes.count, probe: probe, plan: plan, options: options)
+            return try decodeFirstFrame(base, bytes.count, probe: probe, plan: plan, options: options, allocate: allocate)
         }
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw DarkroomImageError(.unsupportedFeature, "libwebp's decoder ABI does not match its header")
         }
         let opaque = !probe.hasAlpha
-        let bitmap = try Bitmap(uninitializedWidth: plan.outputWidth, height: plan.outputHeight,
-                                format: .bgra8Premultiplied, isOpaque: opaque)
+        let bitmap = try Bitmap.allocate(plan.outputWidth, plan.outputHeight, .bgra8Premultiplied, opaque, using: allocate)
         if !plan.isFullSource {
             let r = plan.sourceRect
             config.options.use_cropping = 1
@@ -49,7 +48,7 @@ struct WebPDecoder: CodecDecoder {
     }
 
     private func decodeFirstFrame(_ base: UnsafePointer<UInt8>, _ count: Int, probe: ImageProbe, plan: DecodePlan,
-                                  options: DecodeOptions) throws(DarkroomImageError) -> CodecOutput {
+                                  options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
         let canvasBytes = probe.width * probe.height * 4
         guard canvasBytes + plan.outputBytes(.bgra8Premultiplied) <= options.limits.maxDecodedBytes else {
             throw DarkroomImageError(.limitExceeded,
@@ -79,7 +78,8 @@ struct WebPDecoder: CodecDecoder {
         let meter = PixelMemory.allocated(canvasBytes)  // libwebp's canvas, counted while we read it
         defer { PixelMemory.released(canvasBytes, meter: meter) }
         let destination = try RowDestination(plan: plan, sourceWidth: probe.width, sourceHeight: probe.height,
-                                             format: .bgra8Premultiplied, isOpaque: !probe.hasAlpha, filter: options.filter)
+                                             format: .bgra8Premultiplied, isOpaque: !probe.hasAlpha, filter: options.filter,
+                                             allocate: allocate)
         for y in destination.requiredRows.clamped(to: 0..<probe.height) {
             destination.consume(row: frame + y * probe.width * 4, y: y)
         }

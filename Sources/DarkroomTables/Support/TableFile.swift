@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin, `errno`-checking wrappers over the POSIX calls a table makes on its file.
+enum TableFile {
+    /// `strerror(errno)` now.
+    static var lastError: String { String(cString: strerror(errno)) }
+
+    static func ioError(_ message: String) -> ImageTableError {
+        ImageTableError(.io, message, systemMessage: lastError)
+    }
+
+    /// The system page size (the unit entries and chunks are rounded to).
+    static let pageSize: Int = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    static func size(_ fd: Int32) throws(ImageTableError) -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw ioError("cannot stat the table") }
+        return Int(st.st_size)
+    }
+
+    /// Reads exactly `count` bytes at `offset` into `buffer`; short only at end of file (returns bytes read).
+    @discardableResult
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) throws(ImageTableError) -> Int {
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer + done, count - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw ioError("cannot read \(count) bytes at offset \(offset)") }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ImageTableError) {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { throw ioError("cannot write \(bytes.count) bytes at offset \(offset)") }
+            done += n
+        }
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) throws(ImageTableError) {
+        try bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try write(fd, raw, at: offset) } }.get()
+    }
+
+    static func truncate(_ fd: Int32, to size: Int) throws(ImageTableError) {
+        while ftruncate(fd, off_t(size)) != 0 {
+            if errno == EINTR { continue }
+            throw ioError("cannot resize the table to \(size) bytes")
+        }
+    }
+
+    static func sync(_ fd: Int32) throws(ImageTableError) {
+        guard fdatasync(fd) == 0 else { throw ioError("cannot sync the table") }
+    }
+
+    /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one: a temporary file in
+    /// the same directory, `fdatasync`, `rename`, then `fsync` of the directory.
+    static func replace(_ path: String, with bytes: [UInt8]) throws(ImageTableError) {
+        let temp = path + ".tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ioError("cannot create \(temp)") }
+        do throws(ImageTableError) {
+            try write(fd, bytes, at: 0)
+            guard fdatasync(fd) == 0 else { throw ioError("cannot sync \(temp)") }
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        close(fd)
+        guard rename(temp, path) == 0 else {
+            let e = ioError("cannot rename \(temp) to \(path)")
+            unlink(temp)
+            throw e
+        }
+        syncDirectory(of: path)
+    }
+
+    /// `fsync` of the directory holding `path`, so a rename in it survives power loss (best effort).
+    static func syncDirectory(of path: String) {
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// The whole file at `path`, or `nil` if it cannot be read.
+    static func readWhole(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let size = try? size(fd), size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let n = bytes.withUnsafeMutableBytes { raw in (try? read(fd, into: raw.baseAddress!, count: size, at: 0)) ?? -1 }
+        return n == size ? bytes : nil
+    }
+}

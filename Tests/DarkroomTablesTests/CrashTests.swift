@@ -1,0 +1,186 @@
+import DarkroomImage
+import Foundation
+import Testing
+@testable import DarkroomTables
+
+/// A small seeded generator, so a failing round can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Runs `darkroom` with `arguments`; returns its exit status and standard output.
+@discardableResult
+func runDarkroom(_ binary: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// Kills `darkroom table build` (a child process, 2 writer threads, constant eviction) with SIGKILL mid-build,
+/// after a random number of commits, round after round on the same table, and checks after every kill that the
+/// table serves no torn entry and that every entry it serves equals a fresh decode of its input byte for byte.
+///
+/// Rounds: `$DARKROOM_TABLE_CRASH_ROUNDS` (default 20 for CI; the goal of 100 was run and recorded in
+/// docs/PERFORMANCE-tables.md). The binary: `$DARKROOM_BIN`, else `darkroom` beside the test binary or under
+/// `.build/{release,debug}`; the test fails if it is missing.
+@Suite("Image table crash safety")
+struct CrashTests {
+    static var rounds: Int { ProcessInfo.processInfo.environment["DARKROOM_TABLE_CRASH_ROUNDS"].flatMap(Int.init) ?? 20 }
+    static let size = 256
+
+    /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF.
+    static func makeInputs(in dir: TemporaryDirectory) throws -> [(entity: String, target: String)] {
+        let photos = ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(TablePaths.photos)
+            .filter { !$0.hasSuffix(".md") }
+        try #require(photos.count >= 20, "sample photos missing under \(TablePaths.photos)")
+        try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        return try (0..<90).map { i in
+            let target = photos[i % photos.count]
+            let entity = dir.file("in/\(i)-" + (target as NSString).lastPathComponent)
+            try FileManager.default.createSymbolicLink(atPath: entity, withDestinationPath: target)
+            return (entity, target)
+        }
+    }
+
+    @Test("kill -9 mid-build, many rounds: zero torn entries served; every entry equals a fresh decode")
+    func killedBuilds() throws {
+        let binary = try #require(TablePaths.darkroomBinary(),
+            "darkroom executable not found; run `swift build --build-tests` or set DARKROOM_BIN")
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let inputs = try Self.makeInputs(in: dir)
+        var references: [String: Bitmap] = [:]
+        var sources: [String: String] = [:]
+        for target in Set(inputs.map(\.target)) {
+            references[target] = try TestImages.freshDecode(target, width: Self.size, height: Self.size,
+                                                            format: .bgra8Premultiplied, mode: .fill)
+            sources[target] = try FileBytes.read(target).withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-fill"
+        }
+        let targetOf = Dictionary(uniqueKeysWithValues: inputs.map { ($0.entity, $0.target) })
+        let table = dir.file("crash.table")
+        func buildArguments(_ table: String, _ order: [String]) -> [String] {
+            ["table", "build", "--table", table, "--size", "\(Self.size)x\(Self.size)", "--max-count", "16",
+             "--jobs", "2", "--index-save-interval", "4", "--progress"] + order
+        }
+
+        var rng = SplitMix64(state: 4)
+        var killed = 0, served = 0, tornSlots = 0, tornServed = 0, missing = 0, cliChecks = 0
+        let started = Date()
+        for round in 0..<Self.rounds {
+            // Given a build of all 90 inputs in a new order into a 16-entry table (so nearly every input is
+            // written again, evicting others and reusing their slots), 2 writer threads, index saved every 4 commits
+            let order = inputs.map(\.entity).shuffled(using: &rng)
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: binary)
+            writer.arguments = buildArguments(table, order)
+            let progress = Pipe()
+            writer.standardOutput = progress
+            writer.standardError = FileHandle.nullDevice
+            try writer.run()
+            // When it is killed with SIGKILL at a random moment: after a random number of commits (0...60 of the
+            // at least 74 each build makes, so the kill lands mid-build whatever the machine's load) plus 0-20 ms,
+            // which lands inside an open, a decode, a trailer write or an index save
+            let commits = Int(rng.next() % 61)
+            var seen = 0
+            while seen < commits {
+                let data = progress.fileHandleForReading.availableData
+                if data.isEmpty { break }  // the build ended
+                seen += data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            }
+            usleep(UInt32(rng.next() % 20_000))
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+            let wasKilled = writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL
+            if wasKilled { killed += 1 }
+            #expect(wasKilled, "round \(round): the build ended by itself (status \(writer.terminationStatus)) after \(seen) commits")
+
+            // Then the table (opened as any reader would) serves no torn entry
+            let reader = try ImageTable(readingExisting: table)
+            let v = try reader.verify()
+            #expect(v.tornServed == 0, "round \(round): \(v.tornServed) torn entries served: \(v.problems)")
+            tornServed += v.tornServed
+            tornSlots += v.torn
+            missing += v.missing
+            // And every entry it serves is byte-equal to a fresh decode of its input, with that input's source id
+            for entity in reader.entities {
+                let target = try #require(targetOf[entity], "round \(round): unknown entity \(entity)")
+                let bitmap = try #require(try reader.entry(for: entity))
+                #expect(bitmap.pixelsEqual(references[target]!), "round \(round): \(entity) differs from a fresh decode")
+                #expect(reader.sourceID(for: entity) == sources[target])
+                served += 1
+            }
+            try reader.close()
+            // And the CLI's verify agrees (every 10th round)
+            if round % 10 == 9 {
+                let cli = try runDarkroom(binary, ["table", "verify", "--table", table, "--json"])
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any])
+                #expect(cli.status == 0 && json["torn_served"] as? Int == 0 && json["valid"] as? Int == v.valid)
+                cliChecks += 1
+            }
+        }
+        // Finally a writable open reconciles: torn slots are cleared, nothing torn remains anywhere
+        do {
+            let final = try ImageTable(path: table, format: ImageFormat(name: "crash.table", width: Self.size, height: Self.size,
+                                                                      maximumCount: 16))
+            let v = try final.verify()
+            #expect(v.torn == 0 && v.tornServed == 0 && v.valid == final.count)
+        }
+        let seconds = Date().timeIntervalSince(started)
+        print(String(format: "table crash test: %ld rounds, %ld builds killed, %ld served entries checked against fresh decodes, %ld torn served, %ld torn slots seen (not served), %ld index entries missing after kills, %ld CLI verifies, %.1f s",
+                     Self.rounds, killed, served, tornServed, tornSlots, missing, cliChecks, seconds))
+        #expect(killed == Self.rounds)
+        #expect(served > 0)
+    }
+
+    @Test("CLI: build, list, get (exit 1 when absent), stats and verify")
+    func cli() throws {
+        let binary = try #require(TablePaths.darkroomBinary(),
+            "darkroom executable not found; run `swift build --build-tests` or set DARKROOM_BIN")
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let inputs = Array(TablePaths.photos("orientation").prefix(3)) + Array(TablePaths.photos("png").prefix(1))
+        try #require(inputs.count == 4)
+        let table = dir.file("cli.table")
+        // Given a gray 100×80 fit table built from 4 inputs
+        let build = try runDarkroom(binary, ["table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
+                                             "--fit", "--json"] + inputs)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(build.output.utf8)) as? [String: Any])
+        #expect(build.status == 0 && summary["written"] as? Int == 4 && summary["skipped"] as? Int == 0)
+        // When it is built again, Then every input is current and skipped
+        let again = try runDarkroom(binary, ["table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
+                                             "--fit", "--json"] + inputs)
+        #expect((try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])?["skipped"] as? Int == 4)
+        // Then list prints one entity per line
+        let list = try runDarkroom(binary, ["table", "list", "--table", table])
+        #expect(list.status == 0 && list.output.split(separator: "\n").map(String.init) == inputs.sorted())
+        // And get writes a PNG that decodes to the entry's pixels; an absent entity exits 1
+        let png = dir.file("out.png")
+        #expect(try runDarkroom(binary, ["table", "get", "--table", table, inputs[0], "--out", png]).status == 0)
+        let decoded = try ImageDecoder().decode(FileBytes.read(png), options: DecodeOptions(pixelFormat: .exactly(.gray8))).bitmap
+        let entry = try #require(try ImageTable(readingExisting: table).entry(for: inputs[0]))
+        #expect(decoded.pixelsEqual(entry))
+        #expect(try runDarkroom(binary, ["table", "get", "--table", table, "absent.jpg", "--out", png]).status == 1)
+        // And stats and verify report JSON with the documented fields
+        let stats = try #require(try JSONSerialization.jsonObject(
+            with: Data(runDarkroom(binary, ["table", "stats", "--table", table, "--json"]).output.utf8)) as? [String: Any])
+        #expect(stats["entries"] as? Int == 4 && stats["pixel_format"] as? String == "gray8" && stats["width"] as? Int == 100)
+        let verify = try #require(try JSONSerialization.jsonObject(
+            with: Data(runDarkroom(binary, ["table", "verify", "--table", table, "--json"]).output.utf8)) as? [String: Any])
+        #expect(verify["valid"] as? Int == 4 && verify["torn"] as? Int == 0 && verify["torn_served"] as? Int == 0
+                && verify["missing"] as? Int == 0)
+    }
+}
