@@ -52,7 +52,7 @@ let package = Package(
             name: "DarkroomImage",
             dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
         .target(name: "DarkroomCache", dependencies: ["CSQLite"]),
-        .target(name: "DarkroomTables", dependencies: ["DarkroomImage"]),
+        .target(name: "DarkroomTables", dependencies: ["DarkroomImage", "DarkroomCache"]),
         .target(
             name: "Darkroom",
             dependencies: [

@@ -1,3 +1,4 @@
+import DarkroomCache
 import DarkroomImage
 import Synchronization
 #if canImport(Glibc)

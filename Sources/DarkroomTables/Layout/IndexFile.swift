@@ -1,3 +1,5 @@
+import DarkroomCache
+
 /// The persisted index: which entity lives in which slot (with the generation its trailer carries) and the
 /// least-recently-used order, written whole to `<table>.index` by atomic rename.
 ///
