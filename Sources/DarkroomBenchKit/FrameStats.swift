@@ -73,6 +73,19 @@ public struct ScrollResult: Sendable {
     /// Extra per-strategy facts (e.g. the table build time).
     public var extra: [String: Double] = [:]
 
+    /// Creates a result; the process-level numbers are filled in afterwards.
+    public init(name: String, stats: FrameStats, seconds: Double, rowsScrolled: Double, reuses: Int,
+                staleDeliveries: Int, cellsMade: Int, workThreads: Int = 0) {
+        self.name = name
+        self.stats = stats
+        self.seconds = seconds
+        self.rowsScrolled = rowsScrolled
+        self.reuses = reuses
+        self.staleDeliveries = staleDeliveries
+        self.cellsMade = cellsMade
+        self.workThreads = workThreads
+    }
+
     /// The result as a JSON-ready dictionary (times in milliseconds).
     public func dictionary() -> [String: Any] {
         var d: [String: Any] = [
