@@ -133,7 +133,7 @@ struct BenchScrollCommand: ParsableCommand {
         print(String(format: "%ld cells, %ld columns (%ld px cells), %ld fps (budget %.2f ms), %.1f rows/s, photos %@",
                      count, columns, 1080 / columns, fps, budget, speed, photoDir()))
         let header = ["strategy", "frames", "over", "over %", "p50 ms", "p99 ms", "max ms", "shown p50", "shown p99",
-                      "blank", "never", "peak RSS MiB", "decoded MiB", "threads"]
+                      "bound", "blank", "never", "peak RSS MiB", "decoded MiB", "threads"]
         print(header.map { $0.padding(toLength: max(8, $0.count), withPad: " ", startingAt: 0) }.joined(separator: " "))
         for r in results {
             let cells: [String] = [
@@ -141,7 +141,7 @@ struct BenchScrollCommand: ParsableCommand {
                 String(format: "%.1f", num(r["frames_over_budget_percent"])), String(format: "%.2f", num(r["frame_ms_p50"])),
                 String(format: "%.2f", num(r["frame_ms_p99"])), String(format: "%.1f", num(r["frame_ms_max"])),
                 String(format: "%.1f", num(r["visible_to_shown_ms_p50"])), String(format: "%.1f", num(r["visible_to_shown_ms_p99"])),
-                "\(Int(num(r["cells_shown_blank"])))", "\(Int(num(r["cells_never_shown"])))",
+                "\(Int(num(r["cells_bound"])))", "\(Int(num(r["cells_shown_blank"])))", "\(Int(num(r["cells_never_shown"])))",
                 String(format: "%.0f", num(r["peak_rss_bytes"]) / 1_048_576), String(format: "%.0f", num(r["peak_decoded_bytes"]) / 1_048_576),
                 "\(Int(num(r["peak_threads"])))",
             ]
