@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
         .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
+        .library(name: "DarkroomBenchKit", targets: ["DarkroomBenchKit"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
     dependencies: [
@@ -63,10 +64,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
+        // The scroll simulator's logic (grid, cell reuse, frame accounting, strategies), testable apart from the CLI.
+        .target(name: "DarkroomBenchKit", dependencies: ["Darkroom", "DarkroomTables", "DarkroomImage"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "CTurboJPEG",
+                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit", "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -74,6 +77,7 @@ let package = Package(
         .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
         .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
         .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
+        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomBenchKit", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
