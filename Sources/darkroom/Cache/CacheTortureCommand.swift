@@ -18,7 +18,7 @@ struct CacheTortureCommand: ParsableCommand {
     func run() throws {
         let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(
             sizeLimit: 24 << 20, inlineThreshold: 20 * 1024, trimInterval: .milliseconds(200), orphanGracePeriod: .zero))
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(state: seed)
         for op in 0..<ops {
             let key = "k\(rng.next() % UInt64(keys))"
             switch rng.next() % 100 {
@@ -52,7 +52,7 @@ enum TortureValue {
         value.withUnsafeMutableBytes { b in
             b.storeBytes(of: XXHash64.hash(Array(key.utf8)).littleEndian, toByteOffset: 0, as: UInt64.self)
             b.storeBytes(of: seed.littleEndian, toByteOffset: 8, as: UInt64.self)
-            var rng = SplitMix(state: seed)
+            var rng = SplitMix64(state: seed)
             var i = 16
             while i + 8 <= b.count - 8 {
                 b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self)
@@ -76,14 +76,3 @@ enum TortureValue {
     }
 }
 
-/// SplitMix64: a tiny deterministic generator for reproducible workloads.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
