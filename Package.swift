@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
         .library(name: "DarkroomBenchKit", targets: ["DarkroomBenchKit"]),
+        .library(name: "DarkroomServer", targets: ["DarkroomServer"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
     dependencies: [
@@ -22,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: System codec libraries
@@ -66,10 +71,26 @@ let package = Package(
             ]),
         // The scroll simulator's logic (grid, cell reuse, frame accounting, strategies), testable apart from the CLI.
         .target(name: "DarkroomBenchKit", dependencies: ["Darkroom", "DarkroomTables", "DarkroomImage"]),
+        // The thumbnail server: HTTP routes, source safety (paths, hosts, addresses, signatures), admission control,
+        // the encoded-thumbnail cache and the gallery page.
+        .target(
+            name: "DarkroomServer",
+            dependencies: [
+                "Darkroom", "DarkroomImage", "DarkroomCache",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit", "CTurboJPEG",
+                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit", "DarkroomServer",
+                "CTurboJPEG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -78,6 +99,17 @@ let package = Package(
         .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
         .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
         .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomBenchKit", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomServerTests",
+            dependencies: [
+                "DarkroomServer", "Darkroom", "DarkroomImage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
