@@ -35,6 +35,8 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case internalError = "internal_error"
         /// The route does not exist (404).
         case noRoute = "no_route"
+        /// The route exists but not for this method (405).
+        case methodNotAllowed = "method_not_allowed"
     }
 
     /// The reason.
@@ -57,6 +59,7 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case .badRequest: 400
         case .badSignature, .pathOutsideRoot, .hostNotAllowed, .addressBlocked: 403
         case .notFound, .noRoute: 404
+        case .methodNotAllowed: 405
         case .sourceTooLarge: 413
         case .unsupportedMediaType: 415
         case .undecodable: 422

@@ -2,10 +2,10 @@ import ArgumentParser
 
 /// The `darkroom` command-line tool.
 @main
-struct Darkroom: ParsableCommand {
+struct Darkroom: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "darkroom",
         abstract: "Fast, memory-lean image decoding and thumbnailing.",
         subcommands: [ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, TableCommand.self,
-                      FetchCommand.self])
+                      FetchCommand.self, ServeCommand.self, SignCommand.self])
 }

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The HTML of `GET /` (a grid of the images under the root) and `GET /view` (one image, large).
+///
+/// Thumbnails are square `cover` crops, `loading="lazy"` with a `srcset` for 1× and 2× screens, so the browser
+/// fetches only what scrolls into view at the density it needs. A click opens a `<dialog>` viewer (script at
+/// `/assets/gallery.js`); without script the link opens `/view`. With a signing key every image URL is signed.
+/// Cost: one directory walk per page view (bounded by ``ServerConfiguration/galleryLimit``).
+struct GalleryPage: Sendable {
+    let root: RootDirectory?
+    let signer: RequestSigner?
+    let limit: Int
+    /// Thumbnail edge in CSS pixels.
+    static let thumbSize = 256
+    /// Viewer box edge in CSS pixels.
+    static let viewerSize = 1280
+
+    /// A signed-if-needed `/v1/thumb` URL.
+    func thumbURL(_ src: String, size: Int, fit: String) -> String {
+        let query: [(name: String, value: String)] = [("src", src), ("w", String(size)), ("h", String(size)), ("fit", fit)]
+        let path = "/v1/thumb"
+        if let signer { return path + "?" + signer.signedQuery(path: path, query: query) }
+        return path + "?" + QueryString.build(query)
+    }
+
+    private func srcset(_ src: String, size: Int, fit: String) -> (src: String, srcset: String) {
+        let one = thumbURL(src, size: size, fit: fit)
+        let two = thumbURL(src, size: size * 2, fit: fit)
+        return (one, "\(escape(one)) 1x, \(escape(two)) 2x")
+    }
+
+    func index() -> String {
+        let images = root?.listImages(limit: limit) ?? []
+        var cells = ""
+        for src in images {
+            let (one, set) = srcset(src, size: Self.thumbSize, fit: "cover")
+            let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
+            cells += """
+            <a class="thumb" href="/view?\(escape(QueryString.build([("src", src)])))" data-large="\(escape(large))" \
+            data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy" decoding="async" \
+            width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
+
+            """
+        }
+        let empty = images.isEmpty ? "<p class=\"empty\">No images under the root.</p>" : ""
+        return page(title: "Darkroom — \(images.count) images", body: """
+        <header><h1>Darkroom</h1><p>\(images.count) images, thumbnails rendered on demand at the size shown.</p></header>
+        \(empty)<main class="grid">
+        \(cells)</main>
+        <dialog id="viewer"><form method="dialog"><button aria-label="Close">×</button></form>
+        <img id="viewer-image" alt=""><p id="viewer-caption"></p></dialog>
+        <script src="/assets/gallery.js" defer></script>
+        """)
+    }
+
+    func viewer(_ src: String) -> String {
+        let (large, set) = srcset(src, size: Self.viewerSize, fit: "contain")
+        return page(title: "Darkroom — \(src)", body: """
+        <header><h1><a href="/">Darkroom</a></h1><p>\(escape(src))</p></header>
+        <main class="single"><img id="viewer-image" src="\(escape(large))" srcset="\(set)" alt="\(escape(src))"></main>
+        """)
+    }
+
+    private func page(title: String, body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title))</title>
+        <style>
+        body { margin: 0; font: 15px/1.4 system-ui, sans-serif; background: #111; color: #ddd; }
+        header { padding: 16px 24px; } h1 { margin: 0; font-size: 20px; } h1 a { color: inherit; }
+        header p { margin: 4px 0 0; color: #999; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(256px, 1fr)); gap: 8px; padding: 0 24px 24px; }
+        .thumb { display: block; aspect-ratio: 1; background: #222; overflow: hidden; border-radius: 4px; }
+        .thumb img { width: 100%; height: 100%; object-fit: cover; display: block; }
+        .single { padding: 0 24px 24px; } .single img { max-width: 100%; max-height: 85vh; }
+        dialog { background: #000; border: 0; padding: 8px; max-width: 95vw; max-height: 95vh; color: #ddd; }
+        dialog::backdrop { background: rgba(0,0,0,.85); }
+        dialog img { max-width: 90vw; max-height: 85vh; display: block; margin: auto; }
+        dialog form { text-align: right; } dialog button { font-size: 24px; background: none; color: #ddd; border: 0; cursor: pointer; }
+        .empty { padding: 0 24px; }
+        </style></head><body>
+        \(body)
+        </body></html>
+        """
+    }
+
+    /// The viewer: opens the `<dialog>` on a thumbnail click (plain clicks only), closes on Escape or ×,
+    /// arrow keys step through the grid.
+    static let script = """
+    (() => {
+      const viewer = document.getElementById('viewer');
+      const image = document.getElementById('viewer-image');
+      const caption = document.getElementById('viewer-caption');
+      if (!viewer || typeof viewer.showModal !== 'function') return;
+      const thumbs = Array.from(document.querySelectorAll('a.thumb'));
+      let current = -1;
+      const show = (i) => {
+        const a = thumbs[i]; if (!a) return;
+        current = i;
+        image.removeAttribute('src');
+        image.srcset = a.dataset.largeSrcset;
+        image.src = a.dataset.large;
+        image.alt = a.title;
+        caption.textContent = a.title;
+        if (!viewer.open) viewer.showModal();
+      };
+      thumbs.forEach((a, i) => a.addEventListener('click', (e) => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault(); show(i);
+      }));
+      document.addEventListener('keydown', (e) => {
+        if (!viewer.open) return;
+        if (e.key === 'ArrowRight') show(Math.min(thumbs.length - 1, current + 1));
+        if (e.key === 'ArrowLeft') show(Math.max(0, current - 1));
+      });
+      viewer.addEventListener('click', (e) => { if (e.target === viewer) viewer.close(); });
+    })();
+    """
+
+    /// HTML-escapes text and attribute values.
+    func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,182 @@
+import DarkroomImage
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Routes requests and turns every failure into a JSON error with the right status. One `switch` on the path —
+/// the server has six routes, and a table lookup is all a router would add.
+struct ServerResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let service: ThumbnailService
+    let gallery: GalleryPage
+    let registry: PrometheusCollectorRegistry?
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        let path = request.uri.path
+        let route = Self.route(path)
+        var response: Response
+        do throws(ServerError) {
+            guard request.method == .get || request.method == .head else {
+                throw ServerError(.methodNotAllowed, "\(route) accepts GET and HEAD only")
+            }
+            response = try await answer(request, route: route, path: path)
+        } catch {
+            response = errorResponse(error)
+        }
+        response.headers[.xContentTypeOptions] = "nosniff"
+        if request.method == .head { response.body = ResponseBody() }
+        service.metrics.response(route: route, status: Int(response.status.code),
+                                 seconds: (ContinuousClock.now - started).seconds)
+        return response
+    }
+
+    private func answer(_ request: Request, route: String, path: String) async throws(ServerError) -> Response {
+        switch route {
+        case "/v1/thumb":
+            let query = try QueryString.parse(request.uri.query)
+            try service.verifySignature(path: path, query: query)
+            let answer = try await service.thumbnail(query: query, accept: request.headers[.accept],
+                                                     ifNoneMatch: request.headers[.ifNoneMatch])
+            return thumbnailResponse(answer)
+        case "/v1/info":
+            let query = try QueryString.parse(request.uri.query)
+            try service.verifySignature(path: path, query: query)
+            let probe = try await service.info(query: query)
+            return json(.ok, InfoBody(probe))
+        case "/health":
+            return json(.ok, HealthBody(status: "ok", rendersRunning: service.admission.running,
+                                        rendersQueued: service.admission.queued))
+        case "/metrics":
+            var bytes: [UInt8] = []
+            registry?.emit(into: &bytes)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        case "/":
+            return html(gallery.index())
+        case "/view":
+            let query = try QueryString.parse(request.uri.query)
+            guard let src = query.last(where: { $0.name == "src" })?.value else {
+                throw ServerError(.badRequest, "src is required")
+            }
+            _ = try ResolvedSource.resolve(src, root: service.root, remote: RemotePolicy())
+            return html(gallery.viewer(src))
+        case "/assets/gallery.js":
+            var headers = HTTPFields()
+            headers[.contentType] = "text/javascript; charset=utf-8"
+            headers[.cacheControl] = "public, max-age=3600"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: GalleryPage.script)))
+        default:
+            throw ServerError(.noRoute, "no route for \(path.prefix(200))")
+        }
+    }
+
+    /// The route label for metrics: a known path, or `other` (never the raw path, which would grow the label set).
+    static func route(_ path: String) -> String {
+        switch path {
+        case "/v1/thumb", "/v1/info", "/health", "/metrics", "/", "/view", "/assets/gallery.js": path
+        default: "other"
+        }
+    }
+
+    private func thumbnailResponse(_ answer: ThumbnailService.Answer) -> Response {
+        var headers = HTTPFields()
+        headers[.cacheControl] = "public, max-age=\(service.configuration.cacheMaxAge)"
+        switch answer {
+        case .notModified(let etag, let varies):
+            headers[.eTag] = etag
+            if varies { headers[.vary] = "Accept" }
+            return Response(status: .notModified, headers: headers)
+        case .thumbnail(let thumbnail, let etag, let varies, let origin):
+            headers[.eTag] = etag
+            if varies { headers[.vary] = "Accept" }
+            headers[.contentType] = thumbnail.contentType
+            headers[Self.cacheHeader] = origin
+            return Response(status: .ok, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.bytes)))
+        }
+    }
+
+    /// `X-Darkroom-Cache`: where the thumbnail came from (`memory`, `disk`, `rendered`).
+    static let cacheHeader = HTTPField.Name("X-Darkroom-Cache")!
+
+    private func errorResponse(_ error: ServerError) -> Response {
+        var message = error.message
+        if let root = service.root?.path { message = message.replacingOccurrences(of: root + "/", with: "") }
+        var response = json(HTTPResponse.Status(code: error.status), ErrorBody(error: .init(code: error.code.rawValue, message: message)))
+        response.headers[.cacheControl] = "no-store"
+        if error.code == .overloaded {
+            response.headers[.retryAfter] = String(service.admission.retryAfterSeconds)
+        }
+        return response
+    }
+
+    private func json(_ status: HTTPResponse.Status, _ body: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private func html(_ page: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentSecurityPolicy] = "default-src 'none'; img-src 'self'; script-src 'self'; style-src 'unsafe-inline'"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+    }
+}
+
+/// `{"error": {"code": "...", "message": "..."}}`.
+struct ErrorBody: Codable, Sendable {
+    struct Detail: Codable, Sendable {
+        var code: String
+        var message: String
+    }
+    var error: Detail
+}
+
+/// `GET /health`.
+struct HealthBody: Codable, Sendable {
+    var status: String
+    var rendersRunning: Int
+    var rendersQueued: Int
+}
+
+/// `GET /v1/info`: the probe plus the upright size.
+struct InfoBody: Codable, Sendable {
+    var format: String
+    var width: Int
+    var height: Int
+    var orientedWidth: Int
+    var orientedHeight: Int
+    var orientation: Int
+    var hasAlpha: Bool
+    var isGrayscale: Bool
+    var frameCount: Int
+    var isProgressive: Bool
+    var hasICCProfile: Bool
+    var bitDepth: Int
+
+    init(_ p: ImageProbe) {
+        format = p.format.rawValue
+        width = p.width
+        height = p.height
+        orientedWidth = p.orientedWidth
+        orientedHeight = p.orientedHeight
+        orientation = p.orientation.rawValue
+        hasAlpha = p.hasAlpha
+        isGrayscale = p.isGrayscale
+        frameCount = p.frameCount
+        isProgressive = p.isProgressive
+        hasICCProfile = p.hasICCProfile
+        bitDepth = p.bitDepth
+    }
+}

@@ -1,0 +1,69 @@
+import DarkroomImage
+import Foundation
+import Logging
+
+/// Everything `darkroom serve` is built from: where to listen, what to serve, who may be fetched, and every
+/// limit. A value with safe defaults: no remote sources, no signing, bounded renders, queue, sizes and time.
+///
+/// Memory budget: at most ``memoryCacheBytes`` of encoded thumbnails plus ``decodedCacheBytes`` of decoded
+/// bitmaps are cached, and at most ``maxRenders`` decodes run at once, each bounded by
+/// ``Limits/decode`` (shrink-on-load keeps a 12 MP → 256 px decode near 2 MB). Requests past ``maxRenders``
+/// + ``maxQueued`` are answered 429 at once, so load never turns into memory.
+public struct ServerConfiguration: Sendable {
+    /// Per-request limits.
+    public struct Limits: Sendable {
+        /// Largest `w` or `h` accepted. Default 4096.
+        public var maxOutputDimension = 4096
+        /// Quality when `q` is absent. Default 82.
+        public var defaultQuality = 82
+        /// Longest `src` accepted, in bytes. Default 2048.
+        public var maxSourceLength = 2048
+        /// Largest source file or download, in bytes. Default 64 MiB.
+        public var maxSourceBytes = 64 << 20
+        /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames; issue 2's
+        /// limits). Default ``DecodeLimits/default``.
+        public var decode = DecodeLimits.default
+
+        /// The documented defaults.
+        public init() {}
+    }
+
+    /// Interface to bind. Default `127.0.0.1`.
+    public var host = "127.0.0.1"
+    /// Port to bind; 0 picks a free one. Default 8080.
+    public var port = 8080
+    /// The folder local sources (`src` paths) resolve in and the gallery lists; `nil` serves no local files.
+    public var root: String?
+    /// Where the disk caches live (encoded thumbnails, remote originals); `nil` keeps caches in memory only.
+    public var cacheDirectory: String?
+    /// Which remote hosts may be fetched and which addresses never; default: none.
+    public var remote = RemotePolicy()
+    /// With a key, every `/v1/*` request must carry `sig` (HMAC-SHA256 of the canonical path and query).
+    public var signingKey: String?
+    /// Per-request limits.
+    public var limits = Limits()
+    /// Most renders (fetch + decode + encode) at once. Default: active cores.
+    public var maxRenders = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Most renders waiting for a slot; past that, 429. Default 4 × ``maxRenders``.
+    public var maxQueued = 4 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Seconds one request may take, queueing included; then 504. Default 30.
+    public var requestTimeout: Double = 30
+    /// Seconds an idle keep-alive connection stays open. Default 60.
+    public var idleTimeout: Double = 60
+    /// `Cache-Control: public, max-age=` for thumbnails, and how long a remote source's thumbnail stays fresh in
+    /// the disk cache. Default 86 400 (a day).
+    public var cacheMaxAge = 86_400
+    /// Bytes of encoded thumbnails kept in memory. Default 64 MiB.
+    public var memoryCacheBytes = 64 << 20
+    /// Bytes of decoded bitmaps kept in memory (one decode serves several formats). Default 32 MiB.
+    public var decodedCacheBytes = 32 << 20
+    /// Bytes of encoded thumbnails kept on disk. Default 1 GiB.
+    public var diskCacheBytes = 1 << 30
+    /// Most images listed on the gallery page. Default 500.
+    public var galleryLimit = 500
+    /// Logger for requests and failures.
+    public var logger = Logger(label: "darkroom.server")
+
+    /// The documented defaults.
+    public init() {}
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+
+/// `darkroom serve`: the pipeline over HTTP, safe to put on the internet.
+///
+/// Routes: `GET /v1/thumb` (a thumbnail, cached in memory and on disk, `ETag`/304, `format=auto` negotiated
+/// from `Accept`), `GET /v1/info` (the probe as JSON), `GET /health`, `GET /metrics` (Prometheus text, when a
+/// registry is given), `GET /` (a gallery of the images under the root) and `GET /view`.
+/// Safety: paths stay inside the root, remote hosts must be allowed and resolve to public addresses (checked on
+/// every redirect, connections pinned to the checked address), `sig` is required with a key, decode limits
+/// apply to every source, a bounded render queue answers 429, every request has a deadline.
+///
+/// Runs on Hummingbird 2 (SwiftNIO) under a swift-service-lifecycle `ServiceGroup` that shuts down gracefully
+/// on SIGTERM and SIGINT: the listener closes, requests in flight finish, then the HTTP client pool closes.
+public final class ThumbnailServer: Sendable {
+    /// The configuration in force.
+    public let configuration: ServerConfiguration
+    let service: ThumbnailService
+    let registry: PrometheusCollectorRegistry?
+
+    /// Opens the caches and builds the pipeline; binds nothing until ``run(onRunning:)``.
+    /// - Parameters:
+    ///   - registry: where `/metrics` reads from; bootstrap swift-metrics with a `PrometheusMetricsFactory` on the
+    ///     same registry so the pipeline's and the server's instruments land there. `nil`: `/metrics` is empty.
+    ///   - resolver: DNS for remote sources (tests inject one).
+    /// - Throws: ``ServerError`` when the root is not a directory or a cache directory cannot be opened.
+    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil,
+                resolver: any HostResolving = SystemHostResolver()) throws(ServerError) {
+        self.configuration = configuration
+        self.registry = registry
+        service = try ThumbnailService(configuration: configuration, resolver: resolver)
+    }
+
+    /// The Hummingbird application (for tests and for embedding in a larger service group).
+    /// `onRunning` gets the bound port once the listener is up.
+    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let responder = ServerResponder(
+            service: service,
+            gallery: GalleryPage(root: service.root, signer: service.signer, limit: configuration.galleryLimit),
+            registry: registry)
+        return Application(
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
+                                                    serverName: "Darkroom", backlog: 1024),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: configuration.logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully. `onRunning` gets the bound port.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let app = makeApplication(onRunning: onRunning)
+        let group = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+        do {
+            try await group.run()
+        } catch {
+            await shutdown()
+            throw error
+        }
+        await shutdown()
+    }
+
+    /// Closes the remote-fetch connection pools. Call after the application stops (``run(onRunning:)`` does).
+    public func shutdown() async {
+        await service.loader.shutdown()
+    }
+
+    /// Renders started and requests that joined a render already in flight (for tests and benchmarks).
+    public var renderCounts: (started: UInt64, joined: UInt64) { service.renders.counts }
+}

@@ -1,0 +1,36 @@
+import DarkroomImage
+
+/// An encoded thumbnail, ready to send: its bytes, format and pixel size.
+public struct EncodedThumbnail: Sendable, Equatable {
+    /// The encoded file.
+    public var bytes: [UInt8]
+    /// Its format (decides `Content-Type`).
+    public var format: ImageFileFormat
+    /// Pixel width.
+    public var width: Int
+    /// Pixel height.
+    public var height: Int
+
+    /// Creates a thumbnail value.
+    public init(bytes: [UInt8], format: ImageFileFormat, width: Int, height: Int) {
+        self.bytes = bytes
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+
+    /// The `Content-Type` to send.
+    public var contentType: String { format.mimeType }
+
+    /// The disk cache's extended data for this thumbnail: `format width height` (a few bytes of ASCII).
+    var metadata: [UInt8] { Array("\(format.rawValue) \(width) \(height)".utf8) }
+
+    /// Rebuilds a thumbnail from its bytes and ``metadata``; `nil` when the metadata is not ours.
+    init?(bytes: [UInt8], metadata: [UInt8]?) {
+        guard let metadata, let text = String(validating: metadata, as: UTF8.self) else { return nil }
+        let parts = text.split(separator: " ")
+        guard parts.count == 3, let format = ImageFileFormat(rawValue: String(parts[0])),
+              let w = Int(parts[1]), let h = Int(parts[2]) else { return nil }
+        self.init(bytes: bytes, format: format, width: w, height: h)
+    }
+}

@@ -1,0 +1,54 @@
+import DarkroomImage
+
+/// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.
+enum OutputVariant: String, Sendable, Hashable {
+    /// An explicit `format=`.
+    case jpeg, png, webp
+    /// `format=auto` and the client accepts WebP.
+    case autoWebP = "auto-webp"
+    /// `format=auto` and it does not: JPEG, or PNG when the image has alpha.
+    case autoLegacy = "auto-legacy"
+
+    /// Whether the response depends on `Accept` (so it needs `Vary: Accept`).
+    var variesByAccept: Bool { self == .autoWebP || self == .autoLegacy }
+
+    /// Picks the variant for `format` and the request's `Accept` header.
+    init(_ format: ThumbnailParameters.Format, accept: String?) {
+        switch format {
+        case .jpeg: self = .jpeg
+        case .png: self = .png
+        case .webp: self = .webp
+        case .auto: self = Self.acceptsWebP(accept) ? .autoWebP : .autoLegacy
+        }
+    }
+
+    /// The file format for an image that does or does not have alpha.
+    func fileFormat(hasAlpha: Bool) -> ImageFileFormat {
+        switch self {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp, .autoWebP: .webp
+        case .autoLegacy: hasAlpha ? .png : .jpeg
+        }
+    }
+
+    /// True when `Accept` names `image/webp` with a non-zero quality. Wildcards (`*/*`, `image/*`) do not count:
+    /// old browsers send them without decoding WebP.
+    static func acceptsWebP(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";")
+            guard let type = parts.first?.trimmingCharacters(in: .whitespaces).lowercased(), type == "image/webp"
+            else { continue }
+            var q = 1.0
+            for p in parts.dropFirst() {
+                let kv = p.split(separator: "=", maxSplits: 1)
+                if kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces).lowercased() == "q" {
+                    q = Double(kv[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+            }
+            return q > 0
+        }
+        return false
+    }
+}

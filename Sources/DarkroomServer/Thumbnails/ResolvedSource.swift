@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Darkroom
+import Foundation
+
+/// A `src` after the safety checks: a file inside the root, or a remote URL whose host is allowed (its address
+/// is checked later, at connect time, by ``GuardedDataLoader``).
+enum ResolvedSource: Sendable {
+    /// A regular file inside the root; `identity` is its device, inode, size and modification time.
+    case file(path: String, identity: String)
+    /// An http(s) URL on an allowed host.
+    case remote(URL)
+
+    /// Names this version of the source in cache keys and ETags: a changed file gets a new identity.
+    var identity: String {
+        switch self {
+        case .file(_, let identity): identity
+        case .remote(let url): "u:" + url.absoluteString
+        }
+    }
+
+    /// The pipeline's source.
+    var imageSource: ImageRequest.Source {
+        switch self {
+        case .file(let path, _): .file(path)
+        case .remote(let url): .url(url)
+        }
+    }
+
+    var isRemote: Bool { if case .remote = self { true } else { false } }
+
+    /// Checks `source` (a `src` value) against the root and the remote policy.
+    /// - Throws: ``ServerError``: `pathOutsideRoot`, `notFound`, `hostNotAllowed`, `badRequest`.
+    static func resolve(_ source: String, root: RootDirectory?, remote: RemotePolicy) throws(ServerError) -> ResolvedSource {
+        let lower = source.prefix(8).lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            guard let url = URL(string: source), url.host != nil else {
+                throw ServerError(.badRequest, "src is not a valid URL")
+            }
+            try remote.checkURL(url)
+            return .remote(url)
+        }
+        if source.contains("://") {
+            throw ServerError(.badRequest, "src must be a path under the root or an http(s) URL")
+        }
+        guard let root else { throw ServerError(.notFound, "this server has no --root; only remote sources") }
+        let path = try root.resolve(source)
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw ServerError(.notFound, "\(source) does not exist") }
+        let identity = "f:\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        return .file(path: path, identity: identity)
+    }
+}

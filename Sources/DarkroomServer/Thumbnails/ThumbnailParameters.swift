@@ -1,0 +1,110 @@
+import DarkroomImage
+import Foundation
+
+/// The validated parameters of one `GET /v1/thumb` request: what to render, how big, in which format.
+///
+/// Parsing never allocates more than the query itself and refuses anything outside the configured limits, so a
+/// request that passes is safe to hand to the pipeline.
+public struct ThumbnailParameters: Sendable, Hashable {
+    /// How the image is fitted into `width × height`.
+    public enum Fit: String, Sendable, Hashable, CaseIterable {
+        /// Scale to fit inside the box, keeping aspect; the result may be smaller on one side.
+        case contain
+        /// Scale to cover the box and crop the center to exactly its size.
+        case cover
+    }
+
+    /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
+    public enum Format: String, Sendable, Hashable, CaseIterable {
+        case auto, jpeg, png, webp
+    }
+
+    /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
+    public var source: String
+    /// Box width in pixels; `nil` means "any" (bounded by the height).
+    public var width: Int?
+    /// Box height in pixels; `nil` means "any" (bounded by the width).
+    public var height: Int?
+    /// How to fit. Default `contain`.
+    public var fit: Fit
+    /// Output format. Default `auto`.
+    public var format: Format
+    /// Lossy quality 1–100 for JPEG and WebP.
+    public var quality: Int
+
+    /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
+    public var isRemote: Bool {
+        let lower = source.prefix(8).lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    /// The decode size: `fit(w, h)` for contain (a missing side is unbounded), `fill(w, h)` for cover (a missing
+    /// side takes the other's value, a square).
+    public var targetSize: TargetSize {
+        switch fit {
+        case .contain:
+            return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
+        case .cover:
+            let w = width ?? height!, h = height ?? width!
+            return .fill(width: w, height: h)
+        }
+    }
+
+    /// The size used for a side that was not given: large enough never to bind, small enough not to overflow.
+    static let unbounded = 1 << 20
+
+    /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
+    var renderKey: String {
+        "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
+    }
+
+    /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
+    /// - Throws: ``ServerError`` `badRequest` naming the parameter and the accepted range.
+    public init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
+        var source: String?
+        var width: Int?, height: Int?
+        var fit = Fit.contain, format = Format.auto
+        var quality = limits.defaultQuality
+        for (name, value) in query {
+            switch name {
+            case "src": source = value
+            case "w": width = try Self.dimension(value, name: "w", max: limits.maxOutputDimension)
+            case "h": height = try Self.dimension(value, name: "h", max: limits.maxOutputDimension)
+            case "fit":
+                guard let f = Fit(rawValue: value) else {
+                    throw ServerError(.badRequest, "fit must be contain or cover, got '\(value.prefix(40))'")
+                }
+                fit = f
+            case "format":
+                guard let f = Format(rawValue: value) else {
+                    throw ServerError(.badRequest, "format must be auto, jpeg, png or webp, got '\(value.prefix(40))'")
+                }
+                format = f
+            case "q":
+                guard let q = Int(value), (1...100).contains(q) else {
+                    throw ServerError(.badRequest, "q must be an integer 1...100, got '\(value.prefix(40))'")
+                }
+                quality = q
+            default: continue
+            }
+        }
+        guard let source, !source.isEmpty else { throw ServerError(.badRequest, "src is required") }
+        guard source.utf8.count <= limits.maxSourceLength else {
+            throw ServerError(.badRequest, "src is longer than \(limits.maxSourceLength) bytes")
+        }
+        guard width != nil || height != nil else { throw ServerError(.badRequest, "w or h (or both) is required") }
+        self.source = source
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.format = format
+        self.quality = quality
+    }
+
+    private static func dimension(_ value: String, name: String, max: Int) throws(ServerError) -> Int {
+        guard let n = Int(value), (1...max).contains(n) else {
+            throw ServerError(.badRequest, "\(name) must be an integer 1...\(max), got '\(value.prefix(40))'")
+        }
+        return n
+    }
+}

@@ -1,0 +1,229 @@
+import Darkroom
+import DarkroomCache
+import DarkroomImage
+import Foundation
+import Logging
+
+/// The server's engine, apart from HTTP: resolves sources safely, answers from the caches, and renders through
+/// the pipeline under admission control.
+///
+/// One request's path: signature → parameters → source (root / allow-list) → variant (format, `Accept`) →
+/// key and `ETag` → `If-None-Match` (304, no work) → memory (synchronous) → shared render: disk cache →
+/// admission (429 when full) → pipeline (fetch with address checks, shrink-on-load decode) → encode → store.
+final class ThumbnailService: Sendable {
+    /// The answer to one thumbnail request.
+    enum Answer: Sendable {
+        case notModified(etag: String, variesByAccept: Bool)
+        case thumbnail(EncodedThumbnail, etag: String, variesByAccept: Bool, origin: String)
+    }
+
+    let configuration: ServerConfiguration
+    let root: RootDirectory?
+    let signer: RequestSigner?
+    let pipeline: ImagePipeline
+    let cache: ThumbnailCache
+    let admission: AdmissionController
+    let renders = RenderCoalescer<(EncodedThumbnail, String)>()
+    let metrics = ServerMetrics()
+    let loader: GuardedDataLoader
+    private let logger: Logger
+
+    init(configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver()) throws(ServerError) {
+        self.configuration = configuration
+        logger = configuration.logger
+        root = try configuration.root.map { path throws(ServerError) in try RootDirectory(path) }
+        signer = configuration.signingKey.map { RequestSigner(key: $0) }
+        var http = HTTPDataLoader.Configuration()
+        http.maxResponseBytes = Int64(configuration.limits.maxSourceBytes)
+        http.totalTimeout = configuration.requestTimeout
+        loader = GuardedDataLoader(policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger)
+        let cacheDir = configuration.cacheDirectory
+        cache = try ThumbnailCache(memoryBytes: configuration.memoryCacheBytes,
+                                   directory: cacheDir.map { $0 + "/thumbnails" },
+                                   diskBytes: configuration.diskCacheBytes,
+                                   remoteMaxAge: Double(configuration.cacheMaxAge))
+        var originals: DiskCache?
+        if let cacheDir {
+            do {
+                originals = try DiskCache(directory: cacheDir + "/originals",
+                                          configuration: DiskCacheConfiguration(sizeLimit: configuration.diskCacheBytes))
+            } catch {
+                throw ServerError(.internalError, "cannot open the originals cache in \(cacheDir): \(error)", underlying: error)
+            }
+        }
+        var pipelineConfiguration = ImagePipeline.Configuration(
+            imageCache: MemoryCache<ImageCacheKey, ImageContainer>(
+                limits: MemoryCacheLimits(costLimit: max(1 << 20, configuration.decodedCacheBytes))),
+            dataCache: originals, dataLoader: loader)
+        pipelineConfiguration.diskCachePolicy = .storeOriginalData
+        pipelineConfiguration.processingLimit = configuration.maxRenders
+        pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
+        pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
+        pipelineConfiguration.logger = configuration.logger
+        pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
+        pipeline = ImagePipeline(configuration: pipelineConfiguration)
+        admission = AdmissionController(maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued)
+    }
+
+    /// Checks `sig` when the server has a key.
+    func verifySignature(path: String, query: [(name: String, value: String)]) throws(ServerError) {
+        try signer?.verify(path: path, query: query)
+    }
+
+    /// Answers `GET /v1/thumb`.
+    func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?) async throws(ServerError) -> Answer {
+        let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
+        let source = try ResolvedSource.resolve(parameters.source, root: root, remote: configuration.remote)
+        let variant = OutputVariant(parameters.format, accept: accept)
+        let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
+        let etag = Self.etag(forKey: key)
+        if let ifNoneMatch, Self.matches(ifNoneMatch, etag: etag) {
+            metrics.thumbnail("not_modified")
+            return .notModified(etag: etag, variesByAccept: variant.variesByAccept)
+        }
+        if let hit = cache.memoryValue(forKey: key) {
+            metrics.thumbnail("memory")
+            return .thumbnail(hit, etag: etag, variesByAccept: variant.variesByAccept, origin: "memory")
+        }
+        let timeout = configuration.requestTimeout
+        do {
+            let (thumbnail, origin) = try await withDeadline(seconds: timeout, timeout: {
+                ServerError(.timedOut, "the thumbnail was not ready within \(timeout) s")
+            }) { [self] in
+                try await renders.value(forKey: key) { [self] in
+                    try await render(parameters, source: source, variant: variant, key: key)
+                }
+            }
+            metrics.thumbnail(origin)
+            return .thumbnail(thumbnail, etag: etag, variesByAccept: variant.variesByAccept, origin: origin)
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    /// The shared render for one key: disk cache, else admission → pipeline → encode → store.
+    private func render(_ parameters: ThumbnailParameters, source: ResolvedSource, variant: OutputVariant,
+                        key: String) async throws -> (EncodedThumbnail, String) {
+        if let hit = cache.diskValue(forKey: key, isRemote: source.isRemote) { return (hit, "disk") }
+        defer { metrics.admission(running: admission.running, queued: admission.queued) }
+        metrics.admission(running: admission.running, queued: admission.queued)
+        return try await admission.run { [self] in
+            let request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
+            let response: ImageResponse
+            do {
+                response = try await pipeline.image(for: request)
+            } catch {
+                throw Self.serverError(error)
+            }
+            guard let bitmap = response.bitmap else { throw ServerError(.internalError, "the pipeline returned no image") }
+            let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
+            let format = variant.fileFormat(hasAlpha: hasAlpha)
+            let bytes: [UInt8]
+            do throws(DarkroomImageError) {
+                bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(quality: parameters.quality))
+            } catch {
+                throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
+            }
+            let thumbnail = EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
+            if !cache.store(thumbnail, forKey: key) {
+                logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
+            }
+            return (thumbnail, "rendered")
+        }
+    }
+
+    /// Answers `GET /v1/info`: the probe of the source (header only for files; remote sources are fetched
+    /// through the pipeline, so the original is cached for a later thumbnail).
+    func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
+        guard let src = query.last(where: { $0.name == "src" })?.value, !src.isEmpty else {
+            throw ServerError(.badRequest, "src is required")
+        }
+        guard src.utf8.count <= configuration.limits.maxSourceLength else {
+            throw ServerError(.badRequest, "src is longer than \(configuration.limits.maxSourceLength) bytes")
+        }
+        let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote)
+        do {
+            switch source {
+            case .file(let path, _):
+                do throws(DarkroomImageError) {
+                    return try ImageProber.probe(fileAt: path, limits: configuration.limits.decode)
+                } catch {
+                    throw Self.serverError(DarkroomError(.decodeFailed, error.message, underlying: error))
+                }
+            case .remote(let url):
+                let timeout = configuration.requestTimeout
+                let bytes = try await withDeadline(seconds: timeout, timeout: {
+                    ServerError(.timedOut, "the source was not fetched within \(timeout) s")
+                }) { [self] in
+                    try await admission.run { [self] in
+                        let response = try await pipeline.image(for: ImageRequest(source: .url(url), options: .returnData))
+                        return response.data ?? []
+                    }
+                }
+                let limits = configuration.limits.decode
+                let probed = bytes.withUnsafeBytes { raw in
+                    Result { () throws(DarkroomImageError) in try ImageProber.probe(raw, limits: limits) }
+                }
+                switch probed {
+                case .success(let probe): return probe
+                case .failure(let error):
+                    throw Self.serverError(DarkroomError(.decodeFailed, error.message, underlying: error))
+                }
+            }
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    // MARK: ETags
+
+    /// A strong ETag: the hex XXH64 of the cache key (source identity, parameters, variant).
+    static func etag(forKey key: String) -> String {
+        var hash = XXHash64.hash(Array(key.utf8))
+        return "\"" + withUnsafeBytes(of: &hash) { $0.map { String(format: "%02x", $0) }.joined() } + "\""
+    }
+
+    /// `If-None-Match` semantics: `*`, or any listed tag equal to `etag` (weak comparison: `W/` ignored).
+    static func matches(_ header: String, etag: String) -> Bool {
+        for raw in header.split(separator: ",") {
+            var tag = raw.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            if tag == etag { return true }
+        }
+        return false
+    }
+
+    // MARK: Errors
+
+    /// Maps any failure to the ``ServerError`` the client sees.
+    static func serverError(_ error: any Error) -> ServerError {
+        if let e = error as? ServerError { return e }
+        if error is CancellationError { return ServerError(.timedOut, "the request was cancelled") }
+        guard let e = error as? DarkroomError else {
+            return ServerError(.internalError, "unexpected failure: \(error)", underlying: error as? any Error & Sendable)
+        }
+        if let inner = e.underlying as? ServerError { return inner }
+        switch e.code {
+        case .cancelled: return ServerError(.timedOut, "the request was cancelled", underlying: e)
+        case .invalidRequest: return ServerError(.badRequest, e.message, underlying: e)
+        case .httpStatus where [404, 410].contains(e.statusCode ?? 0):
+            return ServerError(.notFound, "the remote source answered \(e.statusCode!)", underlying: e)
+        case .httpStatus, .network, .tooManyRedirects:
+            return ServerError(.upstreamFailed, e.message, underlying: e)
+        case .responseTooLarge: return ServerError(.sourceTooLarge, e.message, underlying: e)
+        case .timedOut: return ServerError(.timedOut, e.message, underlying: e)
+        case .notAnImage: return ServerError(.unsupportedMediaType, "the source is not an image in a supported format", underlying: e)
+        case .decodeFailed:
+            switch (e.underlying as? DarkroomImageError)?.code {
+            case .limitExceeded?, .outOfMemory?: return ServerError(.sourceTooLarge, e.message, underlying: e)
+            case .unsupportedFormat?, .empty?: return ServerError(.unsupportedMediaType, e.message, underlying: e)
+            default: return ServerError(.undecodable, e.message, underlying: e)
+            }
+        case .fileIO:
+            let missing = e.message.contains("No such file") || e.message.contains("cannot open")
+            return ServerError(missing ? .notFound : .internalError, e.message, underlying: e)
+        case .processingFailed: return ServerError(.internalError, e.message, underlying: e)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import DarkroomServer
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+
+/// `darkroom serve`: the thumbnail server (see ``ThumbnailServer``).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve thumbnails over HTTP: /v1/thumb, /v1/info, /health, /metrics and a gallery at /.",
+        discussion: """
+        Sources are paths under --root or http(s) URLs on hosts named by --allow-host (never loopback, private, \
+        link-local or multicast addresses, checked after DNS and on every redirect). With --key (or the \
+        DARKROOM_KEY environment variable, which keeps the secret out of `ps`), /v1/* requests must carry \
+        sig = HMAC-SHA256 of the canonical path and query; `darkroom sign` makes such URLs. Stops gracefully \
+        on SIGTERM or SIGINT.
+        """)
+
+    @Option(help: "Interface to bind.") var host = "127.0.0.1"
+    @Option(help: "Port to bind (0 picks a free one).") var port = 8080
+    @Option(help: "Folder of images: src paths resolve here and the gallery lists it.") var root: String?
+    @Option(help: "Folder for the disk caches (encoded thumbnails, remote originals); default: memory only.")
+    var cacheDir: String?
+    @Option(name: .customLong("allow-host"), help: "A host remote sources may come from (repeatable).")
+    var allowHosts: [String] = []
+    @Option(help: "Signing secret; every /v1/* request then needs a valid sig. Prefer DARKROOM_KEY.") var key: String?
+    @Option(help: "Most renders at once (default: active cores).") var maxRenders: Int?
+    @Option(help: "Most renders waiting for a slot before 429 (default: 4 × max-renders).") var maxQueue: Int?
+    @Option(help: "Seconds a request may take, queueing included.") var requestTimeout: Double = 30
+    @Option(help: "Cache-Control max-age of thumbnails, in seconds.") var maxAge = 86_400
+    @Option(help: "Memory for encoded thumbnails, in MiB.") var memoryCacheMb = 64
+    @Option(help: "Memory for decoded bitmaps, in MiB.") var decodedCacheMb = 32
+    @Option(help: "Largest source file or download, in MiB.") var maxSourceMb = 64
+    @Option(help: "Largest source image, in megapixels.") var maxSourceMegapixels: Int?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
+        if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
+        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, decodedCacheMb >= 1, maxSourceMb >= 1 else {
+            throw ValidationError("timeouts, ages and sizes must be positive")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "darkroom.server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.root = root
+        configuration.cacheDirectory = cacheDir
+        configuration.remote = RemotePolicy(allowedHosts: Set(allowHosts.map { $0.lowercased() }))
+        configuration.signingKey = key ?? ProcessInfo.processInfo.environment["DARKROOM_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        if let maxRenders { configuration.maxRenders = maxRenders }
+        configuration.maxQueued = maxQueue ?? 4 * configuration.maxRenders
+        configuration.requestTimeout = requestTimeout
+        configuration.cacheMaxAge = maxAge
+        configuration.memoryCacheBytes = memoryCacheMb << 20
+        configuration.decodedCacheBytes = decodedCacheMb << 20
+        configuration.limits.maxSourceBytes = maxSourceMb << 20
+        configuration.limits.decode.maxInputBytes = maxSourceMb << 20
+        if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }
+        configuration.logger = logger
+
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let server: ThumbnailServer
+        do {
+            server = try ThumbnailServer(configuration: configuration, registry: registry)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let summary = "  \(configuration.maxRenders) renders at once, \(configuration.maxQueued) waiting; "
+            + "signing \(configuration.signingKey == nil ? "off" : "on"); "
+            + "remote hosts: \(allowHosts.isEmpty ? "none" : allowHosts.joined(separator: ", ")). Ctrl-C stops."
+        let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+        let folder = root ?? "(no --root: remote sources only)"
+        try await server.run { port in
+            // Unbuffered, so a script reading a pipe sees the URL at once.
+            let url = "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/"
+            FileHandle.standardOutput.write(Data("Darkroom is serving \(folder) at \(url)\n\(summary)\n".utf8))
+        }
+    }
+}
+
+/// `darkroom sign --key K '/v1/thumb?src=…&w=…'`: prints the URL with its `sig`.
+struct SignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign", abstract: "Add sig (HMAC-SHA256) to a /v1/* URL for a server started with --key.")
+
+    @Option(help: "The server's secret (default: DARKROOM_KEY).") var key: String?
+    @Argument(help: "A path and query, e.g. '/v1/thumb?src=a.jpg&w=256'.") var url: String
+
+    func run() throws {
+        guard let secret = key ?? ProcessInfo.processInfo.environment["DARKROOM_KEY"], !secret.isEmpty else {
+            throw ValidationError("give --key or set DARKROOM_KEY")
+        }
+        let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = String(parts[0])
+        var items: [(name: String, value: String)] = []
+        if parts.count > 1 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(kv[0]).removingPercentEncoding ?? String(kv[0])
+                let value = kv.count > 1 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+                if name != "sig" { items.append((name, value)) }
+            }
+        }
+        print(path + "?" + RequestSigner(key: secret).signedQuery(path: path, query: items))
+    }
+}
