@@ -201,7 +201,7 @@ final class ThumbnailService: Sendable {
         if let e = error as? ServerError { return e }
         if error is CancellationError { return ServerError(.timedOut, "the request was cancelled") }
         guard let e = error as? DarkroomError else {
-            return ServerError(.internalError, "unexpected failure: \(error)", underlying: error as? any Error & Sendable)
+            return ServerError(.internalError, "unexpected failure: \(error)", underlying: error)
         }
         if let inner = e.underlying as? ServerError { return inner }
         switch e.code {

@@ -1,0 +1,75 @@
+import DarkroomServer
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite("GET /v1/info, /health, /metrics")
+struct InfoHealthMetricsTests {
+    let root = ServerHarness.makeRoot()
+
+    @Test("info answers the probe as JSON: format, size, upright size, alpha, frames")
+    func info() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let jpeg = try await client.execute(uri: "/v1/info?src=photo.jpg", method: .get)
+            let png = try await client.execute(uri: "/v1/info?src=alpha.png", method: .get)
+            #expect(jpeg.status == .ok && jpeg.headers[.contentType] == "application/json; charset=utf-8")
+            let j = try JSONSerialization.jsonObject(with: Data(jpeg.bytes)) as! [String: Any]
+            #expect(j["format"] as? String == "jpeg")
+            #expect(j["width"] as? Int == 640 && j["height"] as? Int == 480)
+            #expect(j["orientedWidth"] as? Int == 640 && j["frameCount"] as? Int == 1)
+            #expect(j["hasAlpha"] as? Bool == false)
+            let p = try JSONSerialization.jsonObject(with: Data(png.bytes)) as! [String: Any]
+            #expect(p["format"] as? String == "png" && p["hasAlpha"] as? Bool == true)
+        }
+    }
+
+    @Test("info on a rotated photo reports the upright size")
+    func orientation() async throws {
+        let dir = ServerHarness.photos + "/orientation"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).sorted().first { $0.contains("-6") })
+        try await ServerHarness.withServer(ServerHarness.configuration(root: ServerHarness.photos)) { _, client in
+            let r = try await client.execute(uri: "/v1/info?src=orientation/\(name.queryEncoded)", method: .get)
+            let j = try JSONSerialization.jsonObject(with: Data(r.bytes)) as! [String: Any]
+            #expect(j["orientation"] as? Int == 6)
+            #expect(j["orientedWidth"] as? Int == 600 && j["orientedHeight"] as? Int == 375)
+        }
+    }
+
+    @Test("info refuses what thumb refuses: missing src, escapes, non-images")
+    func infoErrors() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            #expect(try await client.execute(uri: "/v1/info", method: .get).errorCode == "bad_request")
+            #expect(try await client.execute(uri: "/v1/info?src=../x.jpg", method: .get).errorCode == "path_outside_root")
+            #expect(try await client.execute(uri: "/v1/info?src=nope.jpg", method: .get).status == .notFound)
+            let broken = try await client.execute(uri: "/v1/info?src=broken.jpg", method: .get)
+            #expect(broken.status == .unsupportedMediaType && broken.errorCode == "unsupported_media_type")
+        }
+    }
+
+    @Test("health is 200 JSON with the admission state")
+    func health() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let r = try await client.execute(uri: "/health", method: .get)
+            #expect(r.status == .ok)
+            let j = try JSONSerialization.jsonObject(with: Data(r.bytes)) as! [String: Any]
+            #expect(j["status"] as? String == "ok" && j["rendersRunning"] as? Int == 0)
+        }
+    }
+
+    @Test("metrics is Prometheus text with request counts by route and status, and render timings")
+    func metrics() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            _ = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=33&format=jpeg", method: .get)
+            _ = try await client.execute(uri: "/v1/thumb?src=nope.jpg&w=33", method: .get)
+            let r = try await client.execute(uri: "/metrics", method: .get)
+            let text = String(buffer: r.body)
+            #expect(r.status == .ok && r.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect(text.contains("# TYPE darkroom_server_requests_total counter"))
+            #expect(text.contains(#"darkroom_server_requests_total{route="/v1/thumb",status="200"}"#))
+            #expect(text.contains(#"darkroom_server_requests_total{route="/v1/thumb",status="404"}"#))
+            #expect(text.contains("darkroom_server_request_duration_seconds_bucket"))
+            #expect(text.contains(#"darkroom_server_thumbnails_total{outcome="rendered"}"#))
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import DarkroomImage
+import DarkroomServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Metrics
+import NIOCore
+import Prometheus
+
+/// Builds servers over temporary roots and caches, and runs requests against them.
+enum ServerHarness {
+    /// One Prometheus registry for the whole test process (swift-metrics can be bootstrapped once).
+    static let registry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }()
+
+    /// The shared sample photos (`../shared/photos` beside the checkout).
+    static let photos: String = {
+        let here = URL(fileURLWithPath: #filePath)
+        return here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/photos").path
+    }()
+
+    /// The first 12 MP photo, relative to ``photos``.
+    static let twelveMP: String = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: photos + "/jpeg-12mp")) ?? []
+        return "jpeg-12mp/" + (names.filter { $0.hasSuffix(".jpg") }.sorted().first ?? "missing.jpg")
+    }()
+
+    /// A fresh temporary directory.
+    static func temporaryDirectory(_ name: String = "server") -> String {
+        let path = NSTemporaryDirectory() + "darkroom-\(name)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A root with small generated images: `photo.jpg` (640×480 opaque), `alpha.png` (300×200 with soft alpha),
+    /// `gray.png` (gray 200×200), `sub/inner.jpg`, and `broken.jpg` (text).
+    static func makeRoot() -> String {
+        let root = temporaryDirectory("root")
+        try! FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: true)
+        write(root + "/photo.jpg", try! ImageEncoder.encode(gradient(640, 480, alpha: false), as: .jpeg))
+        write(root + "/alpha.png", try! ImageEncoder.encode(gradient(300, 200, alpha: true), as: .png))
+        write(root + "/sub/inner.jpg", try! ImageEncoder.encode(gradient(320, 240, alpha: false), as: .jpeg))
+        write(root + "/broken.jpg", Array("this is not a JPEG".utf8))
+        return root
+    }
+
+    static func write(_ path: String, _ bytes: [UInt8]) {
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    }
+
+    /// A BGRA gradient; with `alpha`, alpha falls off left to right (premultiplied).
+    static func gradient(_ width: Int, _ height: Int, alpha: Bool) -> Bitmap {
+        let b = try! Bitmap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: !alpha)
+        for y in 0..<height {
+            let row = b.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<width {
+                let a = alpha ? 255 - x * 255 / width : 255
+                row[x * 4] = UInt8(x * 255 / width * a / 255)
+                row[x * 4 + 1] = UInt8(y * 255 / height * a / 255)
+                row[x * 4 + 2] = UInt8((x + y) % 256 * a / 255)
+                row[x * 4 + 3] = UInt8(a)
+            }
+        }
+        return b
+    }
+
+    /// A configuration over `root` with memory-only caches unless `cacheDirectory` is given.
+    static func configuration(root: String?, cacheDirectory: String? = nil) -> ServerConfiguration {
+        var c = ServerConfiguration()
+        c.root = root
+        c.cacheDirectory = cacheDirectory
+        c.port = 0
+        c.maxRenders = 2
+        c.maxQueued = 8
+        c.requestTimeout = 20
+        return c
+    }
+
+    /// Runs `body` with a router-level test client (no sockets) for a server built from `configuration`.
+    static func withServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
+                                        _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+        let server = resolver.map { try! ThumbnailServer(configuration: configuration, registry: registry, resolver: $0) }
+            ?? (try ThumbnailServer(configuration: configuration, registry: registry))
+        defer { Task { await server.shutdown() } }
+        return try await server.makeApplication().test(.router) { client in try await body(server, client) }
+    }
+
+    /// Runs `body` against a live server on a loopback port with an AsyncHTTPClient client (concurrent requests).
+    static func withLiveServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
+                                            _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+        let server = resolver.map { try! ThumbnailServer(configuration: configuration, registry: registry, resolver: $0) }
+            ?? (try ThumbnailServer(configuration: configuration, registry: registry))
+        defer { Task { await server.shutdown() } }
+        return try await server.makeApplication().test(.ahc(.http)) { client in try await body(server, client) }
+    }
+}
+
+extension TestResponse {
+    /// The body's bytes.
+    var bytes: [UInt8] { Array(body.readableBytesView) }
+
+    /// The JSON error code, when the body is `{"error": {"code": …}}`.
+    var errorCode: String? {
+        struct Body: Decodable { struct E: Decodable { let code: String; let message: String }; let error: E }
+        return (try? JSONDecoder().decode(Body.self, from: Data(bytes)))?.error.code
+    }
+
+    /// The image's probe, when the body is an image.
+    var probe: ImageProbe? {
+        bytes.withUnsafeBytes { try? ImageProber.probe($0) }
+    }
+}
+
+extension String {
+    /// Percent-encodes a query value.
+    var queryEncoded: String {
+        addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+    }
+}

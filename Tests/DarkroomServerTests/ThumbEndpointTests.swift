@@ -1,0 +1,176 @@
+import DarkroomImage
+import DarkroomServer
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite("GET /v1/thumb")
+struct ThumbEndpointTests {
+    let root = ServerHarness.makeRoot()
+    static let cacheHeader = HTTPField.Name("X-Darkroom-Cache")!
+
+    @Test("contain fits inside the box without upscaling; cover fills it exactly")
+    func sizes() async throws {
+        // Given a 640×480 JPEG
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When it is asked to fit inside 100×100, to cover 100×100, and to fit inside a box larger than itself
+            let contain = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=100&h=100&format=jpeg", method: .get)
+            let cover = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=100&h=100&fit=cover&format=jpeg", method: .get)
+            let wide = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=120&format=png", method: .get)
+            let large = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=2000&h=2000&format=jpeg", method: .get)
+            // Then contain keeps aspect, cover is exact, a missing side is unbounded, and nothing is upscaled
+            #expect(contain.status == .ok)
+            #expect(contain.headers[.contentType] == "image/jpeg")
+            #expect(contain.probe.map { [$0.width, $0.height] } == [100, 75])
+            #expect(cover.probe.map { [$0.width, $0.height] } == [100, 100])
+            #expect(wide.probe.map { [$0.format.rawValue, "\($0.width)", "\($0.height)"] } == ["png", "120", "90"])
+            #expect(large.probe.map { [$0.width, $0.height] } == [640, 480])
+        }
+    }
+
+    @Test("format=auto answers WebP when Accept names it, JPEG otherwise, PNG for alpha; always with Vary: Accept")
+    func negotiation() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // Given a browser that accepts WebP, an old one that sends only wildcards, and one that refuses WebP
+            let webp = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
+                                                headers: [.accept: "image/avif,image/webp,image/apng,*/*;q=0.8"])
+            let legacy = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: "*/*"])
+            let refused = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
+                                                   headers: [.accept: "image/webp;q=0, image/*"])
+            let alpha = try await client.execute(uri: "/v1/thumb?src=alpha.png&w=64", method: .get, headers: [.accept: "image/*"])
+            let alphaWebP = try await client.execute(uri: "/v1/thumb?src=alpha.png&w=64", method: .get,
+                                                     headers: [.accept: "image/webp"])
+            let explicit = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=png", method: .get,
+                                                    headers: [.accept: "image/webp"])
+            // Then each gets the format it can show, and auto responses say they vary by Accept
+            #expect(webp.headers[.contentType] == "image/webp" && webp.probe?.format == .webp)
+            #expect(legacy.headers[.contentType] == "image/jpeg" && legacy.probe?.format == .jpeg)
+            #expect(refused.headers[.contentType] == "image/jpeg")
+            #expect(alpha.headers[.contentType] == "image/png" && alpha.probe?.hasAlpha == true)
+            #expect(alphaWebP.probe?.format == .webp && alphaWebP.probe?.hasAlpha == true)
+            #expect(explicit.headers[.contentType] == "image/png")
+            for r in [webp, legacy, refused, alpha] { #expect(r.headers[.vary] == "Accept") }
+            #expect(explicit.headers[.vary] == nil)
+            // And the variants have different ETags (a cache must not serve WebP to the JPEG-only browser)
+            #expect(webp.headers[.eTag] != legacy.headers[.eTag])
+        }
+    }
+
+    @Test("ETag and Cache-Control on every thumbnail; a matching If-None-Match gets 304 with no body")
+    func conditional() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { server, client in
+            // Given a first response
+            let first = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get)
+            let etag = try #require(first.headers[.eTag])
+            #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
+            #expect(first.headers[.cacheControl] == "public, max-age=86400")
+            // When the client revalidates with that tag, a list containing it, a weak form, and a stale tag
+            let same = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                                                headers: [.ifNoneMatch: etag])
+            let list = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                                                headers: [.ifNoneMatch: "\"nope\", W/\(etag)"])
+            let stale = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                                                 headers: [.ifNoneMatch: "\"0000000000000000\""])
+            // Then matches are 304 with the tag and no body; the stale tag gets the image
+            #expect(same.status == .notModified && same.body.readableBytes == 0 && same.headers[.eTag] == etag)
+            #expect(list.status == .notModified)
+            #expect(stale.status == .ok && stale.headers[.eTag] == etag)
+            // And a different size has a different tag
+            let other = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=65&format=jpeg", method: .get)
+            #expect(other.headers[.eTag] != etag)
+            #expect(server.renderCounts.started == 2)
+        }
+    }
+
+    @Test("A changed file gets a new ETag and a fresh render")
+    func changedFile() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let before = try await client.execute(uri: "/v1/thumb?src=sub/inner.jpg&w=64&format=jpeg", method: .get)
+            // When the file is replaced by a different image
+            ServerHarness.write(root + "/sub/inner.jpg",
+                                try! ImageEncoder.encode(ServerHarness.gradient(200, 400, alpha: false), as: .jpeg))
+            let after = try await client.execute(uri: "/v1/thumb?src=sub/inner.jpg&w=64&format=jpeg", method: .get)
+            // Then the answer is the new picture under a new tag
+            #expect(before.headers[.eTag] != after.headers[.eTag])
+            #expect(before.probe.map { [$0.width, $0.height] } == [64, 48])
+            #expect(after.probe.map { [$0.width, $0.height] } == [64, 128])
+        }
+    }
+
+    @Test("Repeats come from memory; a new server over the same cache directory answers from disk without rendering")
+    func cacheLayers() async throws {
+        let cacheDir = ServerHarness.temporaryDirectory("cache")
+        let config = ServerHarness.configuration(root: root, cacheDirectory: cacheDir)
+        let uri = "/v1/thumb?src=photo.jpg&w=80&h=80&fit=cover&format=webp"
+        let firstBytes = try await ServerHarness.withServer(config) { server, client in
+            let first = try await client.execute(uri: uri, method: .get)
+            let second = try await client.execute(uri: uri, method: .get)
+            #expect(first.headers[Self.cacheHeader] == "rendered")
+            #expect(second.headers[Self.cacheHeader] == "memory")
+            #expect(first.bytes == second.bytes)
+            #expect(server.renderCounts.started == 1)
+            return first.bytes
+        }
+        try await ServerHarness.withServer(config) { server, client in
+            let third = try await client.execute(uri: uri, method: .get)
+            #expect(third.headers[Self.cacheHeader] == "disk")
+            #expect(third.bytes == firstBytes)
+            #expect(third.headers[.contentType] == "image/webp")
+        }
+    }
+
+    @Test("Identical requests in flight share one render and one decode")
+    func sharing() async throws {
+        let photos = ServerHarness.photos
+        try await ServerHarness.withLiveServer(ServerHarness.configuration(root: photos)) { server, client in
+            // Given 8 clients asking at once for the same uncached thumbnail of a 12 MP photo
+            let uri = "/v1/thumb?src=\(ServerHarness.twelveMP.queryEncoded)&w=201&h=201&format=jpeg"
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 { group.addTask { Int(try await client.execute(uri: uri, method: .get).status.code) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // Then all succeed and at most one render ran (the rest joined it or hit the cache it filled)
+            #expect(statuses == Array(repeating: 200, count: 8))
+            #expect(server.renderCounts.started == 1)
+        }
+    }
+
+    @Test("12 MP photo to 256 px: JPEG of the right size")
+    func realPhoto() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: ServerHarness.photos)) { _, client in
+            let r = try await client.execute(uri: "/v1/thumb?src=\(ServerHarness.twelveMP.queryEncoded)&w=256&h=256", method: .get)
+            #expect(r.status == .ok)
+            #expect(r.probe.map { [$0.width, $0.height] } == [256, 192])
+        }
+    }
+
+    @Test("Bad parameters are 400 with a JSON error naming the parameter")
+    func badParameters() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            for (query, word) in [("w=64", "src"), ("src=photo.jpg", "w or h"), ("src=photo.jpg&w=0", "w must"),
+                                  ("src=photo.jpg&w=99999", "w must"), ("src=photo.jpg&w=abc", "w must"),
+                                  ("src=photo.jpg&w=64&fit=stretch", "fit"), ("src=photo.jpg&w=64&format=bmp", "format"),
+                                  ("src=photo.jpg&w=64&q=0", "q must"), ("src=photo.jpg&w=64&q=101", "q must"),
+                                  ("src=%zz&w=64", "percent"), ("src=ftp://x/y.jpg&w=64", "http")] {
+                let r = try await client.execute(uri: "/v1/thumb?" + query, method: .get)
+                #expect(r.status == .badRequest, "\(query)")
+                #expect(r.errorCode == "bad_request", "\(query)")
+                #expect(String(buffer: r.body).contains(word), "\(query): \(String(buffer: r.body))")
+                #expect(r.headers[.contentType] == "application/json; charset=utf-8")
+            }
+        }
+    }
+
+    @Test("Unknown routes are 404, other methods 405, HEAD has headers and no body — all JSON errors")
+    func routing() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let missing = try await client.execute(uri: "/v2/thumb", method: .get)
+            #expect(missing.status == .notFound && missing.errorCode == "no_route")
+            let post = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=10", method: .post)
+            #expect(post.status == .methodNotAllowed && post.errorCode == "method_not_allowed")
+            let head = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=10&format=png", method: .head)
+            #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentType] == "image/png")
+        }
+    }
+}
