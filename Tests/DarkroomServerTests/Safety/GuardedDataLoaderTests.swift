@@ -100,6 +100,8 @@ struct GuardedDataLoaderTests {
         }
         #expect(received.withLock { $0 } == Int64(LoopbackServer.image.count))
         #expect(server.requests("/img") == 2)
+        // And the second fetch reused the first one's keep-alive connection
+        #expect(server.connections == 1)
         await loader.shutdown()
         await server.stop()
     }
@@ -206,6 +208,30 @@ struct GuardedDataLoaderTests {
         // Then the bytes come from the loopback server: the loader connected to the address it checked
         #expect(response.data == LoopbackServer.image)
         #expect(server.requests("/img") == 1)
+        await loader.shutdown()
+        await server.stop()
+    }
+
+    @Test("the loader pool keeps the poolCapacity most recent hosts' connections and closes older ones")
+    func poolEviction() async throws {
+        // Given capacity + 1 names, all mapped to the loopback server
+        let server = try await LoopbackServer.start()
+        let names = (0...GuardedDataLoader.poolCapacity).map { "h\($0).test" }
+        let resolver = FakeResolver(Dictionary(uniqueKeysWithValues: names.map { ($0, [IPAddress("127.0.0.1")!]) }))
+        let loader = GuardedDataLoader(policy: loopbackPolicy(Set(names)), resolver: resolver, http: fastHTTP)
+        func fetch(_ name: String) async throws {
+            let response = try await loader.loadData(DataRequest(url: URL(string: "http://\(name):\(server.port)/img")!),
+                                                     progress: { _ in })
+            #expect(response.data == LoopbackServer.image)
+        }
+        // When each is fetched once (the first is evicted by the last)
+        for name in names { try await fetch(name) }
+        #expect(server.connections == names.count)
+        // Then the newest still has its connection, and the evicted first one needs a new one
+        try await fetch(names[names.count - 1])
+        #expect(server.connections == names.count)
+        try await fetch(names[0])
+        #expect(server.connections == names.count + 1)
         await loader.shutdown()
         await server.stop()
     }

@@ -5,7 +5,7 @@ import NIOPosix
 import Synchronization
 
 /// A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) for the safety tests, cut down from the pipeline
-/// tests' `TestServer`. Counts every request it answers.
+/// tests' `TestServer`. Counts every request it answers and every connection it accepts.
 ///
 /// Routes:
 /// - `/img`: 64 bytes `0...63` as `image/jpeg`.
@@ -19,6 +19,7 @@ final class LoopbackServer: Sendable {
     let port: Int
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let counts = Mutex<[String: Int]>([:])
+    private let accepted = Mutex(0)
 
     static func start() async throws -> LoopbackServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -48,6 +49,8 @@ final class LoopbackServer: Sendable {
 
     /// Requests answered so far, all paths.
     var totalRequests: Int { counts.withLock { $0.values.reduce(0, +) } }
+    /// Connections accepted so far.
+    var connections: Int { accepted.withLock { $0 } }
     /// Requests answered so far for `path`.
     func requests(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 
@@ -62,6 +65,7 @@ final class LoopbackServer: Sendable {
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+        accepted.withLock { $0 += 1 }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             for try await part in inbound {
