@@ -31,6 +31,14 @@ public final class HTTPDataLoader: DataLoading {
         public var retryMaxDelay: Double = 4
         /// `User-Agent` sent with every request.
         public var userAgent: String = "Darkroom/1"
+        /// Whether AsyncHTTPClient follows redirects (up to ``maxRedirects``). When `false`, a 3xx other than 304
+        /// is returned as a ``DataResponse`` with that status and its headers (`location` included) and an empty
+        /// body (the body is not read; the connection may close), so a caller can vet each hop. Default `true`.
+        public var followsRedirects: Bool = true
+        /// Host name → IP address to connect to instead of resolving the name (`HTTPClient.Configuration.dnsOverride`).
+        /// The URL's host is still sent as `Host`, as TLS SNI and checked against the certificate. Keys must match
+        /// the URL's host exactly. Default empty.
+        public var dnsOverride: [String: String] = [:]
 
         /// The documented defaults.
         public init() {}
@@ -45,11 +53,14 @@ public final class HTTPDataLoader: DataLoading {
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "darkroom.http")) {
         self.configuration = configuration
         self.logger = logger
+        let redirects: HTTPClient.Configuration.RedirectConfiguration = configuration.followsRedirects
+            ? .follow(max: configuration.maxRedirects, allowCycles: false) : .disallow
         var config = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: configuration.maxRedirects, allowCycles: false),
+            redirectConfiguration: redirects,
             timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9)),
                            read: .nanoseconds(Int64(configuration.readTimeout * 1e9))))
         config.decompression = .disabled
+        config.dnsOverride = configuration.dnsOverride
         // The pipeline's NetworkScheduler is the per-host limiter; AsyncHTTPClient's own soft limit (8) must not
         // be a second, hidden one.
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
@@ -106,6 +117,9 @@ public final class HTTPDataLoader: DataLoading {
             }
             let status = Int(response.status.code)
             if status == 304 { return DataResponse(data: [], statusCode: 304, headers: headers) }
+            if !configuration.followsRedirects, (300..<400).contains(status) {
+                return DataResponse(data: [], statusCode: status, headers: headers)
+            }
             guard (200..<300).contains(status) else {
                 throw DarkroomError(.httpStatus, "GET \(url) answered \(status)", statusCode: status)
             }
