@@ -371,8 +371,10 @@ def run_checks(b, url, screenshot, c):
     far = [t for t in below if t["top"] > HEIGHT + LAZY_MARGIN]
     far_loaded = [t["alt"] for t in far if loaded(t)]
     page_h = b.eval("document.documentElement.scrollHeight")
+    unrequested = [t for t in below_unloaded if not t["current"]]  # a lazy image not yet fetched has no currentSrc
     log(f"lazy loading: page {page_h} px tall, {len(in_view)} thumbnails in view, {len(below)} below the fold, "
-        f"{len(below_unloaded)} of those not loaded yet (Chromium fetches lazy images up to ~1250-3000 px ahead)")
+        f"{len(below_unloaded)} of those not loaded yet, {len(unrequested)} not even requested "
+        f"(Chromium fetches lazy images ~1250-3000 px ahead of the viewport)")
     if far:
         c.check(not far_loaded, f"thumbnails more than {LAZY_MARGIN} px below the fold are not loaded (lazy loading)",
                 f"{len(far)} that far, {len(far_loaded)} loaded anyway: {far_loaded[:3]}" if far_loaded else
@@ -411,6 +413,16 @@ def run_checks(b, url, screenshot, c):
     v = v or {}
     c.check(status == 200 and v.get("nw", 0) > 256, "the no-JS link /view?src=... loads #viewer-image, naturalWidth > 256",
             f"status {status}, {v.get('nw')}x{v.get('nh')} natural")
+
+    # Lazy images must still load when scrolled to: scroll through the gallery a viewport at a time.
+    b.navigate(url)
+    b.eval("""(async () => { for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+        scrollTo(0, y); await new Promise(r => setTimeout(r, 150)); } scrollTo(0, document.documentElement.scrollHeight); })()""")
+    thumbs, waited = poll(lambda: b.eval(THUMBS_JS), lambda ts: all(loaded(t) for t in ts), LOAD_TIMEOUT)
+    missing = [t["alt"] for t in thumbs if not loaded(t)]
+    c.check(not missing, "every thumbnail loads once scrolled to",
+            f"all {len(thumbs)} within {waited:.1f} s of reaching the bottom" if not missing else
+            f"{len(missing)} of {len(thumbs)} not loaded {waited:.1f} s after reaching the bottom: {missing[:5]}")
 
 
 def main():
