@@ -107,6 +107,7 @@ class Server:
         self.port = free_port()
         self.cache = tempfile.mkdtemp(prefix="darkroom-browser-test-cache-")
         self.url = f"http://127.0.0.1:{self.port}/"
+        self.url_re = re.compile(re.escape(self.url[:-1]) + r"(/|\b)")  # the contract says ".../"; accept it without
         self.ready = threading.Event()
         self.lines = []
         cmd = [darkroom, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--root", photos,
@@ -121,7 +122,7 @@ class Server:
             line = line.rstrip("\n")
             self.lines.append(line)
             print(f"  [darkroom] {line}", flush=True)
-            if self.url in line:
+            if self.url_re.search(line):
                 self.ready.set()
 
     def wait_ready(self, timeout=60):
@@ -190,6 +191,8 @@ class Browser:
         self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
         self.next_id = 0
         self.events = []
+        self.problems = []  # uncaught JavaScript exceptions and failed requests, reported at the end
+        self.requests = {}
         self.call("Page.enable")
         self.call("Network.enable")
         self.call("Runtime.enable")
@@ -201,7 +204,20 @@ class Browser:
         msg = json.loads(self.ws.recv())
         if "method" in msg:
             self.events.append(msg)
+            self._note(msg["method"], msg.get("params", {}))
         return msg
+
+    def _note(self, method, p):
+        if method == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            self.problems.append(f"JavaScript exception: {d.get('exception', {}).get('description') or d.get('text')}")
+        elif method == "Network.requestWillBeSent":
+            self.requests[p["requestId"]] = p["request"]["url"]
+        elif method == "Network.responseReceived" and p["response"]["status"] >= 400:
+            if not p["response"]["url"].endswith("/favicon.ico"):
+                self.problems.append(f"HTTP {p['response']['status']} for {p['response']['url']}")
+        elif method == "Network.loadingFailed" and not p.get("canceled"):
+            self.problems.append(f"request failed ({p.get('errorText')}): {self.requests.get(p['requestId'], '?')}")
 
     def call(self, method, **params):
         self.next_id += 1
@@ -314,6 +330,16 @@ def srcset_descriptors(srcset):
     return {d: u for u, d in re.findall(r"(\S+?)\s+([0-9.]+[xw])\s*(?:,|$)", srcset)}
 
 
+def loaded(t):
+    return t["complete"] and t["nw"] > 0
+
+
+def unloaded(thumbs):
+    broken = sum(1 for t in thumbs if t["complete"] and t["nw"] == 0)
+    pending = sum(1 for t in thumbs if not t["complete"])
+    return f"{broken} broken, {pending} still loading"
+
+
 def viewer_path(path):
     stem, ext = os.path.splitext(path)
     return f"{stem}-viewer{ext or '.png'}"
@@ -355,16 +381,15 @@ def run_checks(b, url, screenshot, c):
     if odd:
         log(f"note: {len(odd)} thumbnails' 2x candidate does not ask for w=512, e.g. {odd[0]}")
 
-    in_view = [t for t in thumbs if t["inView"]]
-    loaded = lambda t: t["complete"] and t["nw"] > 0
-    thumbs, waited = poll(lambda: b.eval(THUMBS_JS), lambda ts: all(loaded(t) for t in ts if t["inView"]),
+    # complete: loaded or broken (an image whose request failed is complete with naturalWidth 0)
+    thumbs, waited = poll(lambda: b.eval(THUMBS_JS), lambda ts: all(t["complete"] for t in ts if t["inView"]),
                           LOAD_TIMEOUT)
     in_view = [t for t in thumbs if t["inView"]]
     missing = [t["alt"] for t in in_view if not loaded(t)]
     c.check(in_view and not missing, f"every thumbnail in the {WIDTH}x{HEIGHT} viewport loads within {LOAD_TIMEOUT:.0f} s",
             f"{len(in_view)} in view, loaded in {waited:.1f} s (page load to now {time.monotonic() - t0:.1f} s), "
             f"natural size {in_view[0]['nw']}x{in_view[0]['nh']}" if in_view and not missing else
-            f"{len(in_view)} in view, {len(missing)} not loaded after {waited:.1f} s: {missing[:5]}")
+            f"{len(in_view)} in view, {len(missing)} not loaded after {waited:.1f} s ({unloaded(in_view)}): {missing[:5]}")
 
     below = [t for t in thumbs if not t["inView"]]
     below_unloaded = [t for t in below if not loaded(t)]
@@ -418,11 +443,12 @@ def run_checks(b, url, screenshot, c):
     b.navigate(url)
     b.eval("""(async () => { for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
         scrollTo(0, y); await new Promise(r => setTimeout(r, 150)); } scrollTo(0, document.documentElement.scrollHeight); })()""")
-    thumbs, waited = poll(lambda: b.eval(THUMBS_JS), lambda ts: all(loaded(t) for t in ts), LOAD_TIMEOUT)
+    thumbs, waited = poll(lambda: b.eval(THUMBS_JS), lambda ts: all(t["complete"] for t in ts), LOAD_TIMEOUT)
     missing = [t["alt"] for t in thumbs if not loaded(t)]
     c.check(not missing, "every thumbnail loads once scrolled to",
             f"all {len(thumbs)} within {waited:.1f} s of reaching the bottom" if not missing else
-            f"{len(missing)} of {len(thumbs)} not loaded {waited:.1f} s after reaching the bottom: {missing[:5]}")
+            f"{len(missing)} of {len(thumbs)} not loaded {waited:.1f} s after reaching the bottom ({unloaded(thumbs)}): "
+            f"{missing[:5]}")
 
 
 def main():
@@ -437,6 +463,7 @@ def main():
     ap.add_argument("--url", help="test this already running server instead of starting one")
     args = ap.parse_args()
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop the server and Chromium (finally:)
     ensure_websocket_client()
     chromium = find_chromium()
 
@@ -463,6 +490,8 @@ def main():
         c.check(False, "test ran to the end", f"{type(e).__name__}: {e}")
     finally:
         if browser:
+            for problem in dict.fromkeys(browser.problems):
+                log(f"note: {problem}")
             browser.close()
         if server:
             server.stop()
