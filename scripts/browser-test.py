@@ -126,13 +126,19 @@ class Server:
                 self.ready.set()
 
     def wait_ready(self, timeout=60):
+        """Until the ready line is printed or, failing that, GET /health answers 200 (then returns a note)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.ready.wait(0.2):
-                return
+                return None
             if self.proc.poll() is not None:
                 raise SetupError(f"darkroom serve exited with code {self.proc.returncode} before printing {self.url}")
-        raise SetupError(f"darkroom serve did not print {self.url} within {timeout} s")
+            if http_get(self.url + "health", timeout=2)[0] == 200 and not self.ready.wait(1.0):
+                note = (f"darkroom serve answers /health but has not printed its ready line ({self.url}): "
+                        "its stdout is probably block-buffered when not a terminal (flush it after printing)")
+                log("WARNING: " + note)
+                return note
+        raise SetupError(f"darkroom serve did not print {self.url} (nor answer /health) within {timeout} s")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -467,7 +473,7 @@ def main():
     ensure_websocket_client()
     chromium = find_chromium()
 
-    server = browser = None
+    server = browser = ready_note = None
     c = Checks()
     try:
         if args.url:
@@ -478,7 +484,7 @@ def main():
             if not os.path.isdir(args.photos):
                 raise SetupError(f"no photos folder at {args.photos}")
             server = Server(args.darkroom, args.photos)
-            server.wait_ready()
+            ready_note = server.wait_ready()
             url = server.url
         browser = Browser(chromium)
         log(f"{browser.version}, viewport {WIDTH}x{HEIGHT}, testing {url}")
@@ -495,6 +501,8 @@ def main():
             browser.close()
         if server:
             server.stop()
+    if ready_note:
+        log("note: " + ready_note)
     if c.failures:
         log(f"FAILED: {len(c.failures)} check(s):")
         for f in c.failures:
