@@ -6,7 +6,7 @@ SIZE       ?= 256
 PHOTOS     ?= $(if $(wildcard ../shared/photos),../shared/photos,/usr/share/backgrounds/gnome)
 DARKROOM   := .build/release/darkroom
 
-.PHONY: run test deps build release bench clean
+.PHONY: run test deps build release bench browser-test clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -29,6 +29,10 @@ test: deps
 
 bench: release
 	$(DARKROOM) bench decode --json
+
+# The gallery of `darkroom serve` in a real browser (headless Chromium, installed on demand; screenshots in docs/).
+browser-test: release
+	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot docs/gallery.png
 
 clean:
 	rm -rf .build $(OUT)
