@@ -35,6 +35,8 @@ Fairness choices:
     being compared) is thumbor's file result storage with RESULT_STORAGE_STORES_UNSAFE = True, otherwise
     unsafe URLs are never cached.
   * thumbor's PIL engine uses JPEG draft mode (DCT-domain downscaling) on its own; left as shipped.
+  * wrk and the Python client run on the same cores as the server under test (the other server idles),
+    so at thousands of req/s the load generator's own CPU use caps what either server can show.
   * req/s counts 2xx answers only. wrk's latency distribution covers every answer; wrk's timeout is 30 s.
   * Server memory: the largest sum of VmRSS over the server's processes (thumbor: supervisor + workers),
     sampled every 0.2 s during the run; VmHWM (summed) at the end of the run is also given, but is a
@@ -183,8 +185,9 @@ def proc_status_kib(pid, field):
 class Server:
     """One server process group: start, wait for health, sample memory, stop."""
 
-    def __init__(self, name, cmd, port, health_path, logdir, workers=1):
+    def __init__(self, name, cmd, port, health_path, logdir, workers=1, ready_text=None):
         self.name, self.cmd, self.port, self.health_path, self.workers = name, cmd, port, health_path, workers
+        self.ready_text = ready_text
         self.base = f"http://127.0.0.1:{port}"
         self.log_path = os.path.join(logdir, f"{name}.log")
         self.proc = None
@@ -199,6 +202,8 @@ class Server:
                 raise SystemExit(f"{self.name} exited with {self.proc.returncode}; log:\n{self.tail_log()}")
             if self.healthy() and len(self.pids()) >= self.workers + (1 if self.workers > 1 else 0):
                 log(f"{self.name} ready at {self.base} (pids {self.pids()})")
+                if self.ready_text and self.ready_text not in self.tail_log(200):
+                    log(f"note: {self.name} answers but its log has no {self.ready_text!r} yet (stdout buffered?)")
                 return
             time.sleep(0.2)
         raise SystemExit(f"{self.name} not ready after {timeout} s; log:\n{self.tail_log()}")
@@ -304,7 +309,7 @@ def start_darkroom(exe, photos, work):
     os.makedirs(cache)
     cmd = [exe, "serve", "--host", "127.0.0.1", "--port", str(port), "--root", os.path.abspath(photos),
            "--cache-dir", cache, "--max-renders", str(MAX_RENDERS), "--max-queue", str(MAX_QUEUE)]
-    s = Server("darkroom", cmd, port, "/health", work)
+    s = Server("darkroom", cmd, port, "/health", work, ready_text=f"http://127.0.0.1:{port}/")
     s.start()
     return s
 
@@ -492,7 +497,7 @@ def scenario_overload(server, args, photos, counter):
         "status_counts": {str(k): v for k, v in sorted(by_status.items())},
         "non_2xx": len(records) - len(ok),
         "rejected_429": len(rejected),
-        "retry_after_on_all_429": bool(rejected) and all(r[2] for r in rejected),
+        "retry_after_on_all_429": all(r[2] for r in rejected) if rejected else None,
         "retry_after_missing": sum(1 for r in rejected if not r[2]),
         "latency_429_ms": percentiles([r[1] for r in rejected]),
         "errors": dict(errors),
@@ -577,7 +582,7 @@ def markdown(results, servers, machine, versions, args):
         r = results.get((name, "overload"))
         if r:
             lines.append(f"\noverload, {name}: {r['status_counts']} statuses, errors {r['errors'] or 'none'}, "
-                         f"Retry-After on every 429: {r['retry_after_on_all_429']}, "
+                         f"Retry-After on every 429: {'n/a' if r['retry_after_on_all_429'] is None else r['retry_after_on_all_429']}, "
                          f"429 p50 {r['latency_429_ms']['p50'] if r['latency_429_ms'] else '–'} ms, "
                          f"drain {r['drain_s']} s, client CPU {r['client_cpu_pct_of_one_core']}% of a core")
     return "\n".join(lines)
