@@ -59,6 +59,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 THUMBOR_VERSION = "7.8.0"  # works with Python 3.11 (pulls Pillow >= 10.4, < 13 and tornado 6)
@@ -355,13 +356,17 @@ def jpeg_size(data):
 
 def fetch_and_check(server, path):
     t0 = time.monotonic()
-    with urllib.request.urlopen(server.base + path, timeout=120) as r:
-        body, status, ctype = r.read(), r.status, r.headers.get("Content-Type")
+    try:
+        with urllib.request.urlopen(server.base + path, timeout=120) as r:
+            body, status, ctype = r.read(), r.status, r.headers.get("Content-Type")
+    except urllib.error.HTTPError as e:
+        body, status, ctype = e.read(), e.code, e.headers.get("Content-Type")
     dt = time.monotonic() - t0
     size = jpeg_size(body)
     if status != 200 or size is None or size[0] != BOX:
-        raise SystemExit(f"{server.name}: {path} gave status {status}, {ctype}, {len(body)} bytes, "
-                         f"JPEG size {size}; expected a JPEG {BOX} px wide")
+        text = body[:300].decode("utf-8", "replace") if size is None else ""
+        raise SystemExit(f"{server.name}: {path} gave status {status}, {ctype}, {len(body)} bytes {text!r}, "
+                         f"JPEG size {size}; expected a JPEG {BOX} px wide. Server log:\n{server.tail_log()}")
     return {"status": status, "content_type": ctype, "bytes": len(body), "size": list(size),
             "seconds": round(dt, 3)}
 
@@ -500,7 +505,7 @@ def scenario_overload(server, args, photos, counter):
         "retry_after_on_all_429": all(r[2] for r in rejected) if rejected else None,
         "retry_after_missing": sum(1 for r in rejected if not r[2]),
         "latency_429_ms": percentiles([r[1] for r in rejected]),
-        "errors": dict(errors),
+        "socket_errors": dict(errors),  # exception name -> count
         "client_cpu_pct_of_one_core": round(100 * cpu / (t_end - t0), 1),
         "peak_rss_mib": round(rss.peak_kib / 1024, 1), "hwm_mib_end": round(server.hwm_kib() / 1024, 1),
     }
@@ -581,7 +586,7 @@ def markdown(results, servers, machine, versions, args):
     for name in servers:
         r = results.get((name, "overload"))
         if r:
-            lines.append(f"\noverload, {name}: {r['status_counts']} statuses, errors {r['errors'] or 'none'}, "
+            lines.append(f"\noverload, {name}: {r['status_counts']} statuses, errors {r['socket_errors'] or 'none'}, "
                          f"Retry-After on every 429: {'n/a' if r['retry_after_on_all_429'] is None else r['retry_after_on_all_429']}, "
                          f"429 p50 {r['latency_429_ms']['p50'] if r['latency_429_ms'] else '–'} ms, "
                          f"drain {r['drain_s']} s, client CPU {r['client_cpu_pct_of_one_core']}% of a core")
