@@ -279,7 +279,7 @@ class RssSampler:
 
 def start_thumbor(exe, photos, work):
     port = free_port()
-    results = os.path.join(work, "thumbor-result-storage")
+    results = os.path.abspath(os.path.join(work, "thumbor-result-storage"))
     os.makedirs(results)
     conf = os.path.join(work, "thumbor.conf")
     with open(conf, "w") as f:
@@ -306,7 +306,7 @@ AUTO_WEBP = False
 
 def start_darkroom(exe, photos, work):
     port = free_port()
-    cache = os.path.join(work, "darkroom-cache")
+    cache = os.path.abspath(os.path.join(work, "darkroom-cache"))
     os.makedirs(cache)
     cmd = [exe, "serve", "--host", "127.0.0.1", "--port", str(port), "--root", os.path.abspath(photos),
            "--cache-dir", cache, "--max-renders", str(MAX_RENDERS), "--max-queue", str(MAX_QUEUE)]
@@ -361,6 +361,8 @@ def fetch_and_check(server, path):
             body, status, ctype = r.read(), r.status, r.headers.get("Content-Type")
     except urllib.error.HTTPError as e:
         body, status, ctype = e.read(), e.code, e.headers.get("Content-Type")
+    except (OSError, http.client.HTTPException) as e:
+        raise SystemExit(f"{server.name}: {path} failed: {e!r}. Server log:\n{server.tail_log()}")
     dt = time.monotonic() - t0
     size = jpeg_size(body)
     if status != 200 or size is None or size[0] != BOX:
