@@ -14,9 +14,11 @@ Scenarios (each: darkroom first, then thumbor; 1 s pause between runs):
   cached    one URL over and over: a 12 MP JPEG fitted inside 256x256 as JPEG q82. Warmed once and the
             answer checked (a JPEG 256 px wide). wrk -t2 -c32 --latency. Both servers answer from their
             result cache (darkroom: memory + disk; thumbor: file result storage, read from disk per request).
-  uncached  every request a new cache key: the 5 jpeg-12mp photos in turn, fitted inside 256x(10000+n),
-            which is the same 256-px-wide render under a new URL (bench/wrk-uncached.lua; each wrk thread
-            has its own numbers). wrk -t2 -c4: about 2 per core, throughput rather than overload.
+  uncached  every request a new cache key: request n asks for jpeg-12mp photo n mod 5 fitted inside
+            256 x (300 + n div 5), which is the same 256x192 render under a new URL (bench/wrk-uncached.lua;
+            each wrk thread has its own numbers). Heights stay <= 4096, darkroom's largest accepted w/h
+            (so not 10000 + n: darkroom answers 400 above 4096); that leaves 5 x 3797 keys per server
+            for the uncached and overload runs together, and the script warns if a run goes past them. wrk -t2 -c4: about 2 per core, throughput rather than overload.
   overload  the uncached workload from 30 concurrent clients = 3x darkroom's capacity (--max-renders 2 +
             --max-queue 8). A Python client (threads, keep-alive http.client connections) records status and
             latency of every request, so 2xx latencies are reported apart from the 429s. After a 429 a
@@ -71,6 +73,7 @@ UNCACHED_CONNECTIONS = 4
 MAX_RENDERS, MAX_QUEUE = 2, 8
 OVERLOAD_CLIENTS = 3 * (MAX_RENDERS + MAX_QUEUE)
 BOX = 256
+UNCACHED_H0, MAX_DIMENSION = 300, 4096  # uncached box heights: UNCACHED_H0 + n // photos, at most MAX_DIMENSION
 QUALITY = 82
 SERVERS = ("darkroom", "thumbor")
 GOALS = {"cached": 10.0, "uncached": 2.0}
@@ -326,6 +329,15 @@ def thumb_path(name, src, h):
     return thumb_template(name).replace("{src}", src).replace("{h}", str(h))
 
 
+def uncached_path(name, photos, n):
+    """Request n of the uncached workload (the same rule as bench/wrk-uncached.lua)."""
+    return thumb_path(name, photos[n % len(photos)], UNCACHED_H0 + n // len(photos))
+
+
+def key_space(photos):
+    return len(photos) * (MAX_DIMENSION - UNCACHED_H0 + 1)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Checking answers
 
@@ -415,12 +427,13 @@ def scenario_cached(server, args, photo):
 
 def scenario_uncached(server, args, photos, counter):
     # one check per photo (n = 0..4 of this server's numbers), then wrk continues from there
-    checks = [fetch_and_check(server, thumb_path(server.name, photos[n % len(photos)], 10000 + n))
+    checks = [fetch_and_check(server, uncached_path(server.name, photos, n))
               for n in range(counter[server.name], counter[server.name] + len(photos))]
     counter[server.name] += len(photos)
     base = counter[server.name]
     r = run_wrk(server, UNCACHED_CONNECTIONS, args.duration, os.path.join(HERE, "wrk-uncached.lua"),
-                thumb_path(server.name, photos[0], 10000), [base, THREADS, thumb_template(server.name)] + photos)
+                uncached_path(server.name, photos, base),
+                [base, THREADS, UNCACHED_H0, thumb_template(server.name)] + photos)
     counter[server.name] = max(base + r["requests"] + UNCACHED_CONNECTIONS, (r["max_n"] or 0) + 1)
     r.update(url_template=thumb_template(server.name), first_n=base,
              check_render_s=[c["seconds"] for c in checks], check=checks[0])
@@ -440,7 +453,6 @@ def percentiles(values):
 
 def scenario_overload(server, args, photos, counter):
     """30 keep-alive clients, each: request a new uncached URL, record (status, latency), repeat."""
-    template = thumb_template(server.name)
     numbers = itertools.count(counter[server.name])  # next() is atomic under the GIL
     start_barrier = threading.Barrier(OVERLOAD_CLIENTS + 1)
     records = []  # (status, seconds, retry_after present, finished before deadline)
@@ -453,7 +465,7 @@ def scenario_overload(server, args, photos, counter):
         start_barrier.wait()
         while time.monotonic() < deadline[0]:
             n = next(numbers)
-            path = template.replace("{src}", photos[n % len(photos)]).replace("{h}", str(10000 + n))
+            path = uncached_path(server.name, photos, n)
             t0 = time.monotonic()
             try:
                 if conn is None:
@@ -640,7 +652,7 @@ def main():
         if "thumbor" in servers:
             running["thumbor"] = start_thumbor(thumbor_exe, photos_dir, work)
         workers = {n: len(s.pids()) for n, s in running.items()}
-        counter = {n: 0 for n in servers}  # next unused n (box height 10000 + n) per server
+        counter = {n: 0 for n in servers}  # next unused request number n of the uncached workload, per server
         for sc in scenarios:
             for name in servers:
                 server = running[name]
@@ -653,6 +665,12 @@ def main():
                 else:
                     r = scenario_overload(server, args, photos, counter)
                 r["metrics_delta"] = metrics_delta(before, metrics_snapshot(server))
+                if sc != "cached":
+                    r["uncached_keys_used"] = counter[name]
+                    r["uncached_key_space_exceeded"] = counter[name] > key_space(photos)
+                    if r["uncached_key_space_exceeded"]:
+                        log(f"warning: {name} used {counter[name]} uncached keys, more than the "
+                            f"{key_space(photos)} distinct ones: later requests repeated URLs (shorten --duration)")
                 r.update(server=name, scenario=sc, loadavg_after=round(os.getloadavg()[0], 2))
                 results[(name, sc)] = r
                 log(f"  {r['rps_2xx']} req/s 2xx, p50 {r['latency_ms'] and r['latency_ms']['p50']} ms, "

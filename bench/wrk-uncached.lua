@@ -1,8 +1,9 @@
 -- wrk script for bench/serve-vs-thumbor.py, scenario "uncached": every request is a new cache key.
--- Arguments (after wrk's "--"): BASE THREADS TEMPLATE SRC...  (THREADS = wrk's -t)
+-- Arguments (after wrk's "--"): BASE THREADS H0 TEMPLATE SRC...  (THREADS = wrk's -t)
 --   TEMPLATE is the server's URL path with {src} and {h} in it; request number n (counted from BASE)
---   asks for SRC[n mod #SRC] fitted inside 256 x (10000 + n), which renders the same 256-px-wide image
---   under a new URL every time. Thread i (numbered in setup) takes n = BASE + i, BASE + i + T,
+--   asks for SRC[n mod #SRC] fitted inside 256 x (H0 + floor(n / #SRC)): for 4:3 landscape sources
+--   and H0 >= 192 that is the same 256-px-wide image under a new URL every time (the pair photo, height
+--   is unique per n). Thread i (numbered in setup) takes n = BASE + i, BASE + i + T,
 --   BASE + i + 2T, ... for T threads, so threads never repeat each other's numbers.
 -- Counts 2xx and other statuses per thread and prints them with wrk-report.lua's report().
 
@@ -19,9 +20,10 @@ end
 function init(args)
    base = tonumber(args[1])
    stride = tonumber(args[2])
-   template = args[3]
+   h0 = tonumber(args[3])
+   template = args[4]
    srcs = {}
-   for i = 4, #args do srcs[#srcs + 1] = args[i] end
+   for i = 5, #args do srcs[#srcs + 1] = args[i] end
    k = 0
    ok = 0
    other = 0
@@ -34,7 +36,7 @@ function request()
    last_n = n
    local src = srcs[(n % #srcs) + 1]
    local path = template:gsub("{src}", function() return src end)
-                        :gsub("{h}", function() return tostring(10000 + n) end)
+                        :gsub("{h}", function() return tostring(h0 + math.floor(n / #srcs)) end)
    return wrk.format("GET", path)
 end
 
