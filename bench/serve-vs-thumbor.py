@@ -123,13 +123,19 @@ def tool_versions(args, thumbor_py):
     if thumbor_py:
         for pkg in ("thumbor", "Pillow", "tornado"):
             v[pkg.lower()] = installed_version(thumbor_py, pkg)
+    v["bench_commit"] = git_describe(ROOT)
     if args.only != "thumbor":
-        git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True)
-        v["darkroom_binary"] = os.path.abspath(args.darkroom)
-        v["darkroom_binary_mtime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                   time.gmtime(os.path.getmtime(args.darkroom)))
-        v["repo_commit"] = git.stdout.strip()
+        binary = os.path.abspath(args.darkroom)
+        v["darkroom_binary"] = binary
+        v["darkroom_binary_mtime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(binary)))
+        # the checkout the binary was built in (DIR/.build/release/darkroom), if it is one
+        v["darkroom_checkout_commit"] = git_describe(os.path.dirname(os.path.dirname(os.path.dirname(binary))))
     return v
+
+
+def git_describe(folder):
+    p = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
 
 
 def machine_info():
@@ -549,7 +555,7 @@ def metrics_delta(before, after):
     if before is None or after is None:
         return None
     d = {k: round(v - before.get(k, 0.0), 3) for k, v in after.items()
-         if v != before.get(k, 0.0) and not k.endswith("_bucket") and "quantile=" not in k}
+         if v != before.get(k, 0.0) and "_bucket" not in k and "quantile=" not in k}
     return d or None
 
 
