@@ -53,6 +53,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -231,6 +232,18 @@ class Server:
     def rss_kib(self):
         return sum(proc_status_kib(p, "VmRSS") for p in self.pids())
 
+    def cpu_seconds(self):
+        """utime + stime of the server's live processes."""
+        ticks = 0
+        for p in self.pids():
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def hwm_kib(self):
         return sum(proc_status_kib(p, "VmHWM") for p in self.pids())
 
@@ -264,14 +277,25 @@ class Server:
 
 
 class RssSampler:
-    """Largest summed VmRSS of a server's processes, sampled every 0.2 s while the block runs."""
+    """Largest summed VmRSS of a server's processes, sampled every 0.2 s while the block runs; also the
+    server's CPU use and that of this script's children (wrk) over the block, in % of one core."""
 
     def __init__(self, server, period=0.2):
         self.server, self.period, self.peak_kib = server, period, 0
         self._stop = threading.Event()
 
+    def cpu_fields(self):
+        """{"server_cpu_pct": ..., "wrk_cpu_pct": ...} for the block (100 = one core busy throughout)."""
+        out = {"server_cpu_pct": round(100 * self.server_cpu / self.wall, 1)}
+        if self.children_cpu > 0:
+            out["wrk_cpu_pct"] = round(100 * self.children_cpu / self.wall, 1)
+        return out
+
     def __enter__(self):
         self.peak_kib = self.server.rss_kib()
+        self._t0, self._cpu0 = time.monotonic(), self.server.cpu_seconds()
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self._children0 = ru.ru_utime + ru.ru_stime
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -284,6 +308,10 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
         self.peak_kib = max(self.peak_kib, self.server.rss_kib())
+        self.wall = time.monotonic() - self._t0
+        self.server_cpu = self.server.cpu_seconds() - self._cpu0
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.children_cpu = ru.ru_utime + ru.ru_stime - self._children0
 
 
 def start_thumbor(exe, photos, work):
@@ -418,7 +446,7 @@ def run_wrk(server, connections, duration, script, path, script_args=()):
         "socket_errors": {k: w["errors"][k] for k in ("connect", "read", "write", "timeout")},
         "mib_per_s": round(w["bytes"] / secs / 1048576, 2),
         "peak_rss_mib": round(rss.peak_kib / 1024, 1), "hwm_mib_end": round(server.hwm_kib() / 1024, 1),
-        "max_n": w.get("max_n"),
+        "max_n": w.get("max_n"), **rss.cpu_fields(),
     }
 
 
@@ -526,7 +554,7 @@ def scenario_overload(server, args, photos, counter):
         "retry_after_missing": sum(1 for r in rejected if not r[2]),
         "latency_429_ms": percentiles([r[1] for r in rejected]),
         "socket_errors": dict(errors),  # exception name -> count
-        "client_cpu_pct_of_one_core": round(100 * cpu / (t_end - t0), 1),
+        "client_cpu_pct_of_one_core": round(100 * cpu / (t_end - t0), 1), **rss.cpu_fields(),
         "peak_rss_mib": round(rss.peak_kib / 1024, 1), "hwm_mib_end": round(server.hwm_kib() / 1024, 1),
     }
 
@@ -603,6 +631,10 @@ def markdown(results, servers, machine, versions, args):
             f"| {cell('darkroom', sc, non2xx)} | {cell('thumbor', sc, non2xx)} "
             f"| {cell('darkroom', sc, lambda r: r['peak_rss_mib'])} "
             f"| {cell('thumbor', sc, lambda r: r['peak_rss_mib'])} |")
+    cpu = [f"{sc} " + " / ".join(f"{results[(n, sc)]['server_cpu_pct']}" if (n, sc) in results else "–"
+                                 for n in ("darkroom", "thumbor"))
+           for sc in ("cached", "uncached", "overload") if any((n, sc) in results for n in servers)]
+    lines.append("\nserver CPU, % of one core (darkroom / thumbor): " + "; ".join(cpu))
     for name in servers:
         r = results.get((name, "overload"))
         if r:
