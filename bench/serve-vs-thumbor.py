@@ -16,9 +16,12 @@ Scenarios (each: darkroom first, then thumbor; 1 s pause between runs):
             result cache (darkroom: memory + disk; thumbor: file result storage, read from disk per request).
   uncached  every request a new cache key: request n asks for jpeg-12mp photo n mod 5 fitted inside
             256 x (300 + n div 5), which is the same 256x192 render under a new URL (bench/wrk-uncached.lua;
-            each wrk thread has its own numbers). Heights stay <= 4096, darkroom's largest accepted w/h
-            (so not 10000 + n: darkroom answers 400 above 4096); that leaves 5 x 3797 keys per server
-            for the uncached and overload runs together, and the script warns if a run goes past them. wrk -t2 -c4: about 2 per core, throughput rather than overload.
+            each wrk thread has its own numbers). wrk -t2 -c4: about 2 per core, throughput rather
+            than overload. Heights stay <= 4096, darkroom's largest accepted w/h (so not 10000 + n:
+            darkroom answers 400 above 4096); that leaves 5 x 3797 keys per server for the uncached and
+            overload runs together, and the script warns if a run goes past them. darkroom's decoded-bitmap
+            cache is keyed by decode size, so it never hits here either (its /metrics deltas, kept per
+            run in the JSON, show one pipeline decode per request).
   overload  the uncached workload from 30 concurrent clients = 3x darkroom's capacity (--max-renders 2 +
             --max-queue 8). A Python client (threads, keep-alive http.client connections) records status and
             latency of every request, so 2xx latencies are reported apart from the 429s. After a 429 a
