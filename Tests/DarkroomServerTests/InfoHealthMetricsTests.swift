@@ -27,12 +27,14 @@ struct InfoHealthMetricsTests {
     @Test("info on a rotated photo reports the upright size")
     func orientation() async throws {
         let dir = ServerHarness.photos + "/orientation"
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).sorted().first { $0.contains("-6") })
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix("orientation-6.jpg") })
         try await ServerHarness.withServer(ServerHarness.configuration(root: ServerHarness.photos)) { _, client in
             let r = try await client.execute(uri: "/v1/info?src=orientation/\(name.queryEncoded)", method: .get)
             let j = try JSONSerialization.jsonObject(with: Data(r.bytes)) as! [String: Any]
+            // Then the stored size is swapped and the upright one is what a viewer shows
             #expect(j["orientation"] as? Int == 6)
-            #expect(j["orientedWidth"] as? Int == 600 && j["orientedHeight"] as? Int == 375)
+            #expect(j["orientedWidth"] as? Int == j["height"] as? Int && j["orientedHeight"] as? Int == j["width"] as? Int)
+            #expect((j["orientedWidth"] as? Int ?? 0) > (j["orientedHeight"] as? Int ?? 0), "upright is landscape")
         }
     }
 

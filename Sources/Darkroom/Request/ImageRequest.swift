@@ -39,7 +39,11 @@ public struct ImageRequest: Sendable {
     }
 
     /// Where the bytes come from.
-    public var source: Source { didSet { sourceKey = source.key } }
+    public var source: Source { didSet { sourceKey = imageID ?? source.key } }
+    /// Names the image in every cache key and sharing key instead of ``Source/key`` when set (as Nuke's
+    /// `imageId`): give a version-stamped name (say a path plus its inode and mtime) so a changed file is a new
+    /// image, or one name to several URLs of the same image. Default `nil`.
+    public var imageID: String? { didSet { sourceKey = imageID ?? source.key } }
     /// The size to decode to (shrink-on-load when smaller than the image). Default `.original`.
     public var size: TargetSize
     /// Processors applied in order after decoding; their identifiers key the caches.
@@ -72,6 +76,7 @@ public struct ImageRequest: Sendable {
                 priority: Priority = .normal, options: Options = [], tableFormat: String? = nil,
                 pixelFormat: PixelFormatPreference = .auto) {
         self.source = source
+        self.imageID = nil
         self.size = size
         self.processors = processors
         self.sourceKey = source.key

@@ -108,7 +108,8 @@ final class ThumbnailService: Sendable {
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
         return try await admission.run { [self] in
-            let request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
+            var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
+            request.imageID = source.identity   // a changed file is a new image for the pipeline's caches too
             let response: ImageResponse
             do {
                 response = try await pipeline.image(for: request)

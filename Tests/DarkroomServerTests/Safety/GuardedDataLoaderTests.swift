@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// A resolver that answers from a table and records the names asked for; no DNS.
-private final class FakeResolver: HostResolving {
+final class FakeResolver: HostResolving {
     let table: [String: [IPAddress]]
     private let asked = Mutex<[String]>([])
 

@@ -1,3 +1,4 @@
+import DarkroomImage
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -12,9 +13,12 @@ import Synchronization
 /// - `/to?url=U`: 302 with `Location: U`.
 /// - `/loop/a` ↔ `/loop/b`: a redirect loop (relative `Location`s).
 /// - `/bare-redirect`: 302 without `Location`.
+/// - `/photo?delay=MS`: a real 400×300 JPEG, after an optional delay (slow origins for overload and timeouts).
 final class LoopbackServer: Sendable {
     /// The body `/img` answers with.
     static let image: [UInt8] = Array(0..<64)
+    /// The body `/photo` answers with: a 400×300 JPEG.
+    static let photo: [UInt8] = try! ImageEncoder.encode(ServerHarness.gradient(400, 300, alpha: false), as: .jpeg)
 
     let port: Int
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
@@ -105,6 +109,11 @@ final class LoopbackServer: Sendable {
             try await send(.found, [("Location", "a")])
         case "/bare-redirect":
             try await send(.found, [])
+        case "/photo":
+            if let ms = components.queryItems?.first(where: { $0.name == "delay" })?.value.flatMap(Int.init) {
+                try await Task.sleep(for: .milliseconds(ms))
+            }
+            try await send(.ok, [("Content-Type", "image/jpeg")], Self.photo)
         default:
             try await send(.notFound, [], Array("not found".utf8))
         }

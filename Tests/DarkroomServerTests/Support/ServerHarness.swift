@@ -50,7 +50,7 @@ enum ServerHarness {
     }
 
     static func write(_ path: String, _ bytes: [UInt8]) {
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 
     /// A BGRA gradient; with `alpha`, alpha falls off left to right (premultiplied).
@@ -81,11 +81,15 @@ enum ServerHarness {
         return c
     }
 
+    static func makeServer(_ configuration: ServerConfiguration, resolver: (any HostResolving)?) throws -> ThumbnailServer {
+        if let resolver { return try ThumbnailServer(configuration: configuration, registry: registry, resolver: resolver) }
+        return try ThumbnailServer(configuration: configuration, registry: registry)
+    }
+
     /// Runs `body` with a router-level test client (no sockets) for a server built from `configuration`.
     static func withServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
                                         _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
-        let server = resolver.map { try! ThumbnailServer(configuration: configuration, registry: registry, resolver: $0) }
-            ?? (try ThumbnailServer(configuration: configuration, registry: registry))
+        let server = try makeServer(configuration, resolver: resolver)
         defer { Task { await server.shutdown() } }
         return try await server.makeApplication().test(.router) { client in try await body(server, client) }
     }
@@ -93,8 +97,7 @@ enum ServerHarness {
     /// Runs `body` against a live server on a loopback port with an AsyncHTTPClient client (concurrent requests).
     static func withLiveServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
                                             _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
-        let server = resolver.map { try! ThumbnailServer(configuration: configuration, registry: registry, resolver: $0) }
-            ?? (try ThumbnailServer(configuration: configuration, registry: registry))
+        let server = try makeServer(configuration, resolver: resolver)
         defer { Task { await server.shutdown() } }
         return try await server.makeApplication().test(.ahc(.http)) { client in try await body(server, client) }
     }

@@ -1,0 +1,77 @@
+import DarkroomServer
+import Foundation
+import Synchronization
+import Testing
+
+/// A value shared between tasks.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+@Suite("AdmissionController")
+struct AdmissionControllerTests {
+    @Test("runs at most maxRunning at once, queues maxQueued, refuses the rest")
+    func bounds() async throws {
+        // Given 2 slots and 3 queue places, and 10 operations that each take 100 ms
+        let admission = AdmissionController(maxRunning: 2, maxQueued: 3)
+        let peak = Shared((now: 0, max: 0))
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    do {
+                        try await admission.run {
+                            peak.withLock { $0.now += 1; $0.max = max($0.max, $0.now) }
+                            try? await Task.sleep(for: .milliseconds(100))
+                            peak.withLock { $0.now -= 1 }
+                        }
+                        return "ran"
+                    } catch let error as ServerError {
+                        return error.code.rawValue
+                    } catch {
+                        return "other"
+                    }
+                }
+            }
+            return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        }
+        // Then 5 ran (never more than 2 at once) and 5 were refused as overloaded
+        #expect(outcomes == ["ran": 5, "overloaded": 5])
+        #expect(peak.withLock { $0.max } == 2)
+        #expect(admission.running == 0 && admission.queued == 0)
+        #expect(admission.refusedCount == 5)
+    }
+
+    @Test("a cancelled waiter leaves the queue and frees its place")
+    func cancellation() async throws {
+        let admission = AdmissionController(maxRunning: 1, maxQueued: 1)
+        let release = Shared(false)
+        let holder = Task {
+            try await admission.run {
+                while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        while admission.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Given a waiter in the only queue place
+        let waiter = Task { try await admission.run { "ran" } }
+        while admission.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // When it is cancelled
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        // Then its place is free for the next one, which runs once the slot is released
+        #expect(admission.queued == 0)
+        let next = Task { try await admission.run { "next" } }
+        while admission.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        release.withLock { $0 = true }
+        #expect(try await next.value == "next")
+        try await holder.value
+        #expect(admission.running == 0)
+    }
+
+    @Test("Retry-After grows with the backlog and is at least 1 s")
+    func retryAfter() async throws {
+        let admission = AdmissionController(maxRunning: 1, maxQueued: 4)
+        #expect(admission.retryAfterSeconds >= 1)
+    }
+}
