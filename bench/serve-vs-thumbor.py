@@ -285,6 +285,7 @@ class RssSampler:
 
     def __init__(self, server, period=0.2):
         self.server, self.period, self.peak_kib = server, period, 0
+        self.timeline = []  # (seconds since start, MiB) about once a second: does memory plateau?
         self._stop = threading.Event()
 
     def cpu_fields(self):
@@ -304,8 +305,14 @@ class RssSampler:
         return self
 
     def _run(self):
+        next_mark = 1.0
         while not self._stop.wait(self.period):
-            self.peak_kib = max(self.peak_kib, self.server.rss_kib())
+            rss = self.server.rss_kib()
+            self.peak_kib = max(self.peak_kib, rss)
+            elapsed = time.monotonic() - self._t0
+            if elapsed >= next_mark:
+                self.timeline.append((round(elapsed, 1), round(rss / 1024, 1)))
+                next_mark += 1.0
 
     def __exit__(self, *exc):
         self._stop.set()
@@ -449,6 +456,7 @@ def run_wrk(server, connections, duration, script, path, script_args=()):
         "socket_errors": {k: w["errors"][k] for k in ("connect", "read", "write", "timeout")},
         "mib_per_s": round(w["bytes"] / secs / 1048576, 2),
         "peak_rss_mib": round(rss.peak_kib / 1024, 1), "hwm_mib_end": round(server.hwm_kib() / 1024, 1),
+        "rss_timeline_mib": rss.timeline,
         "max_n": w.get("max_n"), **rss.cpu_fields(),
     }
 
@@ -559,6 +567,7 @@ def scenario_overload(server, args, photos, counter):
         "socket_errors": dict(errors),  # exception name -> count
         "client_cpu_pct_of_one_core": round(100 * cpu / (t_end - t0), 1), **rss.cpu_fields(),
         "peak_rss_mib": round(rss.peak_kib / 1024, 1), "hwm_mib_end": round(server.hwm_kib() / 1024, 1),
+        "rss_timeline_mib": rss.timeline,
     }
 
 

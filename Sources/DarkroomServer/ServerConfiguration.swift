@@ -5,10 +5,10 @@ import Logging
 /// Everything `darkroom serve` is built from: where to listen, what to serve, who may be fetched, and every
 /// limit. A value with safe defaults: no remote sources, no signing, bounded renders, queue, sizes and time.
 ///
-/// Memory budget: at most ``memoryCacheBytes`` of encoded thumbnails plus ``decodedCacheBytes`` of decoded
-/// bitmaps are cached, and at most ``maxRenders`` decodes run at once, each bounded by
-/// ``Limits/decode`` (shrink-on-load keeps a 12 MP → 256 px decode near 2 MB). Requests past ``maxRenders``
-/// + ``maxQueued`` are answered 429 at once, so load never turns into memory.
+/// Memory budget: ``memoryCacheBytes`` of encoded thumbnails + ``decodedCacheBytes`` of decoded bitmaps +
+/// ``renderMemoryBudget`` for the renders running at once (at most ``maxRenders`` of them; a lone render larger
+/// than the budget is still bounded by ``Limits/decode``) + the process's fixed base (~40 MB). Requests past
+/// ``maxRenders`` + ``maxQueued`` are answered 429 at once, so load never turns into memory.
 public struct ServerConfiguration: Sendable {
     /// Per-request limits.
     public struct Limits: Sendable {
@@ -21,8 +21,9 @@ public struct ServerConfiguration: Sendable {
         /// Largest source file or download, in bytes. Default 64 MiB.
         public var maxSourceBytes = 64 << 20
         /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames; issue 2's
-        /// limits). Default ``DecodeLimits/default``.
-        public var decode = DecodeLimits.default
+        /// limits). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
+        /// 64 MiB of input and 256 MiB of decoded pixels.
+        public var decode = DecodeLimits(maxInputBytes: 64 << 20, maxSourcePixels: 100_000_000, maxDecodedBytes: 256 << 20)
 
         /// The documented defaults.
         public init() {}
@@ -46,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     public var maxRenders = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Most renders waiting for a slot; past that, 429. Default 4 × ``maxRenders``.
     public var maxQueued = 4 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Bytes of working memory the renders running at once may hold together (each render's estimate comes
+    /// from its source's header, see ``AdmissionController``); a render alone may exceed it. Default 256 MiB.
+    public var renderMemoryBudget = 256 << 20
     /// Seconds one request may take, queueing included; then 504. Default 30.
     public var requestTimeout: Double = 30
     /// Seconds an idle keep-alive connection stays open. Default 60.

@@ -10,33 +10,41 @@ import Synchronization
 ///
 /// Instruments are made once per label set and reused. Cost per request: a dictionary lookup under a lock.
 final class ServerMetrics: Sendable {
-    private let counters = Mutex<[String: Counter]>([:])
+    private struct ResponseKey: Hashable {
+        let route: String
+        let status: Int
+    }
+    private let responses = Mutex<[ResponseKey: Counter]>([:])
+    private let outcomes = Mutex<[String: Counter]>([:])
     private let timers = Mutex<[String: Metrics.Timer]>([:])
     private let queueGauge = Gauge(label: "darkroom_server_render_queue")
     private let runningGauge = Gauge(label: "darkroom_server_renders_running")
 
     func response(route: String, status: Int, seconds: Double) {
-        counter("darkroom_server_requests_total", [("route", route), ("status", String(status))]).increment()
+        let key = ResponseKey(route: route, status: status)
+        let counter = responses.withLock { c in
+            if let existing = c[key] { return existing }
+            let made = Counter(label: "darkroom_server_requests_total", dimensions: [("route", route), ("status", String(status))])
+            c[key] = made
+            return made
+        }
+        counter.increment()
         timer(route).recordNanoseconds(Int64(seconds * 1e9))
     }
 
     func thumbnail(_ outcome: String) {
-        counter("darkroom_server_thumbnails_total", [("outcome", outcome)]).increment()
+        let counter = outcomes.withLock { c in
+            if let existing = c[outcome] { return existing }
+            let made = Counter(label: "darkroom_server_thumbnails_total", dimensions: [("outcome", outcome)])
+            c[outcome] = made
+            return made
+        }
+        counter.increment()
     }
 
     func admission(running: Int, queued: Int) {
         runningGauge.record(running)
         queueGauge.record(queued)
-    }
-
-    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
-        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return counters.withLock { c in
-            if let existing = c[key] { return existing }
-            let made = Counter(label: label, dimensions: dimensions)
-            c[key] = made
-            return made
-        }
     }
 
     private func timer(_ route: String) -> Metrics.Timer {

@@ -30,6 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most renders waiting for a slot before 429 (default: 4 × max-renders).") var maxQueue: Int?
     @Option(help: "Seconds a request may take, queueing included.") var requestTimeout: Double = 30
     @Option(help: "Cache-Control max-age of thumbnails, in seconds.") var maxAge = 86_400
+    @Option(help: "Working memory the renders running at once may hold together, in MiB.") var renderMemoryMb = 256
     @Option(help: "Memory for encoded thumbnails, in MiB.") var memoryCacheMb = 64
     @Option(help: "Memory for decoded bitmaps, in MiB.") var decodedCacheMb = 32
     @Option(help: "Largest source file or download, in MiB.") var maxSourceMb = 64
@@ -40,7 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
-        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, decodedCacheMb >= 1, maxSourceMb >= 1 else {
+        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1, maxSourceMb >= 1 else {
             throw ValidationError("timeouts, ages and sizes must be positive")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -61,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestTimeout = requestTimeout
         configuration.cacheMaxAge = maxAge
         configuration.memoryCacheBytes = memoryCacheMb << 20
+        configuration.renderMemoryBudget = renderMemoryMb << 20
         configuration.decodedCacheBytes = decodedCacheMb << 20
         configuration.limits.maxSourceBytes = maxSourceMb << 20
         configuration.limits.decode.maxInputBytes = maxSourceMb << 20
@@ -75,7 +77,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let summary = "  \(configuration.maxRenders) renders at once, \(configuration.maxQueued) waiting; "
+        let budget = (configuration.memoryCacheBytes + configuration.decodedCacheBytes + configuration.renderMemoryBudget) >> 20
+        let summary = "  \(configuration.maxRenders) renders at once (\(renderMemoryMb) MiB between them), "
+            + "\(configuration.maxQueued) waiting; memory budget \(budget) MiB + base; "
             + "signing \(configuration.signingKey == nil ? "off" : "on"); "
             + "remote hosts: \(allowHosts.isEmpty ? "none" : allowHosts.joined(separator: ", ")). Ctrl-C stops."
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host

@@ -69,6 +69,34 @@ struct AdmissionControllerTests {
         #expect(admission.running == 0)
     }
 
+    @Test("renders start only while their costs fit in the memory budget; one alone may exceed it")
+    func memoryBudget() async throws {
+        // Given 4 slots but a budget of 100 bytes, and renders costing 60, 60, 30 and 500
+        let admission = AdmissionController(maxRunning: 4, maxQueued: 8, memoryBudget: 100)
+        let peak = Shared((now: 0, max: 0, maxConcurrent: 0, concurrent: 0))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (i, cost) in [60, 60, 30, 500].enumerated() {
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(10 * i))   // arrive in this order
+                    try await admission.run(cost: cost) {
+                        peak.withLock { p in
+                            p.now += cost; p.concurrent += 1
+                            p.max = max(p.max, p.now); p.maxConcurrent = max(p.maxConcurrent, p.concurrent)
+                        }
+                        try? await Task.sleep(for: .milliseconds(80))
+                        peak.withLock { p in p.now -= cost; p.concurrent -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Then the reserved bytes never passed the budget except for the 500 running by itself
+        let p = peak.withLock { $0 }
+        #expect(p.max == 500, "the oversized render ran, alone")
+        #expect(p.maxConcurrent <= 2, "60 + 60 never overlapped with more than a 30")
+        #expect(admission.reservedBytes == 0 && admission.running == 0)
+    }
+
     @Test("Retry-After grows with the backlog and is at least 1 s")
     func retryAfter() async throws {
         let admission = AdmissionController(maxRunning: 1, maxQueued: 4)

@@ -71,8 +71,8 @@ struct GalleryPage: Sendable {
         body { margin: 0; font: 15px/1.4 system-ui, sans-serif; background: #111; color: #ddd; }
         header { padding: 16px 24px; } h1 { margin: 0; font-size: 20px; } h1 a { color: inherit; }
         header p { margin: 4px 0 0; color: #999; }
-        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(256px, 1fr)); gap: 8px; padding: 0 24px 24px; }
-        .thumb { display: block; aspect-ratio: 1; background: #222; overflow: hidden; border-radius: 4px; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, 256px); justify-content: center; gap: 8px; padding: 0 24px 24px; }
+        .thumb { display: block; width: 256px; height: 256px; background: #222; overflow: hidden; border-radius: 4px; }
         .thumb img { width: 100%; height: 100%; object-fit: cover; display: block; }
         .single { padding: 0 24px 24px; } .single img { max-width: 100%; max-height: 85vh; }
         dialog { background: #000; border: 0; padding: 8px; max-width: 95vw; max-height: 95vh; color: #ddd; }

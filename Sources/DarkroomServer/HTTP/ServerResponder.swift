@@ -98,7 +98,7 @@ struct ServerResponder: HTTPResponder {
             headers[.contentType] = thumbnail.contentType
             headers[Self.cacheHeader] = origin
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.bytes)))
+                            body: ResponseBody(byteBuffer: thumbnail.body))
         }
     }
 

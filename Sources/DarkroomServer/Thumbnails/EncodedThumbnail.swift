@@ -1,9 +1,13 @@
 import DarkroomImage
+import NIOCore
 
-/// An encoded thumbnail, ready to send: its bytes, format and pixel size.
+/// An encoded thumbnail, ready to send: its bytes (held as the `ByteBuffer` a response sends without copying),
+/// format and pixel size.
 public struct EncodedThumbnail: Sendable, Equatable {
-    /// The encoded file.
-    public var bytes: [UInt8]
+    /// The encoded file, as sent.
+    public var body: ByteBuffer
+    /// The encoded file (a copy).
+    public var bytes: [UInt8] { Array(body.readableBytesView) }
     /// Its format (decides `Content-Type`).
     public var format: ImageFileFormat
     /// Pixel width.
@@ -13,7 +17,7 @@ public struct EncodedThumbnail: Sendable, Equatable {
 
     /// Creates a thumbnail value.
     public init(bytes: [UInt8], format: ImageFileFormat, width: Int, height: Int) {
-        self.bytes = bytes
+        self.body = ByteBuffer(bytes: bytes)
         self.format = format
         self.width = width
         self.height = height

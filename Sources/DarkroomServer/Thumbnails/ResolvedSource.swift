@@ -8,14 +8,14 @@ import Foundation
 /// is checked later, at connect time, by ``GuardedDataLoader``).
 enum ResolvedSource: Sendable {
     /// A regular file inside the root; `identity` is its device, inode, size and modification time.
-    case file(path: String, identity: String)
+    case file(path: String, identity: String, size: Int)
     /// An http(s) URL on an allowed host.
     case remote(URL)
 
     /// Names this version of the source in cache keys and ETags: a changed file gets a new identity.
     var identity: String {
         switch self {
-        case .file(_, let identity): identity
+        case .file(_, let identity, _): identity
         case .remote(let url): "u:" + url.absoluteString
         }
     }
@@ -23,7 +23,7 @@ enum ResolvedSource: Sendable {
     /// The pipeline's source.
     var imageSource: ImageRequest.Source {
         switch self {
-        case .file(let path, _): .file(path)
+        case .file(let path, _, _): .file(path)
         case .remote(let url): .url(url)
         }
     }
@@ -32,7 +32,8 @@ enum ResolvedSource: Sendable {
 
     /// Checks `source` (a `src` value) against the root and the remote policy.
     /// - Throws: ``ServerError``: `pathOutsideRoot`, `notFound`, `hostNotAllowed`, `badRequest`.
-    static func resolve(_ source: String, root: RootDirectory?, remote: RemotePolicy) throws(ServerError) -> ResolvedSource {
+    static func resolve(_ source: String, root: RootDirectory?, remote: RemotePolicy,
+                        cache: ResolvedPathCache? = nil) throws(ServerError) -> ResolvedSource {
         let lower = source.prefix(8).lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             guard let url = URL(string: source), url.host != nil else {
@@ -41,14 +42,18 @@ enum ResolvedSource: Sendable {
             try remote.checkURL(url)
             return .remote(url)
         }
-        if source.contains("://") {
+        if source.utf8.firstRange(of: "://".utf8) != nil {   // (the UTF-8 view: String.contains goes through Foundation)
             throw ServerError(.badRequest, "src must be a path under the root or an http(s) URL")
         }
         guard let root else { throw ServerError(.notFound, "this server has no --root; only remote sources") }
-        let path = try root.resolve(source)
+        let path: String
+        if let cache { path = try cache.resolve(source, in: root) } else { path = try root.resolve(source) }
         var st = stat()
-        guard stat(path, &st) == 0 else { throw ServerError(.notFound, "\(source) does not exist") }
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            cache?.forget(source)
+            throw ServerError(.notFound, "\(source) does not exist")
+        }
         let identity = "f:\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
-        return .file(path: path, identity: identity)
+        return .file(path: path, identity: identity, size: Int(st.st_size))
     }
 }

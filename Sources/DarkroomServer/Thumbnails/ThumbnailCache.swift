@@ -41,17 +41,19 @@ final class ThumbnailCache: Sendable {
         guard let disk, let entry = disk.entry(forKey: key) else { return nil }
         if isRemote, Date().timeIntervalSince1970 - entry.modified > remoteMaxAge { return nil }
         guard let thumbnail = EncodedThumbnail(bytes: entry.data, metadata: entry.extendedData) else { return nil }
-        memory.set(thumbnail, forKey: key, cost: thumbnail.bytes.count)
+        memory.set(thumbnail, forKey: key, cost: thumbnail.body.readableBytes)
         return thumbnail
     }
 
     /// Stores in both layers. A disk write failure is logged by the caller's metrics, never fatal.
     @discardableResult
     func store(_ thumbnail: EncodedThumbnail, forKey key: String) -> Bool {
-        memory.set(thumbnail, forKey: key, cost: thumbnail.bytes.count)
+        memory.set(thumbnail, forKey: key, cost: thumbnail.body.readableBytes)
         guard let disk else { return true }
         do {
-            try disk.set(thumbnail.bytes, forKey: key, extendedData: thumbnail.metadata)
+            try thumbnail.body.withUnsafeReadableBytes { raw throws(DarkroomCacheError) in
+                try disk.set(bytes: raw, forKey: key, extendedData: thumbnail.metadata)
+            }
             return true
         } catch {
             return false

@@ -26,6 +26,7 @@ final class ThumbnailService: Sendable {
     let renders = RenderCoalescer<(EncodedThumbnail, String)>()
     let metrics = ServerMetrics()
     let loader: GuardedDataLoader
+    let paths = ResolvedPathCache()
     private let logger: Logger
 
     init(configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver()) throws(ServerError) {
@@ -62,7 +63,8 @@ final class ThumbnailService: Sendable {
         pipelineConfiguration.logger = configuration.logger
         pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        admission = AdmissionController(maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued)
+        admission = AdmissionController(maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
+                                        memoryBudget: configuration.renderMemoryBudget)
     }
 
     /// Checks `sig` when the server has a key.
@@ -73,7 +75,7 @@ final class ThumbnailService: Sendable {
     /// Answers `GET /v1/thumb`.
     func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?) async throws(ServerError) -> Answer {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
-        let source = try ResolvedSource.resolve(parameters.source, root: root, remote: configuration.remote)
+        let source = try ResolvedSource.resolve(parameters.source, root: root, remote: configuration.remote, cache: paths)
         let variant = OutputVariant(parameters.format, accept: accept)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
@@ -107,7 +109,7 @@ final class ThumbnailService: Sendable {
         if let hit = cache.diskValue(forKey: key, isRemote: source.isRemote) { return (hit, "disk") }
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
-        return try await admission.run { [self] in
+        return try await admission.run(cost: estimatedCost(source, parameters)) { [self] in
             var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
             request.imageID = source.identity   // a changed file is a new image for the pipeline's caches too
             let response: ImageResponse
@@ -133,6 +135,14 @@ final class ThumbnailService: Sendable {
         }
     }
 
+    /// The render's working-memory estimate (``RenderCost``); a source whose header cannot be read counts its
+    /// file size (the pipeline then reports the real error).
+    private func estimatedCost(_ source: ResolvedSource, _ parameters: ThumbnailParameters) -> Int {
+        guard case .file(let path, _, let size) = source else { return RenderCost.remoteEstimate }
+        guard let probe = try? ImageProber.probe(fileAt: path, limits: configuration.limits.decode) else { return size }
+        return RenderCost.estimate(probe: probe, fileBytes: size, parameters: parameters)
+    }
+
     /// Answers `GET /v1/info`: the probe of the source (header only for files; remote sources are fetched
     /// through the pipeline, so the original is cached for a later thumbnail).
     func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
@@ -145,7 +155,7 @@ final class ThumbnailService: Sendable {
         let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote)
         do {
             switch source {
-            case .file(let path, _):
+            case .file(let path, _, _):
                 do throws(DarkroomImageError) {
                     return try ImageProber.probe(fileAt: path, limits: configuration.limits.decode)
                 } catch {
@@ -180,8 +190,15 @@ final class ThumbnailService: Sendable {
 
     /// A strong ETag: the hex XXH64 of the cache key (source identity, parameters, variant).
     static func etag(forKey key: String) -> String {
-        var hash = XXHash64.hash(Array(key.utf8))
-        return "\"" + withUnsafeBytes(of: &hash) { $0.map { String(format: "%02x", $0) }.joined() } + "\""
+        var key = key
+        let hash = key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: 18) { out in
+            out[0] = UInt8(ascii: "\"")
+            for i in 0..<16 { out[1 + i] = digits[Int(hash >> (60 - 4 * UInt64(i)) & 0xF)] }
+            out[17] = UInt8(ascii: "\"")
+            return 18
+        }
     }
 
     /// `If-None-Match` semantics: `*`, or any listed tag equal to `etag` (weak comparison: `W/` ignored).

@@ -1,0 +1,48 @@
+import DarkroomImage
+
+/// An upper estimate of the working memory one render needs, from the source's header, so admission can keep
+/// the renders running at once inside ``ServerConfiguration/renderMemoryBudget``.
+///
+/// Counts the encoded bytes (the pipeline reads the file whole), the decoder's largest working buffer, and the
+/// output bitmap twice (the bitmap and the encoder's copy). Decoder buffers, by format: a progressive JPEG keeps
+/// every coefficient (2 bytes × up to 3 samples per pixel — the 4:4:4 bound; 4:2:0 needs half); a baseline JPEG
+/// streams 16-row strips of the DCT-scaled image; an interlaced PNG needs its full frame (twice for 16-bit), a
+/// plain one a few rows; a GIF its canvas; WebP (lossless decodes whole) the full ARGB frame.
+/// Cost of estimating: one header probe (a 64 KiB read at most).
+enum RenderCost {
+    /// Remote sources are not probed before fetching; they count this much.
+    static let remoteEstimate = 16 << 20
+
+    static func estimate(probe: ImageProbe, fileBytes: Int, parameters: ThumbnailParameters) -> Int {
+        let w = probe.width, h = probe.height
+        let pixels = w * h
+        let decoder: Int
+        switch probe.format {
+        case .jpeg:
+            decoder = probe.isProgressive ? pixels * (probe.isGrayscale ? 2 : 6) : max(1, w / 8) * 16 * 4 * 8
+        case .png:
+            decoder = probe.isProgressive ? pixels * 4 * (probe.bitDepth > 8 ? 2 : 1) : w * 8 * 4
+        case .gif:
+            decoder = pixels * 4
+        case .webp:
+            decoder = pixels * 4
+        }
+        let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
+        return fileBytes + decoder + output
+    }
+
+    /// The output's pixel count: the box applied to the upright image, never upscaled.
+    static func outputPixels(probe: ImageProbe, parameters: ThumbnailParameters) -> Int {
+        let sw = Double(probe.orientedWidth), sh = Double(probe.orientedHeight)
+        guard sw > 0, sh > 0 else { return 0 }
+        let bw = Double(parameters.width ?? ThumbnailParameters.unbounded)
+        let bh = Double(parameters.height ?? ThumbnailParameters.unbounded)
+        let scale: Double
+        switch parameters.fit {
+        case .contain: scale = min(1, bw / sw, bh / sh)
+        case .cover: scale = min(1, max(Double(parameters.width ?? parameters.height!) / sw,
+                                        Double(parameters.height ?? parameters.width!) / sh))
+        }
+        return Int((sw * scale).rounded(.up) * (sh * scale).rounded(.up))
+    }
+}
