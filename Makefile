@@ -5,8 +5,12 @@ SIZE       ?= 256
 # The sample set: ../shared/photos beside the checkout, else Debian's gnome-backgrounds photos (installed on demand).
 PHOTOS     ?= $(if $(wildcard ../shared/photos),../shared/photos,/usr/share/backgrounds/gnome)
 DARKROOM   := .build/release/darkroom
+# `make run`: where the server listens and keeps its disk caches.
+HOST       ?= 127.0.0.1
+PORT       ?= 8080
+CACHE      ?= .build-serve-cache
 
-.PHONY: run test deps build release bench browser-test clean
+.PHONY: run thumbs test deps build release bench browser-test clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -14,8 +18,12 @@ deps:
 release: deps
 	$(SWIFT) build -c release --product darkroom
 
-# Main job: thumbnail a folder of photos and print the summary.
+# Main job: the thumbnail server on the sample photos; prints the URL to open (the gallery). Ctrl-C stops it.
 run: release
+	$(DARKROOM) serve --host $(HOST) --port $(PORT) --root $(PHOTOS) --cache-dir $(CACHE)
+
+# Thumbnail a folder of photos to files and print the summary.
+thumbs: release
 	$(DARKROOM) thumb $(PHOTOS) --max-pixel-size $(SIZE) --out $(OUT)
 
 build: deps
@@ -35,4 +43,4 @@ browser-test: release
 	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot docs/gallery.png
 
 clean:
-	rm -rf .build $(OUT)
+	rm -rf .build $(OUT) $(CACHE)

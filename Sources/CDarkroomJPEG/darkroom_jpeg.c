@@ -106,6 +106,7 @@ struct dr_jpeg_decoder {
     int max_scans;
     int state;
     int out_components; // bytes per output pixel after dr_jpeg_start
+    int dc_only;        // 1 when a progressive file is being output at 1/8 from its DC scans (buffered-image mode)
 };
 
 // Progress monitor: libjpeg calls it before consuming each chunk of input. For progressive files all scans are
@@ -226,6 +227,42 @@ int dr_jpeg_read_header(dr_jpeg_decoder *d, dr_jpeg_info *info) {
     return DR_JPEG_OK;
 }
 
+// Whether the data ends with EOI (FF D9), allowing for up to 64 trailing bytes of padding. A cut-off file cannot:
+// in entropy-coded data every FF is stuffed (FF 00) or a restart marker (FF D0–D7).
+static int ends_with_eoi(const dr_jpeg_decoder *d) {
+    size_t from = d->size > 66 ? d->size - 66 : 0;
+    for (size_t i = d->size; i >= from + 2; i--) {
+        if (d->data[i - 2] == 0xFF && d->data[i - 1] == 0xD9) return 1;
+    }
+    return 0;
+}
+
+// The number of SOS markers (FF DA) in the data.
+static int count_scans(const dr_jpeg_decoder *d) {
+    int scans = 0;
+    const uint8_t *p = d->data, *end = d->data + d->size;
+    while (p + 1 < end) {
+        const uint8_t *ff = memchr(p, 0xFF, (size_t)(end - p - 1));
+        if (ff == NULL) break;
+        if (ff[1] == 0xDA) scans++;
+        p = ff + 1;
+    }
+    return scans;
+}
+
+// Whether every component's DC coefficients are known to within their last bit: the first DC scan of a standard
+// progressive script sends DC with the point transform Al = 1 and refines that bit several scans later, after
+// most of the AC data. One DC step is Q00/8 of a pixel level at 1/8 scale (Q00 is 2–8 at quality 90), so
+// stopping at Al ≤ 1 changes no pixel by more than about one level and skips nearly all of the file.
+static int dc_complete(j_decompress_ptr cinfo) {
+    if (cinfo->coef_bits == NULL) return 0;
+    for (int c = 0; c < cinfo->num_components; c++) {
+        int bits = cinfo->coef_bits[c][0];
+        if (bits < 0 || bits > 1) return 0;
+    }
+    return 1;
+}
+
 // The setjmp-protected part of dr_jpeg_start (arguments already validated).
 static int start_decompress(dr_jpeg_decoder *d, unsigned int scale_denom, J_COLOR_SPACE out_space, int components,
                             dr_jpeg_info *info) {
@@ -239,7 +276,36 @@ static int start_decompress(dr_jpeg_decoder *d, unsigned int scale_denom, J_COLO
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = scale_denom;
     d->cinfo.out_color_space = out_space;
-    (void)jpeg_start_decompress(&d->cinfo); // progressive/multi-scan: reads all scans here
+    if (scale_denom == 8 && d->cinfo.progressive_mode && ends_with_eoi(d)) {
+        // The scan limit holds for the whole file even though only its first scans are decoded: count its SOS
+        // markers (one memchr pass; stuffing keeps FF DA out of entropy-coded data).
+        int scans = count_scans(d);
+        if (d->max_scans > 0 && scans > d->max_scans) {
+            snprintf(d->err.message, sizeof d->err.message, "Scan number %d exceeds maximum scans (%d)",
+                     d->max_scans + 1, d->max_scans);
+            d->err.status = DR_JPEG_ERR_TOO_MANY_SCANS;
+            longjmp(d->err.jmp, 1);
+        }
+        // At 1/8 each output pixel is its block's DC coefficient alone (the 1×1 IDCT), so a progressive file
+        // can be output as soon as every component's DC is complete — usually after the first scan or two,
+        // a fraction of the file — instead of after all its AC scans. Buffered-image mode stops there; the
+        // remaining scans are never decoded. The pixels match the full decode's at 1/8 to within about one
+        // level (see dc_complete). Only for files that visibly end (EOI in the last bytes), so a truncated
+        // file still takes the full path and fails as strict decoding demands.
+        d->cinfo.buffered_image = TRUE;
+        d->cinfo.do_block_smoothing = FALSE; // smoothing estimates ACs, which a 1×1 IDCT ignores
+        (void)jpeg_start_decompress(&d->cinfo);
+        for (;;) {
+            dr_progress_monitor((j_common_ptr)&d->cinfo); // the scan limit, as in the full path
+            int r = jpeg_consume_input(&d->cinfo);
+            if (r == JPEG_REACHED_EOI || r == JPEG_SUSPENDED) break;
+            if (r == JPEG_SCAN_COMPLETED && dc_complete(&d->cinfo)) break;
+        }
+        (void)jpeg_start_output(&d->cinfo, d->cinfo.input_scan_number);
+        d->dc_only = 1;
+    } else {
+        (void)jpeg_start_decompress(&d->cinfo); // progressive/multi-scan: reads all scans here
+    }
     d->out_components = components;
     d->state = ST_STARTED;
     fill_info(d, info);
@@ -306,6 +372,27 @@ int dr_jpeg_skip_rows(dr_jpeg_decoder *d, int rows, int *rows_skipped) {
     if (d->state != ST_STARTED) return argument_error(d, "dr_jpeg_skip_rows needs dr_jpeg_start first");
     if (rows < 0) return argument_error(d, "rows is negative");
     if (rows == 0 || d->cinfo.output_scanline >= d->cinfo.output_height) return DR_JPEG_OK;
+    if (d->dc_only) {
+        // jpeg_skip_scanlines is not for buffered-image mode; rows at 1/8 are cheap to read and drop.
+        size_t stride = (size_t)d->cinfo.output_width * (size_t)d->out_components;
+        uint8_t *row = (uint8_t *)malloc(stride);
+        if (row == NULL) {
+            snprintf(d->err.message, sizeof d->err.message, "out of memory for a %zu-byte row", stride);
+            d->err.status = DR_JPEG_ERR_NO_MEMORY;
+            return fail(d);
+        }
+        int skipped = 0;
+        int status = DR_JPEG_OK;
+        while (skipped < rows && status == DR_JPEG_OK && d->cinfo.output_scanline < d->cinfo.output_height) {
+            int got = 0;
+            status = dr_jpeg_read_rows(d, row, stride, 1, &got);
+            if (got == 0) break;
+            skipped += got;
+        }
+        free(row);
+        *rows_skipped = skipped;
+        return status;
+    }
     if (setjmp(d->err.jmp)) return fail(d);
     *rows_skipped = (int)jpeg_skip_scanlines(&d->cinfo, (JDIMENSION)rows);
     return DR_JPEG_OK;
@@ -326,7 +413,11 @@ int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info) {
         fill_info(d, info);
         return status;
     }
-    if (d->cinfo.output_scanline >= d->cinfo.output_height) {
+    if (d->dc_only) {
+        // The later scans are not needed (and not read); the file was seen to end with EOI before starting.
+        if (d->cinfo.output_scanline >= d->cinfo.output_height) (void)jpeg_finish_output(&d->cinfo);
+        jpeg_abort_decompress(&d->cinfo);
+    } else if (d->cinfo.output_scanline >= d->cinfo.output_height) {
         // Reads the rest of the datastream up to EOI: in strict mode a missing EOI is DR_JPEG_ERR_TRUNCATED.
         (void)jpeg_finish_decompress(&d->cinfo);
     } else {

@@ -17,8 +17,9 @@ enum ServerHarness {
         return registry
     }()
 
-    /// The shared sample photos (`../shared/photos` beside the checkout).
+    /// The shared sample photos: `$DARKROOM_PHOTOS`, else `../shared/photos` beside the checkout.
     static let photos: String = {
+        if let env = ProcessInfo.processInfo.environment["DARKROOM_PHOTOS"], !env.isEmpty { return env }
         let here = URL(fileURLWithPath: #filePath)
         return here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/photos").path
