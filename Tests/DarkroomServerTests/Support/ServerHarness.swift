@@ -82,6 +82,20 @@ enum ServerHarness {
         return c
     }
 
+    /// Runs `body`, then shuts the server down before returning, so its caches are closed when this returns
+    /// (another server may then open the same cache directory).
+    private static func run<T: Sendable>(_ server: ThumbnailServer, _ setup: TestingSetup,
+                                         _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+        do {
+            let result = try await server.makeApplication().test(setup) { client in try await body(server, client) }
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
     static func makeServer(_ configuration: ServerConfiguration, resolver: (any HostResolving)?) throws -> ThumbnailServer {
         if let resolver { return try ThumbnailServer(configuration: configuration, registry: registry, resolver: resolver) }
         return try ThumbnailServer(configuration: configuration, registry: registry)
@@ -90,17 +104,13 @@ enum ServerHarness {
     /// Runs `body` with a router-level test client (no sockets) for a server built from `configuration`.
     static func withServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
                                         _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
-        let server = try makeServer(configuration, resolver: resolver)
-        defer { Task { await server.shutdown() } }
-        return try await server.makeApplication().test(.router) { client in try await body(server, client) }
+        try await run(try makeServer(configuration, resolver: resolver), .router, body)
     }
 
     /// Runs `body` against a live server on a loopback port with an AsyncHTTPClient client (concurrent requests).
     static func withLiveServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
                                             _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
-        let server = try makeServer(configuration, resolver: resolver)
-        defer { Task { await server.shutdown() } }
-        return try await server.makeApplication().test(.ahc(.http)) { client in try await body(server, client) }
+        try await run(try makeServer(configuration, resolver: resolver), .ahc(.http), body)
     }
 }
 
