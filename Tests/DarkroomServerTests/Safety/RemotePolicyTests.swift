@@ -2,19 +2,6 @@ import DarkroomServer
 import Foundation
 import Testing
 
-/// The code of the `ServerError` `body` throws, or `nil` if it returns.
-private func code(_ body: () throws -> Void) -> ServerError.Code? {
-    do {
-        try body()
-        return nil
-    } catch let error as ServerError {
-        return error.code
-    } catch {
-        Issue.record("expected a ServerError, got \(error)")
-        return nil
-    }
-}
-
 @Suite("RemotePolicy and SystemHostResolver")
 struct RemotePolicyTests {
     @Test("checkURL refuses other schemes, credentials and hosts not on the list")

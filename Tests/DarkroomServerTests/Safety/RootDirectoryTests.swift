@@ -37,19 +37,6 @@ private final class Tree {
     deinit { try? FileManager.default.removeItem(atPath: base) }
 }
 
-/// The code of the `ServerError` `body` throws, or `nil` if it returns.
-private func code(_ body: () throws -> Void) -> ServerError.Code? {
-    do {
-        try body()
-        return nil
-    } catch let error as ServerError {
-        return error.code
-    } catch {
-        Issue.record("expected a ServerError, got \(error)")
-        return nil
-    }
-}
-
 @Suite("RootDirectory")
 struct RootDirectoryTests {
     @Test("lexically bad paths are outside the root, whatever exists on disk",

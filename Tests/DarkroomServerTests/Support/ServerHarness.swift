@@ -7,6 +7,7 @@ import HummingbirdTesting
 import Metrics
 import NIOCore
 import Prometheus
+import Testing
 
 /// Builds servers over temporary roots and caches, and runs requests against them.
 enum ServerHarness {
@@ -135,5 +136,18 @@ extension String {
     var queryEncoded: String {
         addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+    }
+}
+
+/// The code of the `ServerError` `body` throws, or `nil` if it returns.
+func code(_ body: () throws -> Void) -> ServerError.Code? {
+    do {
+        try body()
+        return nil
+    } catch let error as ServerError {
+        return error.code
+    } catch {
+        Issue.record("expected a ServerError, got \(error)")
+        return nil
     }
 }
