@@ -1,5 +1,5 @@
 import Metrics
-import Synchronization
+import DarkroomCache
 
 /// The server's swift-metrics instruments (exported by `/metrics` when the process bootstrapped Prometheus):
 ///
@@ -14,9 +14,9 @@ final class ServerMetrics: Sendable {
         let route: String
         let status: Int
     }
-    private let responses = Mutex<[ResponseKey: Counter]>([:])
-    private let outcomes = Mutex<[String: Counter]>([:])
-    private let timers = Mutex<[String: Metrics.Timer]>([:])
+    private let responses = Locked<[ResponseKey: Counter]>([:])
+    private let outcomes = Locked<[String: Counter]>([:])
+    private let timers = Locked<[String: Metrics.Timer]>([:])
     private let queueGauge = Gauge(label: "darkroom_server_render_queue")
     private let runningGauge = Gauge(label: "darkroom_server_renders_running")
 

@@ -1,5 +1,5 @@
+import DarkroomCache
 import Foundation
-import Synchronization
 
 /// Bounds the renders running at once, the memory they may use together, and the renders waiting; beyond that
 /// it refuses at once, so overload turns into `429 Too Many Requests` instead of queues that grow memory and
@@ -36,7 +36,7 @@ public final class AdmissionController: Sendable {
         var queuedCount: Int { queue.count - head }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a controller. `maxRunning` ≥ 1, `maxQueued` ≥ 0; `memoryBudget` defaults to unbounded.
     public init(maxRunning: Int, maxQueued: Int, memoryBudget: Int = .max) {

@@ -1,5 +1,5 @@
+import DarkroomCache
 import Foundation
-import Synchronization
 
 /// Runs `operation` in a new task and returns its result, or throws `timeout()`'s error after `seconds` —
 /// whichever comes first. On timeout the operation's task is cancelled and left to wind down on its own: the
@@ -34,7 +34,7 @@ private final class ResumeOnce<T: Sendable>: Sendable {
         var done = false
         var finish: (@Sendable () -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         let early: Result<T, any Error>? = state.withLock { s in

@@ -1,4 +1,4 @@
-import Synchronization
+import DarkroomCache
 
 /// Runs one render per key at a time: requests for a thumbnail already being rendered wait for that render
 /// instead of starting their own ("do each piece of work once").
@@ -11,7 +11,7 @@ final class RenderCoalescer<Value: Sendable>: Sendable {
         var started: UInt64 = 0
         var joined: UInt64 = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Renders started and requests that joined one already running.
     var counts: (started: UInt64, joined: UInt64) { state.withLock { ($0.started, $0.joined) } }

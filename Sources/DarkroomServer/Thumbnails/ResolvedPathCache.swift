@@ -1,5 +1,5 @@
+import DarkroomCache
 import Foundation
-import Synchronization
 
 /// Remembers, for a short time, which canonical file inside the root a `src` path resolved to, so a cache hit
 /// costs one `stat` instead of `realpath`'s walk of every component.
@@ -13,7 +13,7 @@ final class ResolvedPathCache: Sendable {
     let ttl: Double
     /// Most entries kept.
     let capacity: Int
-    private let entries = Mutex<[String: (path: String, checked: Double)]>([:])
+    private let entries = Locked<[String: (path: String, checked: Double)]>([:])
 
     init(ttl: Double = 2, capacity: Int = 4096) {
         self.ttl = ttl
