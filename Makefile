@@ -38,9 +38,9 @@ test: deps
 bench: release
 	$(DARKROOM) bench decode --json
 
-# The gallery of `darkroom serve` in a real browser (headless Chromium, installed on demand; screenshots in docs/).
+# The gallery of `darkroom serve` in a real browser (headless Chromium, installed on demand; screenshots in .build-bench/).
 browser-test: release
-	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot docs/gallery.png
+	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot .build-bench/gallery.png
 
 clean:
 	rm -rf .build $(OUT) $(CACHE)
