@@ -48,8 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "darkroom.server")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let logger = Logger(label: "darkroom.server") { ServerLogHandler(label: $0, level: level) }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port

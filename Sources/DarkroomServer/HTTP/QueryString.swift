@@ -2,20 +2,35 @@ import Foundation
 
 /// `application/x-www-form-urlencoded` query strings, both ways.
 enum QueryString {
-    /// The items of `query` in order, names and values percent-decoded (`+` is a space).
+    /// The items of `query` in order, names and values percent-decoded (`+` is a space). One pass over the
+    /// query's UTF-8 bytes; no Foundation (this runs on every request).
     /// - Throws: ``ServerError`` `badRequest` for malformed percent-encoding or more than `maxItems` items.
     static func parse(_ query: String?, maxItems: Int = 64) throws(ServerError) -> [(name: String, value: String)] {
-        guard let query, !query.isEmpty else { return [] }
-        var items: [(name: String, value: String)] = []
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            guard items.count < maxItems else { throw ServerError(.badRequest, "more than \(maxItems) query parameters") }
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else {
-                throw ServerError(.badRequest, "malformed percent-encoding in the query")
+        guard var query, !query.isEmpty else { return [] }
+        let result: Result<[(name: String, value: String)], ServerError> = query.withUTF8 { bytes in
+            var items: [(name: String, value: String)] = []
+            var start = 0, equals = -1
+            for i in 0...bytes.count {
+                if i < bytes.count && bytes[i] != UInt8(ascii: "&") {
+                    if bytes[i] == UInt8(ascii: "=") && equals < 0 { equals = i }
+                    continue
+                }
+                defer { start = i + 1; equals = -1 }
+                guard i > start else { continue }
+                guard items.count < maxItems else {
+                    return .failure(ServerError(.badRequest, "more than \(maxItems) query parameters"))
+                }
+                let nameEnd = equals >= 0 ? equals : i
+                let valueStart = equals >= 0 ? equals + 1 : i
+                guard let name = decode(UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])),
+                      let value = decode(UnsafeBufferPointer(rebasing: bytes[valueStart..<i])) else {
+                    return .failure(ServerError(.badRequest, "malformed percent-encoding in the query"))
+                }
+                items.append((name, value))
             }
-            items.append((name, value))
+            return .success(items)
         }
-        return items
+        return try result.get()
     }
 
     /// Percent-encodes `value` for a query component, keeping only RFC 3986 unreserved characters.
@@ -31,26 +46,24 @@ enum QueryString {
     private static let unreserved = CharacterSet(charactersIn:
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    /// Percent-decodes one component (`+` is a space) in a single pass over its UTF-8; `nil` for a malformed
-    /// escape or bytes that are not UTF-8. No Foundation: this runs on every request.
-    static func decode(_ part: Substring) -> String? {
-        let utf8 = part.utf8
-        if !utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(part) }
+    /// Percent-decodes one component (`+` is a space); `nil` for a malformed escape or bytes that are not UTF-8.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+            return String(validating: bytes, as: UTF8.self)
+        }
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var i = utf8.startIndex
-        while i != utf8.endIndex {
-            let c = utf8[i]
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let c = bytes[i]
             if c == UInt8(ascii: "%") {
-                let h = utf8.index(after: i)
-                guard h != utf8.endIndex, utf8.index(after: h) != utf8.endIndex,
-                      let hi = hex(utf8[h]), let lo = hex(utf8[utf8.index(after: h)]) else { return nil }
+                guard i + 2 < bytes.count, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) else { return nil }
                 out.append(hi << 4 | lo)
-                i = utf8.index(h, offsetBy: 2)
+                i += 3
                 continue
             }
             out.append(c == UInt8(ascii: "+") ? UInt8(ascii: " ") : c)
-            i = utf8.index(after: i)
+            i += 1
         }
         return String(validating: out, as: UTF8.self)
     }
