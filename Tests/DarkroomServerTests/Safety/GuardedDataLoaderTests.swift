@@ -34,11 +34,13 @@ private func serverError(_ body: () async throws -> Void) async -> ServerError? 
 }
 
 /// Fast limits so a failing test fails quickly.
+/// No retries; timeouts generous, because no test here depends on one firing and the whole suite runs in parallel
+/// on 2 cores (a 5 s read timeout once fired in CI before the loopback server got to answer).
 private var fastHTTP: HTTPDataLoader.Configuration {
     var http = HTTPDataLoader.Configuration()
-    http.connectTimeout = 2
-    http.readTimeout = 5
-    http.totalTimeout = 10
+    http.connectTimeout = 20
+    http.readTimeout = 30
+    http.totalTimeout = 60
     http.maxAttempts = 1
     return http
 }
