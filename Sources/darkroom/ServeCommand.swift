@@ -104,17 +104,10 @@ struct SignCommand: ParsableCommand {
         guard let secret = key ?? ProcessInfo.processInfo.environment["DARKROOM_KEY"], !secret.isEmpty else {
             throw ValidationError("give --key or set DARKROOM_KEY")
         }
-        let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = String(parts[0])
-        var items: [(name: String, value: String)] = []
-        if parts.count > 1 {
-            for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = String(kv[0]).removingPercentEncoding ?? String(kv[0])
-                let value = kv.count > 1 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
-                if name != "sig" { items.append((name, value)) }
-            }
+        do {
+            print(try RequestSigner(key: secret).signed(pathAndQuery: url))
+        } catch {
+            throw ValidationError(error.description)
         }
-        print(path + "?" + RequestSigner(key: secret).signedQuery(path: path, query: items))
     }
 }

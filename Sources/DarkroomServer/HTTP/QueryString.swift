@@ -77,3 +77,15 @@ enum QueryString {
         }
     }
 }
+
+extension RequestSigner {
+    /// `pathAndQuery` (`/v1/thumb?src=…&w=…`) with its `sig` added (any `sig` already there is replaced), parsed
+    /// exactly as the server parses requests. For links and `darkroom sign`.
+    /// - Throws: ``ServerError`` `badRequest` for a malformed query.
+    public func signed(pathAndQuery: String) throws(ServerError) -> String {
+        let parts = pathAndQuery.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = String(parts[0])
+        let query = try QueryString.parse(parts.count > 1 ? String(parts[1]) : nil).filter { $0.name != "sig" }
+        return path + "?" + signedQuery(path: path, query: query)
+    }
+}

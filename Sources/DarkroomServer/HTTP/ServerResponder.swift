@@ -61,10 +61,8 @@ struct ServerResponder: HTTPResponder {
             return html(gallery.index())
         case "/view":
             let query = try QueryString.parse(request.uri.query)
-            guard let src = query.last(where: { $0.name == "src" })?.value else {
-                throw ServerError(.badRequest, "src is required")
-            }
-            _ = try ResolvedSource.resolve(src, root: service.root, remote: RemotePolicy())
+            let src = try ThumbnailParameters.source(in: query, limits: service.configuration.limits)
+            _ = try ResolvedSource.resolve(src, root: service.root, remote: RemotePolicy(), cache: service.paths)
             return html(gallery.viewer(src))
         case "/assets/gallery.js":
             var headers = HTTPFields()

@@ -88,10 +88,8 @@ public struct ThumbnailParameters: Sendable, Hashable {
             default: continue
             }
         }
-        guard let source, !source.isEmpty else { throw ServerError(.badRequest, "src is required") }
-        guard source.utf8.count <= limits.maxSourceLength else {
-            throw ServerError(.badRequest, "src is longer than \(limits.maxSourceLength) bytes")
-        }
+        guard let source else { throw ServerError(.badRequest, "src is required") }
+        try Self.checkSource(source, limits: limits)
         guard width != nil || height != nil else { throw ServerError(.badRequest, "w or h (or both) is required") }
         self.source = source
         self.width = width
@@ -99,6 +97,22 @@ public struct ThumbnailParameters: Sendable, Hashable {
         self.fit = fit
         self.format = format
         self.quality = quality
+    }
+
+    /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.
+    static func source(in query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) -> String {
+        guard let source = query.last(where: { $0.name == "src" })?.value else {
+            throw ServerError(.badRequest, "src is required")
+        }
+        try checkSource(source, limits: limits)
+        return source
+    }
+
+    private static func checkSource(_ source: String, limits: ServerConfiguration.Limits) throws(ServerError) {
+        guard !source.isEmpty else { throw ServerError(.badRequest, "src is required") }
+        guard source.utf8.count <= limits.maxSourceLength else {
+            throw ServerError(.badRequest, "src is longer than \(limits.maxSourceLength) bytes")
+        }
     }
 
     private static func dimension(_ value: String, name: String, max: Int) throws(ServerError) -> Int {

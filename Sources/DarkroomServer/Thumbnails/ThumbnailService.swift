@@ -146,13 +146,8 @@ final class ThumbnailService: Sendable {
     /// Answers `GET /v1/info`: the probe of the source (header only for files; remote sources are fetched
     /// through the pipeline, so the original is cached for a later thumbnail).
     func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
-        guard let src = query.last(where: { $0.name == "src" })?.value, !src.isEmpty else {
-            throw ServerError(.badRequest, "src is required")
-        }
-        guard src.utf8.count <= configuration.limits.maxSourceLength else {
-            throw ServerError(.badRequest, "src is longer than \(configuration.limits.maxSourceLength) bytes")
-        }
-        let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote)
+        let src = try ThumbnailParameters.source(in: query, limits: configuration.limits)
+        let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote, cache: paths)
         do {
             switch source {
             case .file(let path, _, _):
