@@ -28,7 +28,7 @@ struct OverloadTests {
             // Given 6 different slow thumbnails asked for at once (1 can run, 1 can wait)
             let results = try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for i in 0..<6 {
-                    let src = "http://slow.example:\(origin.port)/photo?delay=3000&n=\(i)"
+                    let src = "http://slow.example:\(origin.port)/photo?delay=6000&n=\(i)"
                     group.addTask { try await client.execute(uri: "/v1/thumb?w=32&src=" + src.queryEncoded, method: .get) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -57,7 +57,7 @@ struct OverloadTests {
             // Given a cached local thumbnail and the only render slot busy with a slow remote source
             #expect(try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=50", method: .get).status == .ok)
             let slow = Task {
-                try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=3000".queryEncoded,
+                try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=10000".queryEncoded,
                                          method: .get)
             }
             // (wait until it holds the slot, however busy the machine)
@@ -84,11 +84,12 @@ struct OverloadTests {
         let (config, resolver) = slowConfiguration(renders: 1, queued: 1, timeout: 0.5)
         try await ServerHarness.withServer(config, resolver: resolver) { _, client in
             let started = ContinuousClock.now
-            let r = try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=10000".queryEncoded,
+            let r = try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=120000".queryEncoded,
                                              method: .get)
-            // Then the answer is 504, long before the origin would have answered
+            // Then the answer is 504, long before the origin would have answered (the bound is loose: a loaded
+            // CI machine can starve this process's threads for seconds)
             #expect(r.status == .gatewayTimeout && r.errorCode == "timed_out")
-            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(ContinuousClock.now - started < .seconds(60))
         }
     }
 }

@@ -184,15 +184,14 @@ struct GuardedDataLoaderTests {
         let resolver = FakeResolver(["evil.test": [IPAddress("192.168.1.5")!]])
         let loader = GuardedDataLoader(policy: RemotePolicy(allowedHosts: ["evil.test"]), resolver: resolver, http: fastHTTP)
         // When fetching
-        let started = ContinuousClock.now
         let error = await serverError {
             _ = try await loader.loadData(DataRequest(url: URL(string: "http://evil.test:\(server.port)/img")!), progress: { _ in })
         }
-        // Then it is refused at once (no connect attempt to wait for), after exactly one lookup
+        // Then it is refused after exactly one lookup, without a connection to anything
         #expect(error?.code == .addressBlocked)
         #expect(error?.message.contains("192.168.1.5") == true)
         #expect(resolver.names == ["evil.test"])
-        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(server.connections == 0)
         #expect(server.totalRequests == 0)
         await loader.shutdown()
         await server.stop()
