@@ -2,6 +2,7 @@
 // error_exit (and, in strict mode, the premature-EOF warning) longjmps back to it. No globals: all state lives
 // in the decoder (or, for the encoder, in a heap context), so separate decoders may run on separate threads.
 #include "darkroom_jpeg.h"
+#include "dc_scan.h"
 
 #include <limits.h>
 #include <setjmp.h>
@@ -107,7 +108,20 @@ struct dr_jpeg_decoder {
     int state;
     int out_components; // bytes per output pixel after dr_jpeg_start
     int dc_only;        // 1 when a progressive file is being output at 1/8 from its DC scans (buffered-image mode)
+    dr_dc_image *dc_fast; // a baseline file at 1/8 read by dc_scan.c (libjpeg only parsed the header), or NULL
+    int fast_row;       // the next output row of dc_fast
+    int dc_mode;        // dr_jpeg_dc_mode for the next dr_jpeg_start
+    int dc_used;        // dr_jpeg_start chose the DC-only reader
 };
+
+void dr_jpeg_set_dc_reader(dr_jpeg_decoder *d, int mode) {
+    if (d != NULL && mode >= DR_JPEG_DC_OFF && mode <= DR_JPEG_DC_HALF_CHROMA) d->dc_mode = mode;
+}
+
+// The next output row and the output height, whichever reader delivers the rows.
+static unsigned int output_row(const dr_jpeg_decoder *d) {
+    return d->dc_fast != NULL ? (unsigned int)d->fast_row : d->cinfo.output_scanline;
+}
 
 // Progress monitor: libjpeg calls it before consuming each chunk of input. For progressive files all scans are
 // absorbed inside jpeg_start_decompress (whole-image coefficient buffer), so this is where the scan count is
@@ -150,6 +164,7 @@ static void fill_info(const dr_jpeg_decoder *d, dr_jpeg_info *info) {
     }
     info->warnings = d->err.warnings;
     info->truncated = d->err.truncated;
+    info->dc_reader = d->dc_used;
 }
 
 // Called right after setjmp returned nonzero: releases libjpeg's per-image memory and marks the decoder failed.
@@ -188,6 +203,7 @@ dr_jpeg_decoder *dr_jpeg_decoder_create(const uint8_t *data, size_t size, int ma
     d->size = size;
     d->max_scans = max_scans;
     d->state = ST_CREATED;
+    d->dc_mode = DR_JPEG_DC_EXACT;
     dr_error_init(&d->err, strict != 0);
     d->cinfo.err = &d->err.pub;
     if (create_decompress(d, max_memory) != DR_JPEG_OK) {
@@ -199,6 +215,7 @@ dr_jpeg_decoder *dr_jpeg_decoder_create(const uint8_t *data, size_t size, int ma
 
 void dr_jpeg_decoder_destroy(dr_jpeg_decoder *d) {
     if (d == NULL) return;
+    dr_dc_free(d->dc_fast);
     jpeg_destroy_decompress(&d->cinfo); // cannot fail
     free(d);
 }
@@ -276,6 +293,30 @@ static int start_decompress(dr_jpeg_decoder *d, unsigned int scale_denom, J_COLO
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = scale_denom;
     d->cinfo.out_color_space = out_space;
+    if (scale_denom == 8 && d->dc_mode != DR_JPEG_DC_OFF && d->err.warnings == 0 && !d->cinfo.progressive_mode && !d->cinfo.arith_code && d->cinfo.data_precision == 8 &&
+        (out_space == JCS_EXT_BGRA || out_space == JCS_GRAYSCALE) &&
+        ((d->cinfo.jpeg_color_space == JCS_YCbCr && d->cinfo.num_components == 3) ||
+         (d->cinfo.jpeg_color_space == JCS_GRAYSCALE && d->cinfo.num_components == 1))) {
+        // A sequential file at 1/8: each luma output pixel is its block's DC, which dc_scan.c reads while skipping
+        // the AC coefficients several at a time, with output equal to libjpeg's (see dc_scan.h for the numbers).
+        // It takes only clean, ordinary files; for anything else it returns NULL and libjpeg decodes as before,
+        // with its own errors and warnings.
+        d->dc_fast = dr_dc_decode(d->data, d->size, d->dc_mode == DR_JPEG_DC_HALF_CHROMA);
+        if (d->dc_fast != NULL) {
+            jpeg_calc_output_dimensions(&d->cinfo);
+            if ((int)d->cinfo.output_width == dr_dc_width(d->dc_fast) &&
+                (int)d->cinfo.output_height == dr_dc_height(d->dc_fast)) {
+                d->fast_row = 0;
+                d->dc_used = 1;
+                d->out_components = components;
+                d->state = ST_STARTED;
+                fill_info(d, info);
+                return DR_JPEG_OK;
+            }
+            dr_dc_free(d->dc_fast); // cannot happen (both are ceil(size / 8)); libjpeg decides
+            d->dc_fast = NULL;
+        }
+    }
     if (scale_denom == 8 && d->cinfo.progressive_mode && ends_with_eoi(d)) {
         // The scan limit holds for the whole file even though only its first scans are decoded: count its SOS
         // markers (one memchr pass; stuffing keeps FF DA out of entropy-coded data).
@@ -351,6 +392,16 @@ int dr_jpeg_read_rows(dr_jpeg_decoder *d, uint8_t *dst, size_t stride, int max_r
     if (dst == NULL) return argument_error(d, "dst is NULL");
     if (stride < (size_t)d->cinfo.output_width * (size_t)d->out_components)
         return argument_error(d, "stride is smaller than a row");
+    if (d->dc_fast != NULL) {
+        int total = 0;
+        int gray = d->out_components == 1;
+        while (total < max_rows && d->fast_row < dr_dc_height(d->dc_fast)) {
+            dr_dc_row(d->dc_fast, d->fast_row++, gray, dst + (size_t)total * stride);
+            total++;
+        }
+        *rows_read = total;
+        return DR_JPEG_OK;
+    }
     if (setjmp(d->err.jmp)) return fail(d);
     int total = 0;
     JSAMPROW rows[DR_MAX_ROWS_PER_CALL];
@@ -371,7 +422,13 @@ int dr_jpeg_skip_rows(dr_jpeg_decoder *d, int rows, int *rows_skipped) {
     if (d == NULL || rows_skipped == NULL) return DR_JPEG_ERR_ARGUMENT;
     if (d->state != ST_STARTED) return argument_error(d, "dr_jpeg_skip_rows needs dr_jpeg_start first");
     if (rows < 0) return argument_error(d, "rows is negative");
-    if (rows == 0 || d->cinfo.output_scanline >= d->cinfo.output_height) return DR_JPEG_OK;
+    if (rows == 0 || output_row(d) >= d->cinfo.output_height) return DR_JPEG_OK;
+    if (d->dc_fast != NULL) {
+        int left = dr_dc_height(d->dc_fast) - d->fast_row;
+        *rows_skipped = rows < left ? rows : left;
+        d->fast_row += *rows_skipped;
+        return DR_JPEG_OK;
+    }
     if (d->dc_only) {
         // jpeg_skip_scanlines is not for buffered-image mode; rows at 1/8 are cheap to read and drop.
         size_t stride = (size_t)d->cinfo.output_width * (size_t)d->out_components;
@@ -413,7 +470,12 @@ int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info) {
         fill_info(d, info);
         return status;
     }
-    if (d->dc_only) {
+    if (d->dc_fast != NULL) {
+        // libjpeg read only the header; dc_scan.c saw the scan end cleanly and EOI follow it.
+        jpeg_abort_decompress(&d->cinfo);
+        dr_dc_free(d->dc_fast);
+        d->dc_fast = NULL;
+    } else if (d->dc_only) {
         // The later scans are not needed (and not read); the file was seen to end with EOI before starting.
         if (d->cinfo.output_scanline >= d->cinfo.output_height) (void)jpeg_finish_output(&d->cinfo);
         jpeg_abort_decompress(&d->cinfo);
@@ -483,6 +545,13 @@ static int encode_fail(const char *what, char *msg, size_t msg_len) {
 
 int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
                    int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len) {
+    dr_jpeg_encode_options options = { quality, progressive, optimize, 2, 2, 0 };
+    return dr_jpeg_encode_with(pixels, width, height, stride, input, &options, out, out_size, msg, msg_len);
+}
+
+int dr_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t stride, int input,
+                        const dr_jpeg_encode_options *options, uint8_t **out, size_t *out_size, char *msg,
+                        size_t msg_len) {
     if (out != NULL) *out = NULL;
     if (out_size != NULL) *out_size = 0;
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
@@ -492,7 +561,13 @@ int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, 
         return encode_fail("width and height must be 1...65500", msg, msg_len);
     if (input != DR_JPEG_OUT_BGRA && input != DR_JPEG_OUT_GRAY)
         return encode_fail("input must be DR_JPEG_OUT_BGRA or DR_JPEG_OUT_GRAY", msg, msg_len);
+    if (options == NULL) return encode_fail("options is NULL", msg, msg_len);
+    int quality = options->quality;
     if (quality < 1 || quality > 100) return encode_fail("quality must be 1...100", msg, msg_len);
+    if (options->luma_h < 1 || options->luma_h > 2 || options->luma_v < 1 || options->luma_v > 2)
+        return encode_fail("luma_h and luma_v must be 1 or 2", msg, msg_len);
+    if (options->restart_rows < 0 || options->restart_rows > 65535)
+        return encode_fail("restart_rows must be 0...65535", msg, msg_len);
     int components = input == DR_JPEG_OUT_BGRA ? 4 : 1;
     if (stride < (size_t)width * (size_t)components) return encode_fail("stride is smaller than a row", msg, msg_len);
 
@@ -531,8 +606,13 @@ int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, 
     e->cinfo.in_color_space = input == DR_JPEG_OUT_BGRA ? JCS_EXT_BGRX : JCS_GRAYSCALE;
     jpeg_set_defaults(&e->cinfo); // YCbCr 4:2:0 for color input, ISLOW DCT
     jpeg_set_quality(&e->cinfo, quality, TRUE);
-    e->cinfo.optimize_coding = optimize ? TRUE : FALSE;
-    if (progressive) jpeg_simple_progression(&e->cinfo);
+    e->cinfo.optimize_coding = options->optimize ? TRUE : FALSE;
+    if (components == 4) {
+        e->cinfo.comp_info[0].h_samp_factor = options->luma_h;
+        e->cinfo.comp_info[0].v_samp_factor = options->luma_v;
+    }
+    e->cinfo.restart_in_rows = options->restart_rows;
+    if (options->progressive) jpeg_simple_progression(&e->cinfo);
 
     jpeg_start_compress(&e->cinfo, TRUE);
     JSAMPROW rows[DR_MAX_ROWS_PER_CALL];
