@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test deps build release bench browser-test clean
+.PHONY: run thumbs test deps build release bench browser-test fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -41,6 +41,15 @@ bench: release
 # The gallery of `darkroom serve` in a real browser (headless Chromium, installed on demand; screenshots in .build-bench/).
 browser-test: release
 	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot .build-bench/gallery.png
+
+# Differential fuzzing of the JPEG DC-only reader against libjpeg, under ASan and UBSan (a few minutes).
+FUZZ_ITERATIONS ?= 4000
+FUZZ_SEEDS ?= $(PHOTOS)/orientation/fallenleaf-600x400-orientation-1.jpg $(PHOTOS)/jpeg/coldripple-2560x1600.jpg
+fuzz-jpeg: deps
+	mkdir -p .build-fuzz
+	$(CC) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I Sources/CDarkroomJPEG \
+		-o .build-fuzz/fuzz-jpeg-dc scripts/fuzz-jpeg-dc.c Sources/CDarkroomJPEG/dc_scan.c -ljpeg
+	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
 
 clean:
 	rm -rf .build $(OUT) $(CACHE)

@@ -31,6 +31,9 @@ typedef struct {
 static int build_table(huff_table *t, const uint8_t counts[16], const uint8_t *symbols, int nsymbols, int ac) {
     memset(t, 0, sizeof *t);
     memcpy(t->symbols, symbols, (size_t)nsymbols);
+    if (!ac) {
+        for (int i = 0; i < nsymbols; i++) if (symbols[i] > 15) return 0; // as libjpeg: a DC size is at most 15
+    }
     int32_t code = 0;
     int k = 0;
     for (int len = 1; len <= 16; len++) {
@@ -257,6 +260,7 @@ static int parse_segment(parse_state *ps, dr_dc_image *img, int marker, const ui
             img->comp[c].v = q[1] & 15;
             img->comp[c].tq = q[2];
             if (img->comp[c].tq > 3) return 0;
+            if (img->comp[c].h < 1 || img->comp[c].h > 4 || img->comp[c].v < 1 || img->comp[c].v > 4) return 0; // as libjpeg
             for (int o = 0; o < c; o++) if (img->comp[o].id == img->comp[c].id) return 0;
         }
         if (n == 1) {

@@ -36,6 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Largest source file or download, in MiB.") var maxSourceMb = 64
     @Option(help: "Largest source image, in megapixels.") var maxSourceMegapixels: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Flag(help: "JPEG colour exactly as libjpeg's 1/8 decode, also for thumbnails ~1/16 of the source (slower).")
+    var exactChroma = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -64,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.memoryCacheBytes = memoryCacheMb << 20
         configuration.renderMemoryBudget = renderMemoryMb << 20
         configuration.decodedCacheBytes = decodedCacheMb << 20
+        configuration.exactChroma = exactChroma
         configuration.limits.maxSourceBytes = maxSourceMb << 20
         configuration.limits.decode.maxInputBytes = maxSourceMb << 20
         if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }

@@ -68,6 +68,26 @@ struct DecoderTests {
         }
     }
 
+    @Test("chroma from DC at ~1/16 costs a little colour fidelity; chromaFromDC false restores libjpeg's exactly")
+    func chromaFromDCTradeoff() throws {
+        for path in TestPhotos.files("jpeg-12mp") {
+            // Given a 12 MP photo, its 256 px thumbnail both ways, and a full decode resampled the same way
+            let bytes = try TestPhotos.bytes(path)
+            let fast = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
+            let exact = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), chromaFromDC: false))
+            let full = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
+            // Then both are close to the full decode, the exact one at least as close
+            let pFast = PixelCompare.psnr(fast.bitmap, full.bitmap), pExact = PixelCompare.psnr(exact.bitmap, full.bitmap)
+            #expect(pFast > 40, "\(path): \(pFast) dB")
+            #expect(pExact >= pFast - 0.01, "\(path): exact \(pExact) dB, from DC \(pFast) dB")
+            // And luma, which the option never touches, is the same both ways
+            let grayFast = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), pixelFormat: .exactly(.gray8)))
+            let grayExact = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), pixelFormat: .exactly(.gray8),
+                                                                             chromaFromDC: false))
+            #expect(PixelCompare.psnr(grayFast.bitmap, grayExact.bitmap) == .infinity, "\(path)")
+        }
+    }
+
     @Test("a box downsample matches an independent block average")
     func boxMatchesBlockAverage() throws {
         // Given a 2560×1600 photo and its full decode

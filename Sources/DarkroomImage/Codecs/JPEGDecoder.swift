@@ -30,9 +30,9 @@ struct JPEGDecoder: CodecDecoder {
         let denominator = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
         if denominator == 8 {
             // At 1/8 the shim reads sequential files with its DC-only reader. 4:2:0 chroma from DC alone has one
-            // sample per 16×16 source pixels: enough when that is (nearly) the output's own resolution, and then
-            // the decode skips every chroma AC coefficient too.
-            let halfChroma = plan.sourceRect.width / 16 >= Double(plan.outputWidth) * Self.halfChromaCoverage
+            // sample per 16×16 source pixels: close to the output's own resolution when the output is ~1/16 of
+            // the source, and then the decode skips every chroma AC coefficient too (DecodeOptions.chromaFromDC).
+            let halfChroma = options.chromaFromDC && plan.sourceRect.width / 16 >= Double(plan.outputWidth) * Self.halfChromaCoverage
                 && plan.sourceRect.height / 16 >= Double(plan.outputHeight) * Self.halfChromaCoverage
             dr_jpeg_set_dc_reader(d, Int32((halfChroma ? DR_JPEG_DC_HALF_CHROMA : DR_JPEG_DC_EXACT).rawValue))
         }

@@ -60,6 +60,7 @@ final class ThumbnailService: Sendable {
         pipelineConfiguration.processingLimit = configuration.maxRenders
         pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
         pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
+        pipelineConfiguration.decodeOptions.chromaFromDC = !configuration.exactChroma
         pipelineConfiguration.logger = configuration.logger
         pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
         pipeline = ImagePipeline(configuration: pipelineConfiguration)

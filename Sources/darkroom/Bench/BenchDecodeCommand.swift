@@ -22,12 +22,14 @@ struct BenchDecodeCommand: ParsableCommand {
         let decoder = ImageDecoder()
         var perFile: [[String: Any]] = []
         var full = [Double](), tjFull = [Double](), thumb = [Double](), tjEighth = [Double](), peaks = [Int](), psnrs = [Double]()
+        var exactThumb = [Double](), exactPSNRs = [Double]()
+        let exact = DecodeOptions(size: .maxPixelSize(size), chromaFromDC: false)
 
         for path in jpegs {
             let bytes = try FileBytes.read(path)
             let turbo = try TurboJPEG(bytes)
             // Interleave ours and theirs so drift on this shared machine hits both alike.
-            var ours = [Double](), theirs = [Double](), oursThumb = [Double](), theirsEighth = [Double]()
+            var ours = [Double](), theirs = [Double](), oursThumb = [Double](), theirsEighth = [Double](), oursExact = [Double]()
             for i in 0..<iterations {
                 // Alternate which goes first, so neither always inherits the other's cache and page state.
                 let pair: [() throws -> Void] = [
@@ -38,6 +40,7 @@ struct BenchDecodeCommand: ParsableCommand {
                 let thumbs: [() throws -> Void] = [
                     { theirsEighth.append(try time { try turbo.decode(scaleDenominator: 8) }) },
                     { oursThumb.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) }) },
+                    { oursExact.append(try time { _ = try decoder.decode(bytes, options: exact) }) },
                 ]
                 for step in (i % 2 == 0 ? thumbs : thumbs.reversed()) { try step() }
             }
@@ -48,12 +51,15 @@ struct BenchDecodeCommand: ParsableCommand {
             // Quality of the shrink-on-load rule: DCT-scaled + Lanczos against full decode + Lanczos.
             let reference = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size), shrinkOnLoadMargin: 1e9))
             let psnr = Quality.psnr(small.bitmap, reference.bitmap)
+            let exactPSNR = Quality.psnr(try decoder.decode(bytes, options: exact).bitmap, reference.bitmap)
             let m = (median(ours), median(theirs), median(oursThumb), median(theirsEighth))
             full.append(m.0); tjFull.append(m.1); thumb.append(m.2); tjEighth.append(m.3); peaks.append(peak); psnrs.append(psnr)
+            exactThumb.append(median(oursExact)); exactPSNRs.append(exactPSNR)
             perFile.append([
                 "file": (path as NSString).lastPathComponent, "full_decode_ms": m.0, "turbojpeg_full_decode_ms": m.1,
                 "thumb_ms": m.2, "turbojpeg_eighth_ms": m.3, "peak_decoded_bytes": peak, "shrink_denominator": small.shrinkDenominator,
                 "psnr_db_vs_full_decode": psnr, "thumb_size": "\(small.bitmap.width)x\(small.bitmap.height)",
+                "exact_chroma_thumb_ms": median(oursExact), "exact_chroma_psnr_db": exactPSNR,
             ])
         }
 
@@ -81,6 +87,8 @@ struct BenchDecodeCommand: ParsableCommand {
             "jpeg_thumb_ms": mean(thumb), "turbojpeg_eighth_ms": mean(tjEighth), "thumb_ratio": mean(thumb) / mean(tjEighth),
             "peak_decoded_bytes_thumb_max": peaks.max() ?? 0, "full_image_bytes": 4032 * 3024 * 4,
             "psnr_db_min": psnrs.min() ?? 0, "psnr_db_max": psnrs.max() ?? 0,
+            "exact_chroma_thumb_ms": mean(exactThumb), "exact_chroma_psnr_db_min": exactPSNRs.min() ?? 0,
+            "exact_chroma_psnr_db_max": exactPSNRs.max() ?? 0,
             "jpeg": perFile, "png": pngResults, "webp": webpResults,
         ]
         if json {
@@ -92,6 +100,8 @@ struct BenchDecodeCommand: ParsableCommand {
                          size, mean(thumb), mean(tjEighth), mean(thumb) / mean(tjEighth)))
             print(String(format: "peak decoded bytes (thumb): %d (full image: %d); PSNR vs full decode: %.1f–%.1f dB",
                          peaks.max() ?? 0, 4032 * 3024 * 4, psnrs.min() ?? 0, psnrs.max() ?? 0))
+            print(String(format: "  with exact chroma (chromaFromDC false): %.2f ms, PSNR %.1f–%.1f dB",
+                         mean(exactThumb), exactPSNRs.min() ?? 0, exactPSNRs.max() ?? 0))
             for r in pngResults + webpResults {
                 print(String(format: "%@ → %d px: %.2f ms, peak decoded %d bytes", r["file"] as! String, size,
                              r["thumb_ms"] as! Double, r["peak_decoded_bytes"] as! Int))
