@@ -48,7 +48,8 @@ FUZZ_SEEDS ?= $(PHOTOS)/orientation/fallenleaf-600x400-orientation-1.jpg $(PHOTO
 fuzz-jpeg: deps
 	mkdir -p .build-fuzz
 	$(CC) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I Sources/CDarkroomJPEG \
-		-o .build-fuzz/fuzz-jpeg-dc scripts/fuzz-jpeg-dc.c Sources/CDarkroomJPEG/dc_scan.c -ljpeg
+		-o .build-fuzz/fuzz-jpeg-dc scripts/fuzz-jpeg-dc.c Sources/CDarkroomJPEG/dc_scan.c \
+		Sources/CDarkroomJPEG/dc_huffman.c Sources/CDarkroomJPEG/dc_idct.c -ljpeg
 	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
 
 clean:

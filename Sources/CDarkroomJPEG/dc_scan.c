@@ -1,165 +1,12 @@
 // DC-only reader for baseline JPEGs at 1/8 scale; see dc_scan.h for what it accepts and why.
 #include "dc_scan.h"
+#include "dc_huffman.h"
+#include "dc_idct.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define LOOKUP_BITS 12
-#define LOOKUP_SIZE (1 << LOOKUP_BITS)
 #define MAX_COMPONENTS 3
-
-// MARK: - Huffman tables
-
-typedef struct {
-    int defined;
-    // Canonical decoding for codes longer than LOOKUP_BITS (as libjpeg's jpeg_huff_decode).
-    int32_t maxcode[18];   // largest code of each length, -1 if none; maxcode[17] sentinel
-    int32_t valoffset[17]; // symbol index of a code of each length = code + valoffset[len]
-    uint8_t symbols[256];
-    // One symbol: entry = length << 8 | symbol for codes of at most LOOKUP_BITS, 0 otherwise.
-    uint16_t single[LOOKUP_SIZE];
-    // AC only: as many whole symbols (code and extra bits) as fit in LOOKUP_BITS, in one entry:
-    // bits (0–12) | advance in coefficients (0–127) << 4 | ends with EOB << 11. 0: nothing fits.
-    uint16_t multi[LOOKUP_SIZE];
-} huff_table;
-
-#define MULTI_BITS(e) ((e) & 15)
-#define MULTI_ADVANCE(e) (((e) >> 4) & 127)
-#define MULTI_EOB(e) ((e) >> 11)
-
-// Builds the tables from a DHT's counts and symbols; returns 0 if the code is impossible (over-subscribed).
-static int build_table(huff_table *t, const uint8_t counts[16], const uint8_t *symbols, int nsymbols, int ac) {
-    memset(t, 0, sizeof *t);
-    memcpy(t->symbols, symbols, (size_t)nsymbols);
-    if (!ac) {
-        for (int i = 0; i < nsymbols; i++) if (symbols[i] > 15) return 0; // as libjpeg: a DC size is at most 15
-    }
-    int32_t code = 0;
-    int k = 0;
-    for (int len = 1; len <= 16; len++) {
-        int n = counts[len - 1];
-        if (n > 0) {
-            t->valoffset[len] = k - code;
-            for (int i = 0; i < n; i++, k++, code++) {
-                if (code >= (1 << len)) return 0; // more codes of this length than the length allows
-                if (len <= LOOKUP_BITS) {
-                    int shift = LOOKUP_BITS - len;
-                    for (int j = 0; j < (1 << shift); j++)
-                        t->single[(code << shift) | j] = (uint16_t)(len << 8 | t->symbols[k]);
-                }
-            }
-            t->maxcode[len] = code - 1;
-        } else {
-            t->maxcode[len] = -1;
-        }
-        code <<= 1;
-    }
-    t->maxcode[17] = 0x7FFFFFFF;
-    if (ac) {
-        for (int i = 0; i < LOOKUP_SIZE; i++) {
-            int used = 0, advance = 0, eob = 0;
-            for (;;) {
-                uint16_t e = t->single[(i << used) & (LOOKUP_SIZE - 1)];
-                int len = e >> 8;
-                if (len == 0 || used + len > LOOKUP_BITS) break; // the code does not fit in what is left
-                int sym = e & 0xFF, r = sym >> 4, s = sym & 15;
-                if (s == 0 && r != 15) { used += len; eob = 1; break; }
-                if (used + len + s > LOOKUP_BITS) break;
-                used += len + s;
-                advance += s == 0 ? 16 : r + 1;
-                if (advance > 64) break; // impossible in a valid block; the slow path will say so
-            }
-            if (advance > 64) { t->multi[i] = 0; continue; }
-            t->multi[i] = (uint16_t)(used | advance << 4 | eob << 11);
-        }
-    }
-    t->defined = 1;
-    return 1;
-}
-
-// MARK: - Bit reader
-
-// Bits are kept MSB-first in `acc`; `bits` of them are valid. At a marker or the end of the data the reader
-// feeds zero bytes (as libjpeg does) and counts them in `zeros`, so that consuming any of them — the data ran
-// short — can be detected at the end of the segment.
-typedef struct {
-    const uint8_t *p, *end;
-    uint64_t acc;
-    int bits;
-    int zeros;
-    int at_marker;
-} bit_reader;
-
-static inline __attribute__((always_inline)) void refill(bit_reader *br) {
-    // Fast path: eight bytes with no 0xFF among them go in at once. The bytes beyond the whole ones counted end
-    // up below the valid bits; later refills OR the same bytes into the same places, so they do no harm.
-    if (!br->at_marker && br->end - br->p >= 8) {
-        uint64_t w = (uint64_t)br->p[0] << 56 | (uint64_t)br->p[1] << 48 | (uint64_t)br->p[2] << 40 |
-                     (uint64_t)br->p[3] << 32 | (uint64_t)br->p[4] << 24 | (uint64_t)br->p[5] << 16 |
-                     (uint64_t)br->p[6] << 8 | (uint64_t)br->p[7];
-        uint64_t inv = ~w;
-        if (((inv - 0x0101010101010101ULL) & ~inv & 0x8080808080808080ULL) == 0) {
-            int n = (64 - br->bits) >> 3;
-            br->acc |= w >> br->bits;
-            br->bits += n * 8;
-            br->p += n;
-            return;
-        }
-    }
-    while (br->bits <= 56) {
-        uint32_t byte = 0;
-        if (!br->at_marker && br->p < br->end) {
-            byte = *br->p;
-            if (byte == 0xFF) {
-                if (br->end - br->p >= 2 && br->p[1] == 0x00) {
-                    br->p += 2; // stuffed 0xFF
-                } else {
-                    br->at_marker = 1; // a marker, fill bytes or the end: stay on it
-                    byte = 0;
-                }
-            } else {
-                br->p++;
-            }
-        } else {
-            br->at_marker = 1;
-        }
-        if (br->at_marker) br->zeros += 8;
-        br->acc |= (uint64_t)byte << (56 - br->bits);
-        br->bits += 8;
-    }
-}
-
-static inline __attribute__((always_inline)) void consume(bit_reader *br, int n) {
-    br->acc <<= n;
-    br->bits -= n;
-}
-
-// Decodes one Huffman symbol; -1 for a code that is in no table.
-static inline __attribute__((always_inline)) int decode_symbol(bit_reader *br, const huff_table *t) {
-    if (br->bits < 16) refill(br);
-    uint16_t e = t->single[br->acc >> (64 - LOOKUP_BITS)];
-    if (e != 0) {
-        consume(br, e >> 8);
-        return e & 0xFF;
-    }
-    int len = LOOKUP_BITS + 1;
-    int32_t code = (int32_t)(br->acc >> (64 - len));
-    while (len <= 16 && code > t->maxcode[len]) {
-        len++;
-        code = (int32_t)(br->acc >> (64 - len));
-    }
-    if (len > 16) return -1;
-    consume(br, len);
-    return t->symbols[(code + t->valoffset[len]) & 0xFF];
-}
-
-static inline __attribute__((always_inline)) int32_t receive_extend(bit_reader *br, int s) {
-    if (s == 0) return 0;
-    if (br->bits < s) refill(br);
-    int32_t v = (int32_t)(br->acc >> (64 - s));
-    consume(br, s);
-    return v < (1 << (s - 1)) ? v - (1 << s) + 1 : v;
-}
 
 // MARK: - Image
 
@@ -204,13 +51,6 @@ static void free_tables(parse_state *ps) {
 
 static inline int read16(const uint8_t *p) { return p[0] << 8 | p[1]; }
 
-// Zigzag position → natural (row-major) index.
-static const uint8_t natural_order[64] = {
-    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
-    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
-    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
-};
-
 // Reads one marker segment's payload into the state. Returns 0 to give up on the file.
 static int parse_segment(parse_state *ps, dr_dc_image *img, int marker, const uint8_t *p, int len) {
     switch (marker) {
@@ -220,7 +60,7 @@ static int parse_segment(parse_state *ps, dr_dc_image *img, int marker, const ui
             int n = pq ? 129 : 65;
             if (tq > 3 || pq > 1 || len < n) return 0;
             for (int k = 0; k < 64; k++)
-                ps->quant[tq][natural_order[k]] = (uint16_t)(pq ? read16(p + 1 + 2 * k) : p[1 + k]);
+                ps->quant[tq][dr_dc_natural_order[k]] = (uint16_t)(pq ? read16(p + 1 + 2 * k) : p[1 + k]);
             ps->quant_defined[tq] = 1;
             p += n; len -= n;
         }
@@ -235,7 +75,7 @@ static int parse_segment(parse_state *ps, dr_dc_image *img, int marker, const ui
             if (total > 256 || len < 17 + total) return 0;
             huff_table **slot = tc ? &ps->ac[th] : &ps->dc[th];
             if (*slot == NULL && (*slot = (huff_table *)malloc(sizeof(huff_table))) == NULL) return 0;
-            if (!build_table(*slot, p + 1, p + 17, total, tc)) return 0;
+            if (!dr_dc_build_table(*slot, p + 1, p + 17, total, tc)) return 0;
             p += 17 + total; len -= 17 + total;
         }
         return 1;
@@ -281,98 +121,6 @@ static int parse_segment(parse_state *ps, dr_dc_image *img, int marker, const ui
         }
         return 1; // APPn, COM and the like
     }
-}
-
-// Skips a block's AC coefficients from zigzag position k on, several symbols per table lookup where they fit.
-// Returns 0 for a code in no table or a block that overruns 64 coefficients.
-static inline __attribute__((always_inline)) int skip_ac(bit_reader *br, const huff_table *act, int k) {
-    while (k < 64) {
-        if (br->bits < LOOKUP_BITS) refill(br);
-        uint16_t e = act->multi[br->acc >> (64 - LOOKUP_BITS)];
-        int adv = MULTI_ADVANCE(e);
-        if (e != 0 && (MULTI_EOB(e) ? k + adv < 64 : k + adv <= 64)) {
-            consume(br, MULTI_BITS(e));
-            k += adv;
-            if (MULTI_EOB(e)) break;
-            continue;
-        }
-        int sym = decode_symbol(br, act);
-        if (sym < 0) return 0;
-        int r = sym >> 4, sz = sym & 15;
-        if (sz == 0) {
-            if (r != 15) break; // EOB
-            k += 16;
-            if (k > 64) return 0;
-            continue;
-        }
-        k += r;
-        if (k > 63) return 0;
-        if (br->bits < sz) refill(br);
-        consume(br, sz);
-        k++;
-    }
-    return 1;
-}
-
-// libjpeg's IDCT output range limit: clamps to 0…255 within ±512 of the centre, wraps beyond (corrupt data only).
-static inline uint8_t range_limit(int32_t v) {
-    int idx = v & 1023;
-    return (uint8_t)(idx < 128 ? 128 + idx : idx < 512 ? 255 : idx < 896 ? 0 : idx - 896);
-}
-
-#define CONST_BITS 13
-#define PASS1_BITS 2
-#define FIX13(x) ((int64_t)((x) * (1 << CONST_BITS) + 0.5))
-#define DESCALE(x, n) (((x) + ((int64_t)1 << ((n) - 1))) >> (n))
-
-// Where each zigzag position's coefficient goes for the 2×2 IDCT: its slot among the 25 coefficients in rows and
-// columns 0, 1, 3, 5, 7 (row-major, slot = 5·row index + column index), or 25 (a scratch slot) when the IDCT
-// ignores it.
-static const uint8_t idct2_slot[64] = {
-    0,  1,  5,  25, 6,  25, 2,  25, 25, 10, 25, 11, 25, 7,  25, 3,  25, 25, 25, 25, 15, 25,
-    16, 25, 12, 25, 8,  25, 4,  25, 25, 25, 25, 25, 25, 20, 21, 25, 17, 25, 13, 25, 9,  25,
-    25, 25, 25, 25, 25, 22, 25, 18, 25, 14, 25, 25, 25, 25, 23, 25, 19, 25, 25, 24,
-};
-
-// The reduced 2×2 inverse DCT of one block, with the arithmetic of libjpeg's jpeg_idct_2x2 (ISLOW constants at
-// 13 bits; only rows and columns 0, 1, 3, 5, 7 contribute), so the samples are the ones libjpeg outputs.
-// `coef` holds those 25 coefficients by slot (see idct2_slot); `quant` is the table in natural order.
-// libjpeg-turbo runs this IDCT in SIMD with 16-bit lanes, which wrap or saturate where the C arithmetic does not;
-// that happens only for dequantized coefficients or intermediate values outside ±32767, which valid 8-bit data
-// does not produce. So this returns 0 for such a block, and the caller leaves the file to libjpeg.
-static int idct_2x2(const int16_t *coef, const uint16_t *quant, uint8_t *out, int stride) {
-    static const int index[5] = { 0, 1, 3, 5, 7 };
-    int64_t ws[2][5];
-    int64_t dq[25];
-    for (int i = 0; i < 25; i++) {
-        dq[i] = (int64_t)coef[i] * quant[8 * index[i / 5] + index[i % 5]];
-        if (dq[i] < -32768 || dq[i] > 32767) return 0;
-    }
-    for (int i = 0; i < 5; i++) {
-        int64_t tmp10 = dq[i] * ((int64_t)1 << (CONST_BITS + 2));
-        int64_t tmp0 = dq[20 + i] * -FIX13(0.720959822) + dq[15 + i] * FIX13(0.850430095) +
-                       dq[10 + i] * -FIX13(1.272758580) + dq[5 + i] * FIX13(3.624509785);
-        ws[0][i] = DESCALE(tmp10 + tmp0, CONST_BITS - PASS1_BITS + 2);
-        ws[1][i] = DESCALE(tmp10 - tmp0, CONST_BITS - PASS1_BITS + 2);
-        if (ws[0][i] < -32768 || ws[0][i] > 32767 || ws[1][i] < -32768 || ws[1][i] > 32767) return 0;
-    }
-    for (int r = 0; r < 2; r++) {
-        const int64_t *w = ws[r];
-        int64_t tmp10 = w[0] * ((int64_t)1 << (CONST_BITS + 2));
-        int64_t tmp0 = w[4] * -FIX13(0.720959822) + w[3] * FIX13(0.850430095) + w[2] * -FIX13(1.272758580) +
-                       w[1] * FIX13(3.624509785);
-        out[r * stride] = range_limit((int32_t)DESCALE(tmp10 + tmp0, CONST_BITS + PASS1_BITS + 3 + 2));
-        out[r * stride + 1] = range_limit((int32_t)DESCALE(tmp10 - tmp0, CONST_BITS + PASS1_BITS + 3 + 2));
-    }
-    return 1;
-}
-
-// The output sample of a block at 1/8, exactly as libjpeg computes it: the DC coefficient stored as a JCOEF
-// (16 bits), dequantized, descaled by 8 (jpeg_idct_1x1), then through libjpeg's IDCT range-limit table, which
-// clamps to 0…255 within ±512 of the centre and wraps beyond (only corrupt data gets there).
-static inline uint8_t dc_sample(int32_t pred, uint16_t quant) {
-    int32_t dcval = (int32_t)(int16_t)pred * (int32_t)quant;
-    return range_limit((dcval + 4) >> 3);
 }
 
 // Decodes the scan that starts at `p`. Returns 1 when every MCU was read cleanly and EOI follows.
@@ -421,9 +169,8 @@ static int decode_scan(dr_dc_image *img, const parse_state *ps, const int *order
                     if (c->idct2) {
                         // Chroma of a 4:2:0 file: the 2×2 IDCT needs the 25 coefficients in rows and columns
                         // 0, 1, 3, 5, 7, so their values are decoded; the rest are skipped.
-                        int16_t needed[26];
-                        memset(needed, 0, sizeof needed);
-                        int any = 0;
+                        int16_t needed[26]; // slot 25: scratch for ignored coefficients
+                        uint32_t nonzero = 1;
                         for (int k = 1; k < 64;) {
                             if (br.bits < 32) refill(&br);
                             uint16_t e = act->single[br.acc >> (64 - LOOKUP_BITS)];
@@ -443,23 +190,18 @@ static int decode_scan(dr_dc_image *img, const parse_state *ps, const int *order
                             k += r;
                             if (k > 63) return 0;
                             // Branch-free: an ignored coefficient lands in the scratch slot.
-                            int slot = idct2_slot[k];
+                            int slot = dr_dc_idct2_slot[k];
                             int32_t v = (int32_t)(br.acc >> (64 - sz));
                             v = v < (1 << (sz - 1)) ? v - (1 << sz) + 1 : v;
                             needed[slot] = (int16_t)v;
-                            any |= slot < 25 ? v : 0;
+                            nonzero |= (uint32_t)1 << slot;
                             consume(&br, sz);
                             k++;
                         }
                         if (br.bits < br.zeros) return 0;
+                        needed[0] = (int16_t)pred[i];
                         uint8_t *out = c->plane + 2 * row * (long)c->stride + 2 * col;
-                        if (any == 0) {
-                            out[0] = out[1] = out[c->stride] = out[c->stride + 1] =
-                                dc_sample(pred[i], ps->quant[c->tq][0]);
-                        } else {
-                            needed[0] = (int16_t)pred[i];
-                            if (!idct_2x2(needed, ps->quant[c->tq], out, c->stride)) return 0;
-                        }
+                        if (!dr_dc_idct_2x2(needed, nonzero & 0x1FFFFFF, ps->quant[c->tq], out, c->stride)) return 0;
                         continue;
                     }
                     c->plane[row * (long)c->stride + col] = dc_sample(pred[i], ps->quant[c->tq][0]);
