@@ -1,7 +1,8 @@
 // The C shim (libjpeg.so.62 API) against TurboJPEG (libturbojpeg.so) on one file, no Swift involved.
 // Build and run from the repository root:
 //   gcc -O2 -ISources/CDarkroomJPEG/include -o /tmp/shim-vs-tj bench/shim-vs-turbojpeg.c \
-//       Sources/CDarkroomJPEG/darkroom_jpeg.c -lturbojpeg -ljpeg && /tmp/shim-vs-tj ../shared/photos/jpeg-12mp/path-4032x3024.jpg 15
+//       Sources/CDarkroomJPEG/darkroom_jpeg.c Sources/CDarkroomJPEG/dc_*.c -ISources/CDarkroomJPEG -lturbojpeg -ljpeg &&
+//       /tmp/shim-vs-tj ../shared/photos/jpeg-12mp/path-4032x3024.jpg 15
 #include <turbojpeg.h>
 #include <stdio.h>
 #include <stdlib.h>
