@@ -127,6 +127,37 @@ struct JPEGDCReaderTests {
         #expect(p >= 30, "\(path): \(p) dB")
     }
 
+    @Test("skipping rows with the reader: counts exact, rows after a skip equal the full read's")
+    func skipRows() throws {
+        // Given a 12 MP photo read whole at 1/8 by the reader (504×378)
+        let bytes = try TestPhotos.bytes("jpeg-12mp/path-4032x3024.jpg")
+        let full = decode8(bytes, gray: false, reader: true)
+        #expect(full.ok && full.usedReader)
+        let stride = 504 * 4
+        // When a second decoder reads 10 rows, skips 100, reads 50, then skips past the end
+        var head = [UInt8](repeating: 0, count: 10 * stride), band = [UInt8](repeating: 0, count: 50 * stride)
+        var read: Int32 = 0, skipped: Int32 = 0, skippedAtEnd: Int32 = 0
+        var statuses: [Int32] = []
+        var info = dr_jpeg_info()
+        bytes.withUnsafeBufferPointer { buf in
+            let d = dr_jpeg_decoder_create(buf.baseAddress, buf.count, 100, 1, 0)!
+            defer { dr_jpeg_decoder_destroy(d) }
+            statuses.append(dr_jpeg_read_header(d, &info))
+            statuses.append(dr_jpeg_start(d, 8, Int32(DR_JPEG_OUT_BGRA.rawValue), &info))
+            statuses.append(head.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 10, &read) })
+            statuses.append(dr_jpeg_skip_rows(d, 100, &skipped))
+            statuses.append(band.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 50, &read) })
+            statuses.append(dr_jpeg_skip_rows(d, 10_000, &skippedAtEnd))
+            statuses.append(dr_jpeg_finish(d, &info))
+        }
+        // Then every call succeeds, the counts are exact, and the rows match the full read
+        #expect(statuses.allSatisfy { $0 == Int32(DR_JPEG_OK.rawValue) }, "\(statuses)")
+        #expect(info.dc_reader == 1)
+        #expect(skipped == 100 && read == 50 && skippedAtEnd == 378 - 160)
+        #expect(head[...] == full.pixels[0..<(10 * stride)])
+        #expect(band[...] == full.pixels[(110 * stride)..<(160 * stride)])
+    }
+
     @Test("a progressive file is left to libjpeg")
     func progressive() throws {
         let bytes = try TestPhotos.bytes("jpeg-12mp/kite-4032x3024-progressive.jpg")
