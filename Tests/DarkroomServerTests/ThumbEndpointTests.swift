@@ -171,6 +171,23 @@ struct ThumbEndpointTests {
             #expect(post.status == .methodNotAllowed && post.errorCode == "method_not_allowed")
             let head = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=10&format=png", method: .head)
             #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentType] == "image/png")
+            let get = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=10&format=png", method: .get)
+            #expect(head.headers[.contentLength] == "\(get.body.readableBytes)" && get.body.readableBytes > 0)
+        }
+    }
+
+    @Test("HEAD over a real connection: the GET's Content-Length, no body, and the connection stays usable")
+    func headLive() async throws {
+        try await ServerHarness.withLiveServer(ServerHarness.configuration(root: root)) { _, client in
+            // Given a thumbnail's GET
+            let get = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=40&format=jpeg", method: .get)
+            // When it is asked for with HEAD, then with GET again
+            let head = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=40&format=jpeg", method: .head)
+            let again = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=40&format=jpeg", method: .get)
+            // Then HEAD announces the GET's length without sending it, and the next GET is whole
+            #expect(head.status == .ok && head.body.readableBytes == 0)
+            #expect(head.headers[.contentLength] == "\(get.body.readableBytes)")
+            #expect(again.status == .ok && again.body.readableBytes == get.body.readableBytes)
         }
     }
 }

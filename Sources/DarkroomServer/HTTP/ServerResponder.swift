@@ -28,7 +28,12 @@ struct ServerResponder: HTTPResponder {
             response = errorResponse(error)
         }
         response.headers[.xContentTypeOptions] = "nosniff"
-        if request.method == .head { response.body = ResponseBody() }
+        if request.method == .head {
+            // The GET's headers, Content-Length included (replacing the body would set it to 0), and no body.
+            let length = response.headers[.contentLength]
+            response.body = ResponseBody()
+            response.headers[.contentLength] = length
+        }
         service.metrics.response(route: route, status: Int(response.status.code),
                                  seconds: (ContinuousClock.now - started).seconds)
         return response
