@@ -6,7 +6,8 @@ import DarkroomImage
 /// Counts the encoded bytes (the pipeline reads the file whole), the decoder's largest working buffer, and the
 /// output bitmap twice (the bitmap and the encoder's copy). Decoder buffers, by format: a progressive JPEG keeps
 /// every coefficient (2 bytes × up to 3 samples per pixel — the 4:4:4 bound; 4:2:0 needs half); a baseline JPEG
-/// streams 16-row strips of the DCT-scaled image; an interlaced PNG needs its full frame (twice for 16-bit), a
+/// streams 16-row strips of the DCT-scaled image, or at 1/8 the shim's DC-only reader holds its planes (at most
+/// 3 bytes per 8×8 block: luma plus exact 4:2:0 chroma at 2×2 per chroma block); an interlaced PNG needs its full frame (twice for 16-bit), a
 /// plain one a few rows; a GIF its canvas; WebP (lossless decodes whole) the full ARGB frame.
 /// Cost of estimating: one header probe (a 64 KiB read at most).
 enum RenderCost {
@@ -19,7 +20,8 @@ enum RenderCost {
         let decoder: Int
         switch probe.format {
         case .jpeg:
-            decoder = probe.isProgressive ? pixels * (probe.isGrayscale ? 2 : 6) : max(1, w / 8) * 16 * 4 * 8
+            decoder = probe.isProgressive ? pixels * (probe.isGrayscale ? 2 : 6)
+                : max(1, w / 8) * 16 * 4 * 8 + Self.dcReaderBytes(width: w, height: h)
         case .png:
             decoder = probe.isProgressive ? pixels * 4 * (probe.bitDepth > 8 ? 2 : 1) : w * 8 * 4
         case .gif:
@@ -29,6 +31,12 @@ enum RenderCost {
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
         return fileBytes + decoder + output
+    }
+
+    /// The DC-only JPEG reader's planes for a `width × height` sequential JPEG: one byte per 8×8 luma block, and
+    /// for exact 4:2:0 chroma four bytes per 16×16 chroma block in each of two planes — 3 bytes a block at most.
+    static func dcReaderBytes(width: Int, height: Int) -> Int {
+        ((width + 15) / 16 * 2) * ((height + 15) / 16 * 2) * 3
     }
 
     /// The output's pixel count: the box applied to the upright image, never upscaled.
