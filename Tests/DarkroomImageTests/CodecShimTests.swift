@@ -132,20 +132,6 @@ private func smoothImage(width: Int, height: Int, gray: Bool) -> [UInt8] {
     return px
 }
 
-/// PSNR over the colour channels (BGRA: B, G, R; gray: the one channel).
-private func psnr(_ a: [UInt8], _ b: [UInt8], bytesPerPixel: Int) -> Double {
-    precondition(a.count == b.count)
-    var sum = 0.0
-    var n = 0
-    for i in 0..<a.count where bytesPerPixel == 1 || i % 4 != 3 {
-        let d = Double(a[i]) - Double(b[i])
-        sum += d * d
-        n += 1
-    }
-    let mse = sum / Double(n)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}
-
 private func flipBytes(_ bytes: [UInt8], count: Int, skippingFirst: Int = 2, rng: inout SplitMix64) -> [UInt8] {
     var b = bytes
     for _ in 0..<count {
@@ -629,7 +615,7 @@ struct CodecShimTests {
         #expect(r.ok && r.width == w && r.height == h)
         #expect(r.info.colorspace == code(gray ? DR_JPEG_CS_GRAY : DR_JPEG_CS_YCBCR))
         #expect(r.info.progressive == (progressive ? 1 : 0))
-        let quality = psnr(src, r.pixels, bytesPerPixel: gray ? 1 : 4)
+        let quality = PixelCompare.psnr(src, r.pixels, bytesPerPixel: gray ? 1 : 4)
         #expect(quality > 35, "PSNR \(quality) dB")
     }
 

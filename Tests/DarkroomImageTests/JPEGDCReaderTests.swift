@@ -80,16 +80,6 @@ private func encode(width: Int, height: Int, gray: Bool, lumaH: Int32, lumaV: In
     return Array(UnsafeBufferPointer(start: out!, count: size))
 }
 
-private func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
-    var sum = 0.0, n = 0
-    for i in 0..<a.count where i % 4 != 3 {
-        let d = Double(a[i]) - Double(b[i])
-        sum += d * d
-        n += 1
-    }
-    return sum == 0 ? .infinity : 10 * log10(255 * 255 / (sum / Double(n)))
-}
-
 @Suite("JPEG DC-only reader at 1/8")
 struct JPEGDCReaderTests {
     static let sequential = [
@@ -123,7 +113,7 @@ struct JPEGDCReaderTests {
         // Then luma is the same to the byte and colour differs only by chroma detail finer than 16 pixels
         #expect(fast.ok && fast.usedReader && fastGray.usedReader)
         #expect(fastGray.pixels == slowGray.pixels)
-        let p = psnr(fast.pixels, slow.pixels)
+        let p = PixelCompare.psnr(fast.pixels, slow.pixels, bytesPerPixel: 4)
         #expect(p >= 30, "\(path): \(p) dB")
     }
 

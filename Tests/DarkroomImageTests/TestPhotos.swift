@@ -56,6 +56,21 @@ struct SplitMix64: RandomNumberGenerator {
 
 /// Pixel comparisons for tests.
 enum PixelCompare {
+    /// PSNR over the colour channels of two pixel buffers (BGRA: B, G, R; gray: the one channel); `.infinity`
+    /// when identical.
+    static func psnr(_ a: [UInt8], _ b: [UInt8], bytesPerPixel: Int) -> Double {
+        precondition(a.count == b.count)
+        var sum = 0.0
+        var n = 0
+        for i in 0..<a.count where bytesPerPixel == 1 || i % 4 != 3 {
+            let d = Double(a[i]) - Double(b[i])
+            sum += d * d
+            n += 1
+        }
+        let mse = sum / Double(max(n, 1))
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+
     /// PSNR over the color channels (dB); `.infinity` when identical.
     static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
         precondition(a.width == b.width && a.height == b.height && a.format == b.format)
