@@ -48,6 +48,5 @@ int dr_dc_build_table(huff_table *t, const uint8_t counts[16], const uint8_t *sy
             t->multi[i] = (uint16_t)(used | advance << 4 | eob << 11);
         }
     }
-    t->defined = 1;
     return 1;
 }

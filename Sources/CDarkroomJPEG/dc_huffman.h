@@ -11,7 +11,6 @@
 // MARK: - Huffman tables
 
 typedef struct {
-    int defined;
     // Canonical decoding for codes longer than LOOKUP_BITS (as libjpeg's jpeg_huff_decode).
     int32_t maxcode[18];   // largest code of each length, -1 if none; maxcode[17] sentinel
     int32_t valoffset[17]; // symbol index of a code of each length = code + valoffset[len]

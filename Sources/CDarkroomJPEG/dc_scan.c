@@ -28,7 +28,6 @@ struct dr_dc_image {
 
 int dr_dc_width(const dr_dc_image *img) { return img->width; }
 int dr_dc_height(const dr_dc_image *img) { return img->height; }
-int dr_dc_components(const dr_dc_image *img) { return img->ncomp; }
 
 void dr_dc_free(dr_dc_image *img) {
     if (img == NULL) return;
@@ -172,15 +171,9 @@ static int decode_scan(dr_dc_image *img, const parse_state *ps, const int *order
                         int16_t needed[26]; // slot 25: scratch for ignored coefficients
                         uint32_t nonzero = 1;
                         for (int k = 1; k < 64;) {
-                            if (br.bits < 32) refill(&br);
-                            uint16_t e = act->single[br.acc >> (64 - LOOKUP_BITS)];
-                            int sym;
-                            if (e != 0) {
-                                consume(&br, e >> 8);
-                                sym = e & 0xFF;
-                            } else if ((sym = decode_symbol(&br, act)) < 0) {
-                                return 0;
-                            }
+                            if (br.bits < 32) refill(&br); // the code and its extra bits without another refill
+                            int sym = decode_symbol(&br, act);
+                            if (sym < 0) return 0;
                             int r = sym >> 4, sz = sym & 15;
                             if (sz == 0) {
                                 if (r != 15) break; // EOB

@@ -36,7 +36,6 @@ dr_dc_image *dr_dc_decode(const uint8_t *data, size_t size, int half_chroma);
 // Output size: ceil(width / 8) × ceil(height / 8), as libjpeg's at scale 1/8.
 int dr_dc_width(const dr_dc_image *img);
 int dr_dc_height(const dr_dc_image *img);
-int dr_dc_components(const dr_dc_image *img);
 
 // Writes output row y (0 ≤ y < height): gray != 0 gives 1 byte per pixel (luma), else B G R 0xFF.
 void dr_dc_row(dr_dc_image *img, int y, int gray, uint8_t *dst);
