@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Darkroom: fetch, decode at display size, cache and hand out display-ready bitmaps on Linux.
 ///
-/// Codecs are the system's (libjpeg-turbo, libspng, libwebp, giflib), found with pkg-config. Anything that uses
+/// Codecs are the system's (libjpeg-turbo, libspng, libwebp, giflib, libheif for HEIC, libavif for AVIF) and colour
+/// management is lcms2's, each found with pkg-config. Anything that uses
 /// setjmp/longjmp or a macro-heavy C API lives in a small C shim target that returns status codes.
 let package = Package(
     name: "Darkroom",
@@ -47,6 +48,15 @@ let package = Package(
             name: "CGIF", pkgConfig: "libgif",
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
         .systemLibrary(
+            name: "CLCMS2", pkgConfig: "lcms2",
+            providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]),
+        .systemLibrary(
+            name: "CHeif", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
+        .systemLibrary(
+            name: "CAVIF", pkgConfig: "libavif",
+            providers: [.apt(["libavif-dev"]), .brew(["libavif"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
@@ -55,15 +65,17 @@ let package = Package(
         .target(name: "CDarkroomGIF", dependencies: ["CGIF"]),
 
         // MARK: Swift modules
+        // What several modules share (locks, clocks): `package` access, not a product.
+        .target(name: "DarkroomSupport"),
         .target(
             name: "DarkroomImage",
-            dependencies: ["CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP"]),
-        .target(name: "DarkroomCache", dependencies: ["CSQLite"]),
-        .target(name: "DarkroomTables", dependencies: ["DarkroomImage", "DarkroomCache"]),
+            dependencies: ["DarkroomSupport", "CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP", "CLCMS2", "CHeif", "CAVIF"]),
+        .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite"]),
+        .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache"]),
         .target(
             name: "Darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache", "DarkroomTables",
+                "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -77,7 +89,7 @@ let package = Package(
         .target(
             name: "DarkroomServer",
             dependencies: [
-                "Darkroom", "DarkroomImage", "DarkroomCache",
+                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -100,14 +112,14 @@ let package = Package(
             ]),
 
         // MARK: Tests
-        .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomImage"]),
-        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomCache"]),
-        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomTables", "DarkroomImage"]),
-        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomBenchKit", "DarkroomImage"]),
+        .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomImage"]),
+        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomCache"]),
+        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomSupport", "DarkroomTables", "DarkroomImage"]),
+        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomSupport", "DarkroomBenchKit", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomServerTests",
             dependencies: [
-                "DarkroomServer", "Darkroom", "DarkroomImage",
+                "DarkroomSupport", "DarkroomServer", "Darkroom", "DarkroomImage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -118,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
-                "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
+                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -3,8 +3,9 @@
 # Debian/Ubuntu (apt-get); uses sudo only when not root. Extra apt packages may be passed as arguments.
 set -euo pipefail
 
-modules=(libjpeg libturbojpeg spng libwebp libwebpdemux libgif sqlite3)
-packages=(pkg-config libjpeg62-turbo-dev libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev)
+modules=(libjpeg libturbojpeg spng libwebp libwebpdemux libwebpmux libgif sqlite3 lcms2 libheif libavif)
+packages=(pkg-config libjpeg62-turbo-dev libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev liblcms2-dev
+          libheif-dev libavif-dev)
 extra=("$@")
 
 missing=0

@@ -545,7 +545,7 @@ static int encode_fail(const char *what, char *msg, size_t msg_len) {
 
 int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
                    int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len) {
-    dr_jpeg_encode_options options = { quality, progressive, optimize, 2, 2, 0 };
+    dr_jpeg_encode_options options = { quality, progressive, optimize, 2, 2, 0, NULL, 0 };
     return dr_jpeg_encode_with(pixels, width, height, stride, input, &options, out, out_size, msg, msg_len);
 }
 
@@ -615,6 +615,10 @@ int dr_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t str
     if (options->progressive) jpeg_simple_progression(&e->cinfo);
 
     jpeg_start_compress(&e->cinfo, TRUE);
+    // libjpeg splits the profile into APP2 ICC_PROFILE segments of at most 65519 bytes each.
+    if (options->icc != NULL && options->icc_len > 0) {
+        jpeg_write_icc_profile(&e->cinfo, options->icc, (unsigned int)options->icc_len);
+    }
     JSAMPROW rows[DR_MAX_ROWS_PER_CALL];
     while (e->cinfo.next_scanline < e->cinfo.image_height) {
         JDIMENSION first = e->cinfo.next_scanline;

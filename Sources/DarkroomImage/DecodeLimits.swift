@@ -19,18 +19,23 @@ public struct DecodeLimits: Sendable, Hashable {
     public var maxProgressiveScans: Int
     /// Most frames an animated image may have (GIF, animated WebP, APNG), counted while probing. Default 10,000.
     public var maxFrames: Int
+    /// Largest embedded colour profile read, in bytes; a larger one is ignored (the image is treated as sRGB).
+    /// Default 4 MiB (camera and print profiles are 0.5–600 KB).
+    public var maxColorProfileBytes: Int
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()
 
     /// Creates limits; omitted values take their documented defaults.
     public init(maxInputBytes: Int = 256 << 20, maxSourcePixels: Int = 16384 * 16384, maxDimension: Int = 65535,
-                maxDecodedBytes: Int = 512 << 20, maxProgressiveScans: Int = 100, maxFrames: Int = 10_000) {
+                maxDecodedBytes: Int = 512 << 20, maxProgressiveScans: Int = 100, maxFrames: Int = 10_000,
+                maxColorProfileBytes: Int = 4 << 20) {
         self.maxInputBytes = maxInputBytes
         self.maxSourcePixels = maxSourcePixels
         self.maxDimension = maxDimension
         self.maxDecodedBytes = maxDecodedBytes
         self.maxProgressiveScans = maxProgressiveScans
         self.maxFrames = maxFrames
+        self.maxColorProfileBytes = maxColorProfileBytes
     }
 }

@@ -49,11 +49,16 @@ public struct DecodeOptions: Sendable, Hashable {
     /// the cost is fine colour detail, measured 41.6–47.6 dB PSNR against a full decode where `false` (colour
     /// exactly as libjpeg's 1/8 output) gives 45.7–53.9 dB (docs/PERFORMANCE.md). Luma is unaffected.
     public var chromaFromDC: Bool
+    /// What happens to the colours the file describes (ICC profile, CICP, PNG gAMA/cHRM). Default
+    /// ``OutputColorSpace/sRGB``: converted with lcms2 after resampling, so the cost is the output's (about
+    /// 1 ms for a 256 px thumbnail; none for sRGB-equivalent profiles, recognised once and cached).
+    public var colorSpace: OutputColorSpace
 
     /// Creates options; omitted values take their documented defaults.
     public init(size: TargetSize = .original, applyOrientation: Bool = true, pixelFormat: PixelFormatPreference = .auto,
                 allowUpscaling: Bool = false, filter: ResamplingFilter = .lanczos3, shrinkOnLoadMargin: Double = 1.0,
-                acceptTruncated: Bool = false, limits: DecodeLimits = .default, chromaFromDC: Bool = true) {
+                acceptTruncated: Bool = false, limits: DecodeLimits = .default, chromaFromDC: Bool = true,
+                colorSpace: OutputColorSpace = .sRGB) {
         self.size = size
         self.applyOrientation = applyOrientation
         self.pixelFormat = pixelFormat
@@ -63,5 +68,6 @@ public struct DecodeOptions: Sendable, Hashable {
         self.acceptTruncated = acceptTruncated
         self.limits = limits
         self.chromaFromDC = chromaFromDC
+        self.colorSpace = colorSpace
     }
 }

@@ -6,21 +6,44 @@ public struct DecodedImage: Sendable {
     public var probe: ImageProbe
     /// The codec's shrink-on-load denominator (JPEG DCT scaling: 1, 2, 4 or 8; 1 when the codec decoded at full size).
     public var shrinkDenominator: Int
+    /// With ``OutputColorSpace/original``: the ICC profile the pixels are in, to write back out when encoding
+    /// (nil when the source has none, or its pixels had to be converted, as CMYK always is).
+    public var colorProfile: ColorProfile?
+    /// Whether the pixels were converted from the source's colour space to sRGB.
+    public var convertedToSRGB: Bool
+    /// Why the source's colour description was ignored (the image was then treated as sRGB); worth a log line.
+    public var colorProblem: String?
+    /// Whether an embedded thumbnail (a HEIC thumbnail item) was decoded instead of the primary image.
+    public var usedEmbeddedThumbnail = false
+
+    /// Creates a result.
+    public init(bitmap: Bitmap, probe: ImageProbe, shrinkDenominator: Int, colorProfile: ColorProfile? = nil,
+                convertedToSRGB: Bool = false, colorProblem: String? = nil) {
+        self.bitmap = bitmap
+        self.probe = probe
+        self.shrinkDenominator = shrinkDenominator
+        self.colorProfile = colorProfile
+        self.convertedToSRGB = convertedToSRGB
+        self.colorProblem = colorProblem
+    }
 }
 
-/// Decodes JPEG, PNG, WebP and GIF (first frame) into display-ready bitmaps at the size they will be shown.
+/// Decodes JPEG, PNG, WebP, GIF (first frame), HEIC and AVIF into display-ready sRGB bitmaps at the size they will
+/// be shown.
 ///
 /// A value type holding no state but its decoders: create one and share it across threads. Each call probes
 /// the header, checks ``DecodeLimits`` before allocating, shrinks on load where the codec can (JPEG DCT
-/// scaling, WebP scaled decode), streams rows through one high-quality resample, then applies orientation and
-/// pixel format. Memory: the output bitmap plus a few rows, except for formats that need a full frame (GIF,
+/// scaling, WebP scaled decode, a HEIC thumbnail item), streams rows through one high-quality resample, converts
+/// the small result to sRGB with the embedded colour profile (``DecodeOptions/colorSpace``), then applies
+/// orientation and pixel format. Memory: the output bitmap plus a few rows, except for formats that need a full frame (GIF,
 /// animated WebP, Adam7 PNG; bounded by ``DecodeLimits/maxDecodedBytes``) and progressive JPEG (libjpeg keeps
 /// the coefficients of the whole image, about 2 bytes per sample).
 public struct ImageDecoder: Sendable {
     /// Decoders consulted before the built-in ones, in order.
     public var customDecoders: [any ImageDecoding]
 
-    private let codecs: [any CodecDecoder] = [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder()]
+    private let codecs: [any CodecDecoder] = [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), HEIFDecoder(),
+                                              AVIFDecoder()]
 
     /// Creates a decoder; `customDecoders` are tried first.
     public init(customDecoders: [any ImageDecoding] = []) {
@@ -73,20 +96,28 @@ public struct ImageDecoder: Sendable {
         }
         // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps. The codec's
         // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
-        // the working format, so this is decided by the format the codec asks for).
+        // the working format, so this is decided by the format the codec asks for); CMYK never is.
         let orient = options.applyOrientation && probe.orientation != .up
         let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options, allocate: {
+            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+            format == final && !orient && !probe.isCMYK ? try allocate(w, h, format, opaque)
+                                                         : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+        })
+        let color = try Self.manageColor(output, bytes: bytes, probe: probe, options: options, allocate: {
             (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
             format == final && !orient ? try allocate(w, h, format, opaque)
                                        : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
         })
-        var bitmap = output.bitmap
+        var bitmap = color.bitmap
         if bitmap.format != final {
             bitmap = orient ? try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap)
                             : try bitmap.converted(to: final, allocate: allocate)
         }
         if orient { bitmap = try bitmap.applying(probe.orientation, allocate: allocate) }
-        return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator)
+        var result = DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator,
+                                  colorProfile: color.profile, convertedToSRGB: color.converted, colorProblem: color.problem)
+        result.usedEmbeddedThumbnail = output.usedEmbeddedThumbnail
+        return result
     }
 
     /// Decodes a byte array. See ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.

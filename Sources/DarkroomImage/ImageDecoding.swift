@@ -16,6 +16,12 @@ struct CodecOutput {
     var bitmap: Bitmap
     /// The shrink-on-load denominator the codec used (1 when none).
     var shrinkDenominator: Int = 1
+    /// Whether ``bitmap``'s four bytes per pixel are C, M, Y, K (a CMYK or YCCK JPEG), still to be converted.
+    var isCMYK = false
+    /// The file's colour description when the codec read it on the way (HEIF, AVIF); nil to read it from the bytes.
+    var colorReading: ColorReading?
+    /// Whether the codec decoded an embedded thumbnail instead of the primary image (HEIC).
+    var usedEmbeddedThumbnail = false
 }
 
 /// A built-in codec: decodes to the plan's size in the stored orientation; ``ImageDecoder`` applies the

@@ -1,6 +1,6 @@
 /// An encoded image format, recognized by its magic bytes.
 public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
-    case jpeg, png, webp, gif
+    case jpeg, png, webp, gif, heic, avif
 
     /// The usual file extension, without a dot.
     public var fileExtension: String {
@@ -9,6 +9,8 @@ public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .png: "png"
         case .webp: "webp"
         case .gif: "gif"
+        case .heic: "heic"
+        case .avif: "avif"
         }
     }
 
@@ -59,13 +61,20 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     public var isProgressive: Bool
     /// Whether an ICC color profile is embedded.
     public var hasICCProfile: Bool
-    /// Bits per channel as stored (8 for JPEG, 1–16 for PNG).
+    /// Bits per channel as stored (8 for JPEG, 1–16 for PNG, 8–12 for HEIC and AVIF).
     public var bitDepth: Int
+    /// Whether the samples are CMYK (a 4-component JPEG, Adobe's YCCK included); decoded to sRGB BGRA.
+    public var isCMYK: Bool
+    /// HEIC and AVIF: what the container says beyond size (thumbnails, grids, transforms); nil for other formats.
+    public var heif: HEIFDetails?
+    /// The colour description, read only on request (``ImageProber/colorProfile(of:limits:)``; `darkroom probe`
+    /// and `/v1/info` fill it in): nil from a plain probe.
+    public var colorProfile: ColorProfileSummary?
 
     /// Creates a probe result.
     public init(format: ImageFileFormat, width: Int, height: Int, orientation: ExifOrientation = .up,
                 hasAlpha: Bool = false, isGrayscale: Bool = false, frameCount: Int = 1, isProgressive: Bool = false,
-                hasICCProfile: Bool = false, bitDepth: Int = 8) {
+                hasICCProfile: Bool = false, bitDepth: Int = 8, isCMYK: Bool = false, heif: HEIFDetails? = nil) {
         self.format = format
         self.width = width
         self.height = height
@@ -76,10 +85,40 @@ public struct ImageProbe: Sendable, Hashable, Codable {
         self.isProgressive = isProgressive
         self.hasICCProfile = hasICCProfile
         self.bitDepth = bitDepth
+        self.isCMYK = isCMYK
+        self.heif = heif
+        self.colorProfile = nil
     }
 
     /// Width once the orientation is applied.
     public var orientedWidth: Int { orientation.swapsDimensions ? height : width }
     /// Height once the orientation is applied.
     public var orientedHeight: Int { orientation.swapsDimensions ? width : height }
+}
+
+/// What a HEIC or AVIF container says about its primary image beyond its size.
+public struct HEIFDetails: Sendable, Hashable, Codable {
+    /// The primary image's size as coded, before `irot`/`imir`/`clap` (``ImageProbe/width`` and
+    /// ``ImageProbe/height`` are the displayed size: HEIF transformations are always applied).
+    public var codedWidth: Int
+    public var codedHeight: Int
+    /// Whether the container rotates or mirrors the coded image (`irot`, `imir`).
+    public var hasTransformations: Bool
+    /// Top-level images (items) in the file.
+    public var imageCount: Int
+    /// Sizes of the primary image's thumbnail items, largest first (iPhone HEICs carry one).
+    public var thumbnailSizes: [[Int]]
+    /// The codec: `hevc` for HEIC, `av1` for AVIF.
+    public var codec: String
+
+    /// Creates details.
+    public init(codedWidth: Int, codedHeight: Int, hasTransformations: Bool, imageCount: Int,
+                thumbnailSizes: [[Int]], codec: String) {
+        self.codedWidth = codedWidth
+        self.codedHeight = codedHeight
+        self.hasTransformations = hasTransformations
+        self.imageCount = imageCount
+        self.thumbnailSizes = thumbnailSizes
+        self.codec = codec
+    }
 }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Synchronization
 import Testing
 @testable import DarkroomCache

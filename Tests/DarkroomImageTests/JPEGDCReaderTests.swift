@@ -67,7 +67,7 @@ private func encode(width: Int, height: Int, gray: Bool, lumaH: Int32, lumaV: In
         }
     }
     var options = dr_jpeg_encode_options(quality: quality, progressive: 0, optimize: 1, luma_h: lumaH, luma_v: lumaV,
-                                         restart_rows: restartRows)
+                                         restart_rows: restartRows, icc: nil, icc_len: 0)
     var out: UnsafeMutablePointer<UInt8>? = nil
     var size = 0
     let input = gray ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA

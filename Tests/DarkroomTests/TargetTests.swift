@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
 import Foundation

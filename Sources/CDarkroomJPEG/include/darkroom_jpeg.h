@@ -124,7 +124,8 @@ const char *dr_jpeg_message(const dr_jpeg_decoder *d);
 int dr_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int input, int quality,
                    int progressive, int optimize, uint8_t **out, size_t *out_size, char *msg, size_t msg_len);
 // Encoder settings beyond dr_jpeg_encode's: luma sampling factors (1 or 2 each; chroma is 1×1, so 2×2 is 4:2:0,
-// 2×1 4:2:2, 1×1 4:4:4; ignored for gray) and a restart marker every restart_rows MCU rows (0: none).
+// 2×1 4:2:2, 1×1 4:4:4; ignored for gray), a restart marker every restart_rows MCU rows (0: none), and an ICC
+// profile to embed as APP2 ICC_PROFILE segments (icc NULL or icc_len 0: none; not copied, read during the call).
 typedef struct {
     int quality;
     int progressive;
@@ -132,6 +133,8 @@ typedef struct {
     int luma_h;
     int luma_v;
     int restart_rows;
+    const uint8_t *icc;
+    size_t icc_len;
 } dr_jpeg_encode_options;
 
 // dr_jpeg_encode with options (dr_jpeg_encode is this with luma 2×2 and no restart markers).

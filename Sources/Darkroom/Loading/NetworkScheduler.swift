@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 
 /// Admits network transfers under a total limit and a per-host limit, highest priority first (FIFO within a

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 
 /// One caller's handle on a request in flight: cancel it, or change its priority.

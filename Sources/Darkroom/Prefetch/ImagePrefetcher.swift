@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 
 /// Warms the caches for images about to be needed: a list of requests at low priority, a few at a time.

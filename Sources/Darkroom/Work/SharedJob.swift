@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 
 /// What a shared job tells its waiters: progress, previews, then exactly one final result.

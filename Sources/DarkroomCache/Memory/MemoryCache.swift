@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Synchronization
 
 /// An in-memory LRU cache with limits on total cost, entry count and age, safe to use from any thread.

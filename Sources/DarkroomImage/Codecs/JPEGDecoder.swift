@@ -39,7 +39,8 @@ struct JPEGDecoder: CodecDecoder {
         try Self.check(dr_jpeg_start(d, Int32(denominator), Int32(output.rawValue), &info), d, "starting the decode")
         let sw = Int(info.output_width), sh = Int(info.output_height)
 
-        let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh, format: working,
+        let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh,
+                                             format: isCMYK ? .bgra8Premultiplied : working,
                                              isOpaque: true, filter: options.filter, allocate: allocate)
         if destination.isDirect && !isCMYK {
             // Straight into the bitmap's rows, all in one call: no intermediate copy, and libjpeg gets the
@@ -57,10 +58,10 @@ struct JPEGDecoder: CodecDecoder {
             return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator)
         }
 
+        // CMYK rows are resampled as four plain channels; ImageDecoder converts the small result to sRGB.
         let sourceBPP = isCMYK ? 4 : working.bytesPerPixel
         let stripStride = (sw * sourceBPP + 63) & ~63
         let strip = try ScratchBuffer<UInt8>(count: stripStride * Self.stripRows, zeroed: false)
-        let converted = isCMYK ? try ScratchBuffer<UInt8>(count: sw * 4, zeroed: false) : nil
         let needed = destination.requiredRows.clamped(to: 0..<sh)
         var y = 0
         if needed.lowerBound > 0 {
@@ -73,19 +74,11 @@ struct JPEGDecoder: CodecDecoder {
             try Self.check(dr_jpeg_read_rows(d, strip.pointer, stripStride, Int32(min(Self.stripRows, needed.upperBound - y)), &read),
                            d, "decoding rows")
             guard read > 0 else { break }
-            for i in 0..<Int(read) {
-                let row = strip.pointer + i * stripStride
-                if let converted {
-                    Self.convertCMYK(row, converted.pointer, width: sw, inverted: true)
-                    destination.consume(row: converted.pointer, y: y + i)
-                } else {
-                    destination.consume(row: row, y: y + i)
-                }
-            }
+            for i in 0..<Int(read) { destination.consume(row: strip.pointer + i * stripStride, y: y + i) }
             y += Int(read)
         }
         try Self.finish(d, &info, rowsRead: y, expected: needed.upperBound, options: options)
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator)
+        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator, isCMYK: isCMYK)
     }
 
     private static func finish(_ d: OpaquePointer, _ info: inout dr_jpeg_info, rowsRead: Int, expected: Int,
@@ -97,7 +90,8 @@ struct JPEGDecoder: CodecDecoder {
         }
     }
 
-    /// Adobe CMYK/YCCK JPEGs store inverted CMYK; convert to opaque BGRA (naive, no color management).
+    /// CMYK to opaque BGRA by the device-CMYK formula browsers use when a CMYK JPEG has no profile (Adobe files,
+    /// marked by their APP14 segment, store the samples inverted).
     static func convertCMYK(_ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>, width: Int, inverted: Bool) {
         for x in 0..<width {
             var c = Int(src[4 * x]), m = Int(src[4 * x + 1]), yy = Int(src[4 * x + 2]), k = Int(src[4 * x + 3])

@@ -70,7 +70,8 @@ extension ImageProber {
         let isProgressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE
         return ImageProbe(format: .jpeg, width: width, height: height, orientation: orientation,
                           hasAlpha: false, isGrayscale: components == 1, frameCount: 1,
-                          isProgressive: isProgressive, hasICCProfile: hasICCProfile, bitDepth: precision)
+                          isProgressive: isProgressive, hasICCProfile: hasICCProfile, bitDepth: precision,
+                          isCMYK: components == 4)
     }
 
     /// Two uppercase hex digits, for messages.

@@ -11,9 +11,11 @@
 public enum ImageProber {
     /// The format named by the first bytes, or nil when they match no supported format.
     ///
-    /// JPEG is `FF D8 FF`, PNG its 8-byte signature, WebP `RIFF????WEBP`, GIF `GIF87a` or `GIF89a`.
+    /// JPEG is `FF D8 FF`, PNG its 8-byte signature, WebP `RIFF????WEBP`, GIF `GIF87a` or `GIF89a`; HEIC and
+    /// AVIF an ISO BMFF `ftyp` box whose brands name them (``isoBrandFormat(_:)``).
     public static func format(of bytes: UnsafeRawBufferPointer) -> ImageFileFormat? {
         let reader = ByteReader(bytes)
+        if let isobmff = isoBrandFormat(reader) { return isobmff }
         if let a = try? reader.u16be(0), a == 0xFFD8, let b = try? reader.u8(2), b == 0xFF { return .jpeg }
         guard let head = try? reader.u32be(0) else { return nil }
         switch head {
@@ -79,10 +81,34 @@ public enum ImageProber {
         case .png: return try probePNG(reader, limits: limits)
         case .webp: return try probeWebP(reader, limits: limits)
         case .gif: return try probeGIF(reader, isComplete: isComplete, limits: limits)
+        case .heic: return try HEIFDecoder.probe(bytes, isComplete: isComplete, limits: limits)
+        case .avif: return try AVIFDecoder.probe(bytes, isComplete: isComplete, limits: limits)
         case nil:
             if let needed = signaturePrefixLength(reader) { throw .needMoreData(atLeast: needed) }
-            throw .failed(DarkroomImageError(.unsupportedFormat, "the data is not JPEG, PNG, WebP or GIF"))
+            throw .failed(DarkroomImageError(.unsupportedFormat, "the data is not JPEG, PNG, WebP, GIF, HEIC or AVIF"))
         }
+    }
+
+    /// HEIC or AVIF from an ISO BMFF `ftyp` box: the major brand, else the compatible brands (`mif1`/`msf1`
+    /// files name the codec there). AVIF brands are `avif`/`avis`; HEIC brands `heic`, `heix`, `heim`, `heis`,
+    /// `hevc`, `hevx`, `hevm`, `hevs`.
+    static func isoBrandFormat(_ reader: ByteReader) -> ImageFileFormat? {
+        guard let size = try? reader.u32be(0), let type = try? reader.u32be(4), type == 0x6674_7970 else { return nil }  // "ftyp"
+        func classify(_ brand: Int) -> ImageFileFormat? {
+            switch brand {
+            case 0x6176_6966, 0x6176_6973: .avif  // avif, avis
+            case 0x6865_6963, 0x6865_6978, 0x6865_696D, 0x6865_6973, 0x6865_7663, 0x6865_7678, 0x6865_766D, 0x6865_7673: .heic
+            default: nil
+            }
+        }
+        guard let major = try? reader.u32be(8) else { return nil }
+        if let format = classify(major) { return format }
+        var offset = 16
+        while offset + 4 <= min(size, reader.count, 4096) {
+            if let brand = try? reader.u32be(offset), let format = classify(brand) { return format }
+            offset += 4
+        }
+        return nil
     }
 
     /// When all of `reader`'s bytes are the start of some format's magic bytes, the length that magic needs.

@@ -8,7 +8,8 @@ import DarkroomImage
 /// every coefficient (2 bytes × up to 3 samples per pixel — the 4:4:4 bound; 4:2:0 needs half); a baseline JPEG
 /// streams 16-row strips of the DCT-scaled image, or at 1/8 the shim's DC-only reader holds its planes (at most
 /// 3 bytes per 8×8 block: luma plus exact 4:2:0 chroma at 2×2 per chroma block); an interlaced PNG needs its full frame (twice for 16-bit), a
-/// plain one a few rows; a GIF its canvas; WebP (lossless decodes whole) the full ARGB frame.
+/// plain one a few rows; a GIF its canvas; WebP (lossless decodes whole) the full ARGB frame; HEIC libheif's
+/// YCbCr planes and full-size RGB(A) (an embedded thumbnail would need less); AVIF the decoded YUV planes.
 /// Cost of estimating: one header probe (a 64 KiB read at most).
 enum RenderCost {
     /// Remote sources are not probed before fetching; they count this much.
@@ -28,6 +29,11 @@ enum RenderCost {
             decoder = pixels * 4
         case .webp:
             decoder = pixels * 4
+        case .heic:
+            decoder = HEIFDecoder.workingBytes(width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth)
+        case .avif:
+            decoder = AVIFDecoder.planeBytes(width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
+                                             isGrayscale: probe.isGrayscale)
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
         return fileBytes + decoder + output

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 
 /// Runs one render per key at a time: requests for a thumbnail already being rendered wait for that render

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import Darkroom
 import DarkroomCache

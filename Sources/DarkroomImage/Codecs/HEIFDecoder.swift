@@ -1,0 +1,210 @@
+import CHeif
+
+/// HEIC (HEVC in HEIF) through libheif.
+///
+/// libheif parses the container, decodes tiles (grids included) and applies the HEIF transformations
+/// (`irot`, `imir`, `clap`; EXIF orientation is then ignored, as the HEIF specification requires), so the probe
+/// reports the displayed size. There is no scaled decode in HEVC: when the primary image has a thumbnail item at
+/// least as large as the output (iPhones write one), that is decoded instead, as ImageIO's
+/// `CreateThumbnailFromImageIfAbsent` does; otherwise the full image is decoded to 8-bit RGB(A) — its bytes and
+/// libheif's YCbCr planes counted against ``DecodeLimits/maxDecodedBytes`` before any pixel is decoded — and its
+/// rows are streamed through the resampler. 10/12-bit images come out as 8-bit.
+package struct HEIFDecoder: CodecDecoder {
+    let format = ImageFileFormat.heic
+
+    /// An open file: the context and its primary image handle, released together.
+    final class Container {
+        let context: OpaquePointer
+        let primary: OpaquePointer
+
+        init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+            guard let context = heif_context_alloc() else {
+                throw DarkroomImageError(.outOfMemory, "could not create a HEIF context")
+            }
+            heif_context_set_maximum_image_size_limit(context, Int32(clamping: limits.maxDimension))
+            var error = heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil)
+            var handle: OpaquePointer?
+            if error.code == heif_error_Ok {
+                error = heif_context_get_primary_image_handle(context, &handle)
+            }
+            guard error.code == heif_error_Ok, let handle else {
+                heif_context_free(context)
+                throw HEIFDecoder.failure(error, "reading the container")
+            }
+            self.context = context
+            self.primary = handle
+        }
+
+        deinit {
+            heif_image_handle_release(primary)
+            heif_context_free(context)
+        }
+
+        /// The primary image's thumbnail handles with their sizes, largest first. The caller releases them.
+        func thumbnails() -> [(handle: OpaquePointer, width: Int, height: Int)] {
+            let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
+            guard count > 0 else { return [] }
+            var ids = [heif_item_id](repeating: 0, count: count)
+            let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(count)))
+            var result: [(handle: OpaquePointer, width: Int, height: Int)] = []
+            for id in ids.prefix(listed) {
+                var thumb: OpaquePointer?
+                guard heif_image_handle_get_thumbnail(primary, id, &thumb).code == heif_error_Ok, let thumb else { continue }
+                result.append((thumb, Int(heif_image_handle_get_width(thumb)), Int(heif_image_handle_get_height(thumb))))
+            }
+            return result.sorted { $0.width * $0.height > $1.width * $1.height }
+        }
+    }
+
+    /// Reads the header: displayed size, alpha, bit depth, thumbnails and item count; no pixels decoded.
+    static func probe(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop) -> ImageProbe {
+        let container: Container
+        do { container = try Container(bytes, limits: limits) } catch {
+            if !isComplete { throw .needMoreData(atLeast: bytes.count * 2) }
+            throw .failed(error)
+        }
+        let h = container.primary
+        let thumbs = container.thumbnails()
+        defer { for t in thumbs { heif_image_handle_release(t.handle) } }
+        let width = Int(heif_image_handle_get_width(h)), height = Int(heif_image_handle_get_height(h))
+        let codedWidth = Int(heif_image_handle_get_ispe_width(h)), codedHeight = Int(heif_image_handle_get_ispe_height(h))
+        let details = HEIFDetails(codedWidth: codedWidth, codedHeight: codedHeight,
+                                  hasTransformations: codedWidth != width || codedHeight != height,
+                                  imageCount: Int(heif_context_get_number_of_top_level_images(container.context)),
+                                  thumbnailSizes: thumbs.map { [$0.width, $0.height] }, codec: "hevc")
+        let profileType = heif_image_handle_get_color_profile_type(h)
+        let hasICC = profileType == heif_color_profile_type_prof || profileType == heif_color_profile_type_rICC
+        return ImageProbe(format: .heic, width: width, height: height, hasAlpha: heif_image_handle_has_alpha_channel(h) != 0,
+                          hasICCProfile: hasICC, bitDepth: max(8, Int(heif_image_handle_get_luma_bits_per_pixel(h))),
+                          heif: details)
+    }
+
+    /// The primary image's `colr` box: an ICC profile (`prof`/`rICC`) or CICP (`nclx`).
+    static func readColor(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) -> ColorReading {
+        guard let container = try? Container(bytes, limits: limits) else { return .none }
+        return readColor(container.primary, limits: limits)
+    }
+
+    static func readColor(_ handle: OpaquePointer, limits: DecodeLimits) -> ColorReading {
+        let type = heif_image_handle_get_color_profile_type(handle)
+        if type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC {
+            let size = heif_image_handle_get_raw_color_profile_size(handle)
+            guard size <= limits.maxColorProfileBytes else {
+                return ColorReading(color: nil, problem:
+                    "the ICC profile of \(size) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))")
+            }
+            var data = [UInt8](repeating: 0, count: size)
+            guard size > 0, heif_image_handle_get_raw_color_profile(handle, &data).code == heif_error_Ok else {
+                return ColorReading(color: nil, problem: "the HEIF colr profile could not be read")
+            }
+            return ColorReading(color: .icc(data))
+        }
+        if type == heif_color_profile_type_nclx {
+            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return .none }
+            defer { heif_nclx_color_profile_free(nclx) }
+            let cicp = EmbeddedColor.CICP(primaries: Int(nclx.pointee.color_primaries.rawValue),
+                                          transfer: Int(nclx.pointee.transfer_characteristics.rawValue),
+                                          matrix: Int(nclx.pointee.matrix_coefficients.rawValue),
+                                          fullRange: nclx.pointee.full_range_flag != 0)
+            return cicp.isSRGB ? ColorReading(color: nil, srgbSource: .cicp) : ColorReading(color: .cicp(cicp))
+        }
+        return .none
+    }
+
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+        let container = try Container(bytes, limits: options.limits)
+        let thumbs = container.thumbnails()
+        defer { for t in thumbs { heif_image_handle_release(t.handle) } }
+        // The smallest thumbnail that still covers the output (at the shrink-on-load margin), else the primary.
+        let margin = max(options.shrinkOnLoadMargin, 1)
+        let chosen = thumbs.last {
+            Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width / Double(plan.sourceWidth)
+                && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height / Double(plan.sourceHeight)
+        }
+        let handle = chosen?.handle ?? container.primary
+        let width = chosen?.width ?? probe.width, height = chosen?.height ?? probe.height
+        let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+        let bitsPerSample = max(8, Int(heif_image_handle_get_luma_bits_per_pixel(handle)))
+        let frameBytes = Self.workingBytes(width: width, height: height, hasAlpha: hasAlpha, bitDepth: bitsPerSample)
+        guard frameBytes + plan.outputBytes(working) <= options.limits.maxDecodedBytes else {
+            throw DarkroomImageError(.limitExceeded,
+                "decoding a \(width)×\(height) HEIC needs \(frameBytes) bytes of frames, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+        }
+        guard let decodeOptions = heif_decoding_options_alloc() else {
+            throw DarkroomImageError(.outOfMemory, "could not allocate HEIF decoding options")
+        }
+        defer { heif_decoding_options_free(decodeOptions) }
+        decodeOptions.pointee.convert_hdr_to_8bit = 1
+        var image: OpaquePointer?
+        let meter = PixelMemory.allocated(frameBytes)  // libheif's frames, counted while they exist
+        defer { PixelMemory.released(frameBytes, meter: meter) }
+        let error = heif_decode_image(handle, &image, heif_colorspace_RGB,
+                                      hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, decodeOptions)
+        guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
+        defer { heif_image_release(image) }
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
+              Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height
+        else { throw DarkroomImageError(.corrupt, "libheif returned an image of an unexpected size or layout") }
+
+        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
+                                             isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
+        let premultiplied = heif_image_is_premultiplied_alpha(image) != 0
+        let row = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
+        for y in destination.requiredRows.clamped(to: 0..<height) {
+            let source = plane + y * Int(stride)
+            if hasAlpha {
+                PixelConversion.convertRow(source, from: premultiplied ? .bgra8Premultiplied : .rgba8, row.pointer,
+                                           to: .bgra8Premultiplied, width: width)
+                if premultiplied { Self.swapRedBlue(row.pointer, width: width) }
+            } else {
+                Self.rgbToBGRA(source, row.pointer, width: width)
+            }
+            destination.consume(row: row.pointer, y: y)
+        }
+        return CodecOutput(bitmap: destination.finish(), colorReading: Self.readColor(container.primary, limits: options.limits),
+                           usedEmbeddedThumbnail: chosen != nil)
+    }
+
+    /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
+    /// bytes a sample above 8 bits, plus alpha) and the interleaved 8-bit RGB(A) conversion.
+    package static func workingBytes(width: Int, height: Int, hasAlpha: Bool, bitDepth: Int) -> Int {
+        let pixels = width * height
+        let sample = bitDepth > 8 ? 2 : 1
+        return pixels * sample * (hasAlpha ? 4 : 3) + pixels * (hasAlpha ? 4 : 3)
+    }
+
+    /// RGB → opaque BGRA.
+    static func rgbToBGRA(_ source: UnsafePointer<UInt8>, _ destination: UnsafeMutablePointer<UInt8>, width: Int) {
+        for x in 0..<width {
+            destination[4 * x] = source[3 * x + 2]
+            destination[4 * x + 1] = source[3 * x + 1]
+            destination[4 * x + 2] = source[3 * x]
+            destination[4 * x + 3] = 255
+        }
+    }
+
+    /// Swaps bytes 0 and 2 of every pixel (RGBA ↔ BGRA).
+    static func swapRedBlue(_ pixels: UnsafeMutablePointer<UInt8>, width: Int) {
+        for x in 0..<width { swap(&pixels[4 * x], &pixels[4 * x + 2]) }
+    }
+
+    /// Maps a libheif error to a typed one.
+    static func failure(_ error: heif_error, _ what: String) -> DarkroomImageError {
+        let codec = error.message.map { String(cString: $0) }
+        switch error.code {
+        case heif_error_Invalid_input where error.subcode == heif_suberror_End_of_data:
+            return DarkroomImageError(.truncated, "the HEIF data ends early (\(what))", codecMessage: codec)
+        case heif_error_Unsupported_feature, heif_error_Unsupported_filetype:
+            return DarkroomImageError(.unsupportedFeature, "this HEIF variant is not supported (\(what))", codecMessage: codec)
+        case heif_error_Memory_allocation_error:
+            return DarkroomImageError(.limitExceeded, "libheif could not allocate memory (\(what))", codecMessage: codec)
+        case heif_error_Usage_error where error.subcode == heif_suberror_Security_limit_exceeded:
+            return DarkroomImageError(.limitExceeded, "the HEIF image exceeds a configured limit (\(what))", codecMessage: codec)
+        default:
+            return DarkroomImageError(.corrupt, "the HEIF data is corrupt (\(what))", codecMessage: codec)
+        }
+    }
+}

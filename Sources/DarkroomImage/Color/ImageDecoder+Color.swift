@@ -1,0 +1,83 @@
+/// What the colour step made of a codec's output.
+struct ColorOutcome {
+    var bitmap: Bitmap
+    var profile: ColorProfile?
+    var converted = false
+    var problem: String?
+}
+
+extension ImageDecoder {
+    /// Applies ``DecodeOptions/colorSpace`` to a codec's output, which is already at the output size: the cost of
+    /// a conversion scales with the thumbnail, not the source. RGB and gray bitmaps convert in place; CMYK
+    /// converts into a new BGRA bitmap from `allocate`, through its profile or, without one, the plain
+    /// device-CMYK formula browsers use for profile-less CMYK. An unusable description never fails the decode:
+    /// the pixels are left as they are (treated as sRGB) and the reason is returned.
+    static func manageColor(_ output: CodecOutput, bytes: UnsafeRawBufferPointer, probe: ImageProbe,
+                            options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> ColorOutcome {
+        let bitmap = output.bitmap
+        guard probe.hasICCProfile || output.isCMYK || output.colorReading != nil || probe.format == .png
+                || probe.format == .heic || probe.format == .avif else {
+            return ColorOutcome(bitmap: bitmap)
+        }
+        let reading = output.colorReading ?? EmbeddedColor.read(bytes, format: probe.format, limits: options.limits)
+        if output.isCMYK {
+            return try convertCMYK(bitmap, reading: reading, allocate: allocate)
+        }
+        guard let color = reading.color else { return ColorOutcome(bitmap: bitmap, problem: reading.problem) }
+        // A colour source decoded to gray (asked for Gray8) was converted to luma by the codec: nothing to manage.
+        let layout: ColorLayout
+        switch bitmap.format {
+        case .gray8 where probe.isGrayscale: layout = .gray
+        case .bgra8Premultiplied where !probe.isGrayscale: layout = bitmap.isOpaque ? .bgra : .bgraPremultiplied
+        default: return ColorOutcome(bitmap: bitmap)
+        }
+        if options.colorSpace == .original {
+            guard case .icc(let data) = color else { return ColorOutcome(bitmap: bitmap) }
+            return ColorOutcome(bitmap: bitmap, profile: ColorProfile(data: data))
+        }
+        switch ColorTransformCache.shared.conversion(for: color, layout: layout) {
+        case .identity:
+            return ColorOutcome(bitmap: bitmap)
+        case .unusable(let reason):
+            return ColorOutcome(bitmap: bitmap, problem: reason)
+        case .transform(let transform):
+            try convertInPlace(bitmap, transform)
+            return ColorOutcome(bitmap: bitmap, converted: true)
+        }
+    }
+
+    /// Converts each row of `bitmap` through a one-row scratch copy (lcms2 reads and writes separate buffers).
+    private static func convertInPlace(_ bitmap: Bitmap, _ transform: ColorTransform) throws(DarkroomImageError) {
+        let rowBytes = bitmap.width * bitmap.format.bytesPerPixel
+        let scratch = try ScratchBuffer<UInt8>(count: rowBytes, zeroed: false)
+        for y in 0..<bitmap.height {
+            let row = bitmap.row(y)
+            scratch.pointer.update(from: row.assumingMemoryBound(to: UInt8.self), count: rowBytes)
+            transform.convert(scratch.pointer, row, count: bitmap.width)
+        }
+    }
+
+    private static func convertCMYK(_ cmyk: Bitmap, reading: ColorReading,
+                                    allocate: BitmapAllocator) throws(DarkroomImageError) -> ColorOutcome {
+        let out = try Bitmap.allocate(cmyk.width, cmyk.height, .bgra8Premultiplied, true, using: allocate)
+        var problem = reading.problem
+        var transform: ColorTransform?
+        if let color = reading.color {
+            switch ColorTransformCache.shared.conversion(for: color, layout: .cmyk(inverted: reading.adobeInverted)) {
+            case .transform(let t): transform = t
+            case .identity: break
+            case .unusable(let reason): problem = reason
+            }
+        }
+        for y in 0..<cmyk.height {
+            let source = cmyk.row(y).assumingMemoryBound(to: UInt8.self)
+            let destination = out.row(y).assumingMemoryBound(to: UInt8.self)
+            if let transform {
+                transform.convert(source, destination, count: cmyk.width)
+            } else {
+                JPEGDecoder.convertCMYK(source, destination, width: cmyk.width, inverted: reading.adobeInverted)
+            }
+        }
+        return ColorOutcome(bitmap: out, converted: transform != nil, problem: problem)
+    }
+}
