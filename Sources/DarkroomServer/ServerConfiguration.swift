@@ -67,6 +67,15 @@ public struct ServerConfiguration: Sendable {
     /// coefficients when the thumbnail is ~1/16 of the source or smaller (`false`, the default: ~1.4× faster
     /// renders of 12 MP photos at 256 px, a few dB lower PSNR; see ``DecodeOptions/chromaFromDC``).
     public var exactChroma = false
+    /// Whether `format=auto` answers AVIF to clients whose `Accept` names `image/avif`. Default `false`: an AVIF
+    /// encode of a 256 px thumbnail costs several times a WebP one (docs/PERFORMANCE.md); `format=avif` works
+    /// either way.
+    public var autoAVIF = false
+    /// The AV1 encoder speed for AVIF output, 0–10. Default 8.
+    public var avifSpeed = 8
+    /// Whether thumbnails keep the source's colour profile (pixels unconverted, profile embedded) instead of being
+    /// converted to sRGB. Default `false`.
+    public var keepColorProfile = false
     /// Most images listed on the gallery page. Default 500.
     public var galleryLimit = 500
     /// Logger for requests and failures.

@@ -15,17 +15,32 @@ struct ProbeCommand: ParsableCommand {
         for path in paths {
             do throws(DarkroomImageError) {
                 let p = try ImageProber.probe(fileAt: path)
+                let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
+                let color = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0) }
                 if json {
-                    print(JSONLine.encode([
+                    var object: [String: Any] = [
                         "path": path, "format": p.format.rawValue, "width": p.width, "height": p.height,
                         "orientation": p.orientation.rawValue, "hasAlpha": p.hasAlpha, "frames": p.frameCount,
                         "progressive": p.isProgressive, "grayscale": p.isGrayscale, "hasICCProfile": p.hasICCProfile,
-                        "bitDepth": p.bitDepth,
-                    ]))
+                        "bitDepth": p.bitDepth, "cmyk": p.isCMYK,
+                    ]
+                    if let color { object["colorProfile"] = JSONLine.object(color) }
+                    if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
+                    print(JSONLine.encode(object))
                 } else {
-                    print("\(path): \(p.format.rawValue) \(p.width)x\(p.height) orientation=\(p.orientation.rawValue) "
-                          + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
-                          + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)")
+                    var line = "\(path): \(p.format.rawValue) \(p.width)x\(p.height) orientation=\(p.orientation.rawValue) "
+                        + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
+                        + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)"
+                    if p.isCMYK { line += " cmyk=yes" }
+                    if let color {
+                        line += " colour=\"\(color.description ?? color.source.rawValue)\" (\(color.model.rawValue)"
+                            + (color.isSRGB ? ", sRGB" : "") + (color.isUsable ? "" : ", unusable: \(color.problem ?? "")") + ")"
+                    }
+                    if let heif = p.heif {
+                        line += " codec=\(heif.codec) coded=\(heif.codedWidth)x\(heif.codedHeight) images=\(heif.imageCount)"
+                            + (heif.thumbnailSizes.isEmpty ? "" : " thumbnails=" + heif.thumbnailSizes.map { "\($0[0])x\($0[1])" }.joined(separator: ","))
+                    }
+                    print(line)
                 }
             } catch {
                 failed = true
@@ -46,6 +61,12 @@ enum JSONLine {
     static func encode(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An `Encodable` value as a JSON object for ``encode(_:)``.
+    static func object(_ value: some Encodable) -> Any {
+        guard let data = try? JSONEncoder().encode(value) else { return [:] as [String: Any] }
+        return (try? JSONSerialization.jsonObject(with: data)) ?? [:] as [String: Any]
     }
 
     static func error(_ e: DarkroomImageError) -> [String: Any] {

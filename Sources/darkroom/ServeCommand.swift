@@ -38,8 +38,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "JPEG colour exactly as libjpeg's 1/8 decode, also for thumbnails ~1/16 of the source (slower).")
     var exactChroma = false
+    @Flag(help: "Answer format=auto with AVIF when Accept names image/avif (AVIF encodes cost several times WebP's).")
+    var autoAvif = false
+    @Option(help: "AV1 encoder speed 0-10 for AVIF output.") var avifSpeed = 8
+    @Flag(help: "Keep each source's colour profile (pixels unconverted, profile embedded) instead of converting to sRGB.")
+    var keepColorProfile = false
 
     func validate() throws {
+        guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
@@ -67,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.renderMemoryBudget = renderMemoryMb << 20
         configuration.decodedCacheBytes = decodedCacheMb << 20
         configuration.exactChroma = exactChroma
+        configuration.autoAVIF = autoAvif
+        configuration.avifSpeed = avifSpeed
+        configuration.keepColorProfile = keepColorProfile
         configuration.limits.maxSourceBytes = maxSourceMb << 20
         configuration.limits.decode.maxInputBytes = maxSourceMb << 20
         if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }

@@ -10,20 +10,24 @@ struct ThumbCommand: ParsableCommand {
         abstract: "Write a downsampled thumbnail of each image (files, or folders searched recursively).")
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-        case auto, jpeg, png, webp
+        case auto, jpeg, png, webp, avif
     }
 
     @Argument(help: "Image files and folders.") var paths: [String]
     @Option(help: "Longest side of each thumbnail, in pixels.") var maxPixelSize: Int
     @Option(help: "Output folder (created if missing).") var out: String
-    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png or webp.") var format: OutputFormat = .auto
-    @Option(help: "Quality 1-100 for JPEG and WebP.") var quality: Int = 85
+    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png, webp or avif.") var format: OutputFormat = .auto
+    @Option(help: "Quality 1-100 for JPEG, WebP and AVIF.") var quality: Int = 85
+    @Option(help: "AVIF encoder speed 0-10 (faster is larger).") var avifSpeed: Int = 8
+    @Flag(help: "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB.")
+    var keepColorProfile = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
 
     func validate() throws {
         guard maxPixelSize > 0 else { throw ValidationError("--max-pixel-size must be positive") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1...100") }
+        guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
@@ -33,14 +37,19 @@ struct ThumbCommand: ParsableCommand {
         let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
         let failures = Mutex<[(String, DarkroomImageError)]>(plan.failures)
-        let options = DecodeOptions(size: .maxPixelSize(maxPixelSize))
-        let encodeOptions = EncodeOptions(quality: quality)
+        let options = DecodeOptions(size: .maxPixelSize(maxPixelSize), colorSpace: keepColorProfile ? .original : .sRGB)
+        let baseEncodeOptions = EncodeOptions(quality: quality, speed: avifSpeed)
         let jobs = plan.jobs
         WorkerPool.run(count: jobs.count, workers: workers) { i in
             let job = jobs[i]
             do {
                 let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
                 let image = try ImageDecoder().decode(bytes, options: options)
+                if let problem = image.colorProblem {
+                    FileHandle.standardError.write(Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
+                }
+                var encodeOptions = baseEncodeOptions
+                encodeOptions.colorProfile = image.colorProfile?.data
                 let encoded = try ImageEncoder.encode(image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
                                                       options: encodeOptions)
                 try FileBytes.writeAtomically(encoded, to: job.output(hasAlpha: !image.bitmap.isOpaque))
@@ -101,6 +110,7 @@ struct ThumbPlan {
         case .jpeg: .jpeg
         case .png: .png
         case .webp: .webp
+        case .avif: .avif
         }
         var found: [(input: String, relative: String)] = []
         for path in paths {

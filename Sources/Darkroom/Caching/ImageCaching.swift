@@ -8,12 +8,16 @@ public struct ImageContainer: Sendable {
     public var probe: ImageProbe?
     /// Whether this is a low-quality preview decoded from part of the bytes.
     public var isPreview: Bool
+    /// The ICC profile the pixels are in, when decoded with ``OutputColorSpace/original`` and the source had one
+    /// (an encoder writes it back out); nil for sRGB pixels.
+    public var colorProfile: ColorProfile?
 
     /// Creates a container.
-    public init(bitmap: Bitmap, probe: ImageProbe? = nil, isPreview: Bool = false) {
+    public init(bitmap: Bitmap, probe: ImageProbe? = nil, isPreview: Bool = false, colorProfile: ColorProfile? = nil) {
         self.bitmap = bitmap
         self.probe = probe
         self.isPreview = isPreview
+        self.colorProfile = colorProfile
     }
 
     /// Memory the pixels hold, in bytes (the memory cache's cost).

@@ -75,7 +75,10 @@ extension ImagePipeline {
         }
         do throws(DarkroomImageError) {
             let decoded = try ImageDecoder().decode(bytes, options: options)
-            return .success(ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe))
+            if let problem = decoded.colorProblem {
+                configuration.logger.notice("colour profile ignored, image treated as sRGB", metadata: ["reason": "\(problem)"])
+            }
+            return .success(ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile))
         } catch {
             let code: DarkroomError.Code = error.code == .unsupportedFormat ? .notAnImage : .decodeFailed
             return .failure(DarkroomError(code, "decode failed: \(error.message)", underlying: error))

@@ -167,6 +167,11 @@ struct InfoBody: Codable, Sendable {
     var isProgressive: Bool
     var hasICCProfile: Bool
     var bitDepth: Int
+    var isCMYK: Bool
+    /// The colour description: ICC profile (description, model, whether sRGB, usable), CICP or PNG chunks.
+    var colorProfile: ColorProfileSummary?
+    /// HEIC/AVIF: coded size, transformations, item count, thumbnail sizes, codec.
+    var heif: HEIFDetails?
 
     init(_ p: ImageProbe) {
         format = p.format.rawValue
@@ -181,5 +186,8 @@ struct InfoBody: Codable, Sendable {
         isProgressive = p.isProgressive
         hasICCProfile = p.hasICCProfile
         bitDepth = p.bitDepth
+        isCMYK = p.isCMYK
+        colorProfile = p.colorProfile
+        heif = p.heif
     }
 }

@@ -16,7 +16,7 @@ public struct RootDirectory: Sendable {
     public let path: String
 
     /// The image extensions ``listImages(limit:)`` reports, lower-cased.
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif"]
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.
     /// Cost: one `realpath` and one `stat`.
@@ -57,7 +57,8 @@ public struct RootDirectory: Sendable {
         return real
     }
 
-    /// Relative paths of the images (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`, any case) under the root, in
+    /// Relative paths of the images (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`, `.heic`, `.heif`,
+    /// `.avif`, any case) under the root, in
     /// UTF-8 byte order, at most `limit`.
     ///
     /// Skips hidden entries (names starting with `.`); does not descend into symlinked directories; a symlinked

@@ -3,22 +3,28 @@ import DarkroomImage
 /// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.
 enum OutputVariant: String, Sendable, Hashable {
     /// An explicit `format=`.
-    case jpeg, png, webp
+    case jpeg, png, webp, avif
+    /// `format=auto`, the client accepts AVIF and the server offers it (``ServerConfiguration/autoAVIF``).
+    case autoAVIF = "auto-avif"
     /// `format=auto` and the client accepts WebP.
     case autoWebP = "auto-webp"
     /// `format=auto` and it does not: JPEG, or PNG when the image has alpha.
     case autoLegacy = "auto-legacy"
 
     /// Whether the response depends on `Accept` (so it needs `Vary: Accept`).
-    var variesByAccept: Bool { self == .autoWebP || self == .autoLegacy }
+    var variesByAccept: Bool { self == .autoAVIF || self == .autoWebP || self == .autoLegacy }
 
-    /// Picks the variant for `format` and the request's `Accept` header.
-    init(_ format: ThumbnailParameters.Format, accept: String?) {
+    /// Picks the variant for `format` and the request's `Accept` header; `auto` answers AVIF only when
+    /// `offerAVIF` (its encode costs several times WebP's).
+    init(_ format: ThumbnailParameters.Format, accept: String?, offerAVIF: Bool = false) {
         switch format {
         case .jpeg: self = .jpeg
         case .png: self = .png
         case .webp: self = .webp
-        case .auto: self = Self.acceptsWebP(accept) ? .autoWebP : .autoLegacy
+        case .avif: self = .avif
+        case .auto:
+            if offerAVIF && Self.accepts("image/avif", accept) { self = .autoAVIF; return }
+            self = Self.acceptsWebP(accept) ? .autoWebP : .autoLegacy
         }
     }
 
@@ -28,17 +34,21 @@ enum OutputVariant: String, Sendable, Hashable {
         case .jpeg: .jpeg
         case .png: .png
         case .webp, .autoWebP: .webp
+        case .avif, .autoAVIF: .avif
         case .autoLegacy: hasAlpha ? .png : .jpeg
         }
     }
 
     /// True when `Accept` names `image/webp` with a non-zero quality. Wildcards (`*/*`, `image/*`) do not count:
     /// old browsers send them without decoding WebP.
-    static func acceptsWebP(_ accept: String?) -> Bool {
+    static func acceptsWebP(_ accept: String?) -> Bool { accepts("image/webp", accept) }
+
+    /// True when `Accept` names `mediaType` (lowercase) with a non-zero quality; wildcards do not count.
+    static func accepts(_ mediaType: String, _ accept: String?) -> Bool {
         guard let accept else { return false }
         for range in accept.split(separator: ",") {
             let parts = range.split(separator: ";")
-            guard let type = parts.first?.trimmingCharacters(in: .whitespaces).lowercased(), type == "image/webp"
+            guard let type = parts.first?.trimmingCharacters(in: .whitespaces).lowercased(), type == mediaType
             else { continue }
             var q = 1.0
             for p in parts.dropFirst() {

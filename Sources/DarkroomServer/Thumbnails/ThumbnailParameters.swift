@@ -16,7 +16,7 @@ public struct ThumbnailParameters: Sendable, Hashable {
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
     public enum Format: String, Sendable, Hashable, CaseIterable {
-        case auto, jpeg, png, webp
+        case auto, jpeg, png, webp, avif
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
@@ -29,7 +29,7 @@ public struct ThumbnailParameters: Sendable, Hashable {
     public var fit: Fit
     /// Output format. Default `auto`.
     public var format: Format
-    /// Lossy quality 1–100 for JPEG and WebP.
+    /// Lossy quality 1–100 for JPEG, WebP and AVIF.
     public var quality: Int
 
     /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
@@ -77,7 +77,7 @@ public struct ThumbnailParameters: Sendable, Hashable {
                 fit = f
             case "format":
                 guard let f = Format(rawValue: value) else {
-                    throw ServerError(.badRequest, "format must be auto, jpeg, png or webp, got '\(value.prefix(40))'")
+                    throw ServerError(.badRequest, "format must be auto, jpeg, png, webp or avif, got '\(value.prefix(40))'")
                 }
                 format = f
             case "q":

@@ -61,6 +61,7 @@ final class ThumbnailService: Sendable {
         pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
         pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
         pipelineConfiguration.decodeOptions.chromaFromDC = !configuration.exactChroma
+        pipelineConfiguration.decodeOptions.colorSpace = configuration.keepColorProfile ? .original : .sRGB
         pipelineConfiguration.logger = configuration.logger
         pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
@@ -77,7 +78,7 @@ final class ThumbnailService: Sendable {
     func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?) async throws(ServerError) -> Answer {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(parameters.source, root: root, remote: configuration.remote, cache: paths)
-        let variant = OutputVariant(parameters.format, accept: accept)
+        let variant = OutputVariant(parameters.format, accept: accept, offerAVIF: configuration.autoAVIF)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
         if let ifNoneMatch, Self.matches(ifNoneMatch, etag: etag) {
@@ -119,12 +120,14 @@ final class ThumbnailService: Sendable {
             } catch {
                 throw Self.serverError(error)
             }
-            guard let bitmap = response.bitmap else { throw ServerError(.internalError, "the pipeline returned no image") }
+            guard let container = response.container else { throw ServerError(.internalError, "the pipeline returned no image") }
+            let bitmap = container.bitmap
             let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
             let format = variant.fileFormat(hasAlpha: hasAlpha)
             let bytes: [UInt8]
             do throws(DarkroomImageError) {
-                bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(quality: parameters.quality))
+                bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(
+                    quality: parameters.quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
             } catch {
                 throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
             }
@@ -153,7 +156,10 @@ final class ThumbnailService: Sendable {
             switch source {
             case .file(let path, _, _):
                 do throws(DarkroomImageError) {
-                    return try ImageProber.probe(fileAt: path, limits: configuration.limits.decode)
+                    var probe = try ImageProber.probe(fileAt: path, limits: configuration.limits.decode)
+                    let bytes = try FileBytes.read(path, limit: configuration.limits.decode.maxInputBytes)
+                    probe.colorProfile = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0, limits: configuration.limits.decode) }
+                    return probe
                 } catch {
                     throw Self.serverError(DarkroomError(.decodeFailed, error.message, underlying: error))
                 }
@@ -169,7 +175,11 @@ final class ThumbnailService: Sendable {
                 }
                 let limits = configuration.limits.decode
                 let probed = bytes.withUnsafeBytes { raw in
-                    Result { () throws(DarkroomImageError) in try ImageProber.probe(raw, limits: limits) }
+                    Result { () throws(DarkroomImageError) in
+                        var probe = try ImageProber.probe(raw, limits: limits)
+                        probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
+                        return probe
+                    }
                 }
                 switch probed {
                 case .success(let probe): return probe
