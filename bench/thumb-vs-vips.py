@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """darkroom thumb vs vipsthumbnail, side by side in one run.
 
-40 twelve-megapixel JPEGs (the 5 in shared/photos/jpeg-12mp, cycled) -> 256 px JPEG files at quality 85,
+40 twelve-megapixel JPEGs (the 5 in shared/photos/jpeg-12mp, cycled) -> 256 px JPEG files at quality 85
+(or, with --ext heic / avif and --photos, the HEIC or AVIF samples: --files picks some by name),
 alternating the tools for --rounds rounds; reports the median wall time, images/s and peak RSS of each
 (/usr/bin/time %M). vipsthumbnail runs once over all files (its own thread pool) and, for a like-for-like
 use of both cores, as 2 processes in parallel (xargs -P 2, peak RSS of the larger process).
-Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--photos DIR]
+Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--photos DIR] [--ext jpg|heic|avif]
+       [--files NAME,NAME] [--size 256]
+e.g.   bench/thumb-vs-vips.py --photos ../shared/photos/heic --ext heic --files eveningglow-4032x3024-thumb320.heic,onestandsout-4032x3024-grid512.heic --count 20
 Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools).
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile
@@ -14,7 +17,8 @@ def timed(cmd, shell=False):
     # /usr/bin/time prints "<seconds> <max RSS KiB>" on the last line of stderr.
     fmt = ["/usr/bin/time", "-f", "TIME %e %M"]
     full = fmt + (["sh", "-c", cmd] if shell else cmd)
-    p = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, VIPS_WARNING="0"))
     if p.returncode != 0:
         raise SystemExit(f"failed: {' '.join(full)}\n{p.stderr[-2000:]}")
     line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()
@@ -28,10 +32,15 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--ext", default="jpg")
+    ap.add_argument("--files", default="", help="comma-separated names inside --photos (default: every *.EXT)")
     a = ap.parse_args()
     if not shutil.which("vipsthumbnail"):
         raise SystemExit("vipsthumbnail not found: apt-get install libvips-tools")
-    photos = sorted(os.path.join(a.photos, f) for f in os.listdir(a.photos) if f.lower().endswith(".jpg"))
+    names = a.files.split(",") if a.files else [f for f in os.listdir(a.photos) if f.lower().endswith("." + a.ext)]
+    photos = sorted(os.path.join(a.photos, f) for f in names)
+    if not photos:
+        raise SystemExit(f"no .{a.ext} files in {a.photos}")
     work = tempfile.mkdtemp(prefix="darkroom-vs-vips-")
     src = os.path.join(work, "src"); os.mkdir(src)
     inputs = []
@@ -52,14 +61,14 @@ def main():
                 cmd = ["vipsthumbnail", "-s", str(a.size), "-o", os.path.join(out, "%s.jpg[Q=85]")] + inputs
                 results[name].append(timed(cmd))
             else:
-                cmd = (f"ls {src}/*.jpg | xargs -P 2 -n {max(1, a.count // 2)} "
+                cmd = (f"ls {src}/*.{a.ext} | xargs -P 2 -n {max(1, a.count // 2)} "
                        f"vipsthumbnail -s {a.size} -o '{out}/%s.jpg[Q=85]'")
                 results[name].append(timed(cmd, shell=True))
             made = len(os.listdir(out))
             if made != a.count:
                 raise SystemExit(f"{name} wrote {made} files, expected {a.count}")
     summary = {"benchmark": "thumb-vs-vips", "images": a.count, "size": a.size, "rounds": a.rounds,
-               "cores": os.cpu_count()}
+               "cores": os.cpu_count(), "sources": [os.path.basename(p) for p in photos]}
     for name, runs in results.items():
         wall = statistics.median(t for t, _ in runs)
         summary[f"{name}_wall_s"] = round(wall, 3)

@@ -84,6 +84,10 @@ public struct ImageDecoder: Sendable {
         guard let codec = codecs.first(where: { $0.format == probe.format }) else {
             throw DarkroomImageError(.unsupportedFormat, "no decoder for \(probe.format.rawValue)")
         }
+        var options = options
+        // A JPEG in a wide-gamut profile: read its colour first, since the conversion magnifies DCT-scaling errors
+        // (see ImageDecoder+Color); the codec then shrinks on load less.
+        let colorReading = Self.readColorEarly(bytes, probe: probe, options: &options)
         let plan = try DecodePlan(probe: probe, options: options)
         let final = Self.outputFormat(probe, options.pixelFormat)
         // Decode gray sources as gray unless BGRA was asked for; color sources as BGRA unless gray was.
@@ -103,7 +107,9 @@ public struct ImageDecoder: Sendable {
             format == final && !orient && !probe.isCMYK ? try allocate(w, h, format, opaque)
                                                          : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
         })
-        let color = try Self.manageColor(output, bytes: bytes, probe: probe, options: options, allocate: {
+        var codecOutput = output
+        if codecOutput.colorReading == nil { codecOutput.colorReading = colorReading }
+        let color = try Self.manageColor(codecOutput, bytes: bytes, probe: probe, options: options, allocate: {
             (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
             format == final && !orient ? try allocate(w, h, format, opaque)
                                        : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)

@@ -22,6 +22,9 @@ package struct HEIFDecoder: CodecDecoder {
                 throw DarkroomImageError(.outOfMemory, "could not create a HEIF context")
             }
             heif_context_set_maximum_image_size_limit(context, Int32(clamping: limits.maxDimension))
+            // Grid tiles are decoded on the calling thread: callers decode on their own bounded pools, and
+            // libheif's tile threads would only oversubscribe the cores they already use.
+            heif_context_set_max_decoding_threads(context, 0)
             var error = heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil)
             var handle: OpaquePointer?
             if error.code == heif_error_Ok {

@@ -63,10 +63,19 @@ enum LCMSFormat {
 final class ColorTransform: @unchecked Sendable {
     private let handle: cmsHTRANSFORM
     let layout: ColorLayout
+    /// How much the transform magnifies a one-level step of its input, at most (over a grid of test colours):
+    /// wide-gamut 8-bit encodings (ProPhoto, Adobe RGB) turn small decoding errors into larger sRGB ones.
+    private(set) var amplification = 1.0
 
     init(handle: cmsHTRANSFORM, layout: ColorLayout) {
         self.handle = handle
         self.layout = layout
+    }
+
+    /// Sets ``amplification`` (only while building, before the transform is shared).
+    func measured(amplification: Double) -> ColorTransform {
+        self.amplification = amplification
+        return self
     }
 
     deinit { cmsDeleteTransform(handle) }

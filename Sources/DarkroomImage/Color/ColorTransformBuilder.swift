@@ -28,7 +28,31 @@ enum ColorTransformBuilder {
             return .unusable("lcms2 could not build a transform from the profile to sRGB")
         }
         let transform = ColorTransform(handle: handle, layout: layout)
-        return isIdentity(transform) ? .identity : .transform(transform)
+        return isIdentity(transform) ? .identity : .transform(transform.measured(amplification: amplification(transform)))
+    }
+
+    /// The largest output change per input level along any channel axis, over steps of 16 levels between mid
+    /// tones (avoiding clipped extremes): about 1.0–1.2 for Display P3, 1.5–2.5 for ProPhoto.
+    static func amplification(_ transform: ColorTransform) -> Double {
+        switch transform.layout {
+        case .cmyk, .gray: return 1
+        case .bgra, .bgraPremultiplied:
+            let levels = stride(from: 32, through: 224, by: 32).map { UInt8($0) }
+            var gain = 1.0
+            for r in levels { for g in levels { for b in levels {
+                let base: [UInt8] = [b, g, r, 255]
+                var input = base
+                for c in 0..<3 { var p = base; p[c] += 16; input += p }
+                var output = [UInt8](repeating: 0, count: input.count)
+                transform.convert(input, &output, count: 4)
+                for step in 1...3 {
+                    for c in 0..<3 {
+                        gain = max(gain, Double(abs(Int(output[4 * step + c]) - Int(output[c]))) / 16)
+                    }
+                }
+            } } }
+            return gain
+        }
     }
 
     /// Whether `transform` moves no test colour by more than one level (never for CMYK).

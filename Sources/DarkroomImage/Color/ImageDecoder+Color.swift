@@ -7,6 +7,26 @@ struct ColorOutcome {
 }
 
 extension ImageDecoder {
+    /// How much a transform may magnify input steps before a JPEG is shrunk on load only to twice the output:
+    /// Display P3 measures 3.1 (left alone: 45.7 dB against Pillow + ImageCms at 256 px), Adobe RGB 4.2 and
+    /// ProPhoto 6.2 (36.8 and 40.6 dB from 1/8 DCT scaling, 41.5 and 47.9 dB from 1/4; docs/PERFORMANCE.md).
+    static let wideGamutAmplification = 4.0
+
+    /// For a JPEG with an embedded profile converted to sRGB: reads the colour description before decoding and,
+    /// when its transform magnifies errors (``wideGamutAmplification``), raises the shrink-on-load margin to 2.
+    /// Returns the reading so it is not read twice; nil for everything else (read after decoding, if needed).
+    static func readColorEarly(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe,
+                               options: inout DecodeOptions) -> ColorReading? {
+        guard probe.format == .jpeg, probe.hasICCProfile, !probe.isCMYK, !probe.isGrayscale,
+              options.colorSpace == .sRGB else { return nil }
+        let reading = EmbeddedColor.readJPEG(bytes, maxBytes: options.limits.maxColorProfileBytes)
+        if let color = reading.color, case .transform(let transform) = ColorTransformCache.shared.conversion(for: color, layout: .bgra),
+           transform.amplification >= wideGamutAmplification {
+            options.shrinkOnLoadMargin = max(options.shrinkOnLoadMargin, 2)
+        }
+        return reading
+    }
+
     /// Applies ``DecodeOptions/colorSpace`` to a codec's output, which is already at the output size: the cost of
     /// a conversion scales with the thumbnail, not the source. RGB and gray bitmaps convert in place; CMYK
     /// converts into a new BGRA bitmap from `allocate`, through its profile or, without one, the plain

@@ -80,6 +80,8 @@ struct BenchDecodeCommand: ParsableCommand {
             }
         }
 
+        let colorRows = try FormatBench.colorRows(root: root, size: size, iterations: iterations, decoder: decoder)
+        let heifRows = try FormatBench.heifRows(root: root, size: size, iterations: iterations, decoder: decoder)
         let summary: [String: Any] = [
             "benchmark": "decode", "iterations": iterations, "thumb_size": size, "files": jpegs.count,
             "jpeg_full_decode_ms": mean(full), "turbojpeg_full_decode_ms": mean(tjFull),
@@ -89,7 +91,7 @@ struct BenchDecodeCommand: ParsableCommand {
             "psnr_db_min": psnrs.min() ?? 0, "psnr_db_max": psnrs.max() ?? 0,
             "exact_chroma_thumb_ms": mean(exactThumb), "exact_chroma_psnr_db_min": exactPSNRs.min() ?? 0,
             "exact_chroma_psnr_db_max": exactPSNRs.max() ?? 0,
-            "jpeg": perFile, "png": pngResults, "webp": webpResults,
+            "jpeg": perFile, "png": pngResults, "webp": webpResults, "icc": colorRows, "heif": heifRows,
         ]
         if json {
             print(JSONLine.encode(summary))
@@ -102,6 +104,16 @@ struct BenchDecodeCommand: ParsableCommand {
                          peaks.max() ?? 0, 4032 * 3024 * 4, psnrs.min() ?? 0, psnrs.max() ?? 0))
             print(String(format: "  with exact chroma (chromaFromDC false): %.2f ms, PSNR %.1f–%.1f dB",
                          mean(exactThumb), exactPSNRs.min() ?? 0, exactPSNRs.max() ?? 0))
+            for r in colorRows {
+                print(String(format: "%@ → %d px: %.2f ms converted to sRGB, %.2f ms unconverted (%+.1f %%)", r["file"] as! String,
+                             size, r["thumb_srgb_ms"] as! Double, r["thumb_unconverted_ms"] as! Double, r["overhead_percent"] as! Double))
+            }
+            for r in heifRows {
+                print(String(format: "%@ → %d px: %.2f ms%@; encode AVIF %.2f ms (speed 8), %.2f ms (speed 6), WebP %.2f ms",
+                             r["file"] as! String, size, r["thumb_ms"] as! Double,
+                             (r["embedded_thumbnail"] as! Bool) ? " (thumbnail item)" : "", r["avif_encode_speed8_ms"] as! Double,
+                             r["avif_encode_speed6_ms"] as! Double, r["webp_encode_ms"] as! Double))
+            }
             for r in pngResults + webpResults {
                 print(String(format: "%@ → %d px: %.2f ms, peak decoded %d bytes", r["file"] as! String, size,
                              r["thumb_ms"] as! Double, r["peak_decoded_bytes"] as! Int))

@@ -1,0 +1,64 @@
+import DarkroomImage
+import Foundation
+
+/// `darkroom bench decode`'s colour and HEIF/AVIF rows: what converting to sRGB adds to a thumbnail, and the
+/// HEIC/AVIF thumbnail and AVIF encode times.
+enum FormatBench {
+    /// Each `icc/` sample to a thumbnail converting to sRGB against the same decode keeping the stored pixels
+    /// (`.original`: no conversion), interleaved; the overhead is the difference of the medians.
+    static func colorRows(root: String, size: Int, iterations: Int, decoder: ImageDecoder) throws -> [[String: Any]] {
+        var rows: [[String: Any]] = []
+        for path in SamplePhotos.files(in: root + "/icc") {
+            let bytes = try FileBytes.read(path)
+            guard let probe = try? ImageProber.probe(bytes.withUnsafeBytes { $0 }) else { continue }  // skip the manifest, scripts
+            let managed = DecodeOptions(size: .maxPixelSize(size))
+            // CMYK is always converted: its baseline is the profile ignored (the plain device-CMYK formula).
+            let baseline = probe.isCMYK ? DecodeOptions(size: .maxPixelSize(size), limits: DecodeLimits(maxColorProfileBytes: 0))
+                                        : DecodeOptions(size: .maxPixelSize(size), colorSpace: .original)
+            _ = try decoder.decode(bytes, options: managed)  // builds and caches the transform, as a server's first request does
+            var converted = [Double](), plain = [Double]()
+            for i in 0..<max(5, iterations) {
+                let pair: [() throws -> Void] = [
+                    { converted.append(try time { _ = try decoder.decode(bytes, options: managed) }) },
+                    { plain.append(try time { _ = try decoder.decode(bytes, options: baseline) }) },
+                ]
+                for step in (i % 2 == 0 ? pair : pair.reversed()) { try step() }
+            }
+            let c = median(converted), p = median(plain)
+            rows.append(["file": (path as NSString).lastPathComponent, "size": "\(probe.width)x\(probe.height)",
+                         "thumb_srgb_ms": c, "thumb_unconverted_ms": p, "overhead_percent": (c - p) / p * 100])
+        }
+        return rows
+    }
+
+    /// HEIC and AVIF samples to thumbnails, and each thumbnail encoded as AVIF (speed 8 and 6) and WebP.
+    static func heifRows(root: String, size: Int, iterations: Int, decoder: ImageDecoder) throws -> [[String: Any]] {
+        var rows: [[String: Any]] = []
+        for path in SamplePhotos.files(in: root + "/heic") + SamplePhotos.files(in: root + "/avif") {
+            let bytes = try FileBytes.read(path)
+            guard (try? ImageProber.probe(bytes.withUnsafeBytes { $0 })) != nil else { continue }
+            var decodes = [Double](), avif8 = [Double](), avif6 = [Double](), webp = [Double]()
+            var thumb: DecodedImage?
+            for _ in 0..<max(3, iterations / 2) {
+                decodes.append(try time { thumb = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
+            }
+            guard let thumb else { continue }
+            var sizes = [String: Int]()
+            for _ in 0..<max(3, iterations / 2) {
+                avif8.append(try time { sizes["avif_speed8_bytes"] = try ImageEncoder.encode(thumb.bitmap, as: .avif).count })
+                avif6.append(try time {
+                    sizes["avif_speed6_bytes"] = try ImageEncoder.encode(thumb.bitmap, as: .avif, options: EncodeOptions(speed: 6)).count
+                })
+                webp.append(try time { sizes["webp_bytes"] = try ImageEncoder.encode(thumb.bitmap, as: .webp).count })
+            }
+            var row: [String: Any] = ["file": (path as NSString).lastPathComponent, "thumb_ms": median(decodes),
+                                      "thumb_size": "\(thumb.bitmap.width)x\(thumb.bitmap.height)",
+                                      "embedded_thumbnail": thumb.usedEmbeddedThumbnail,
+                                      "avif_encode_speed8_ms": median(avif8), "avif_encode_speed6_ms": median(avif6),
+                                      "webp_encode_ms": median(webp)]
+            for (k, v) in sizes { row[k] = v }
+            rows.append(row)
+        }
+        return rows
+    }
+}
