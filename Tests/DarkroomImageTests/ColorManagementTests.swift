@@ -195,6 +195,69 @@ struct ColorManagementTests {
         #expect(try denominator("prophoto-eveningglow-2560x1600.jpg", .original) == 8)
     }
 
+    @Test("lcms2 converting in place gives the same bytes as converting into a separate buffer", arguments: [true, false])
+    func inPlace(opaque: Bool) throws {
+        // Given random pixels (premultiplied when not opaque) and the ProPhoto transform
+        var rng = SplitMix64(state: 3)
+        let bitmap = try Bitmap(width: 97, height: 13, format: .bgra8Premultiplied, isOpaque: opaque)
+        for y in 0..<13 {
+            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<97 {
+                let a = opaque ? 255 : UInt8.random(in: 0...255, using: &rng)
+                for c in 0..<3 { row[4 * x + c] = UInt8.random(in: 0...a, using: &rng) }
+                row[4 * x + 3] = a
+            }
+        }
+        let profile = try TestPhotos.bytes("icc/profiles/ProPhotoRGB-ROMM-v2.icc")
+        guard case .transform(let transform) = ColorTransformCache.shared.conversion(
+            for: .icc(profile), layout: opaque ? .bgra : .bgraPremultiplied) else { Issue.record("no transform"); return }
+        // When it is converted row by row into a separate buffer, and in place
+        var separate = [[UInt8]]()
+        for y in 0..<13 {
+            var out = [UInt8](repeating: 0, count: 97 * 4)
+            transform.convert(bitmap.row(y), &out, count: 97)
+            separate.append(out)
+        }
+        transform.convertWithLCMS(bitmap)
+        // Then the bytes agree exactly, alpha included
+        for y in 0..<13 {
+            #expect(Array(UnsafeBufferPointer(start: bitmap.row(y).assumingMemoryBound(to: UInt8.self), count: 97 * 4)) == separate[y])
+        }
+    }
+
+    @Test("the matrix/TRC kernel agrees with lcms2 within one level on every level of every channel",
+          arguments: ["DisplayP3-v2.icc", "AdobeRGB1998-compatible-v2.icc", "ProPhotoRGB-ROMM-v2.icc"])
+    func kernelMatchesLCMS(profile: String) throws {
+        // Given an opaque bitmap holding all 256 levels per channel, crossed with a coarse grid of the others
+        let levels = Array(0...255)
+        let bitmap = try Bitmap(width: 256, height: 3 * 9 * 9, format: .bgra8Premultiplied, isOpaque: true)
+        var y = 0
+        for channel in 0..<3 { for a in stride(from: 0, through: 256, by: 32) { for b in stride(from: 0, through: 256, by: 32) {
+            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in levels {
+                row[4 * x + channel] = UInt8(x)
+                row[4 * x + (channel + 1) % 3] = UInt8(min(a, 255))
+                row[4 * x + (channel + 2) % 3] = UInt8(min(b, 255))
+                row[4 * x + 3] = 255
+            }
+            y += 1
+        } } }
+        let copy = try bitmap.converted(to: .bgra8Premultiplied)
+        guard case .transform(let transform) = ColorTransformCache.shared.conversion(
+            for: .icc(try TestPhotos.bytes("icc/profiles/" + profile)), layout: .bgra) else { Issue.record("no transform"); return }
+        #expect(transform.kernel != nil)
+        // When one copy goes through the kernel and the other through lcms2
+        transform.convertInPlace(bitmap)
+        transform.convertWithLCMS(copy)
+        // Then no byte differs by more than one
+        var worst = 0
+        for y in 0..<bitmap.height {
+            let a = bitmap.row(y).assumingMemoryBound(to: UInt8.self), b = copy.row(y).assumingMemoryBound(to: UInt8.self)
+            for i in 0..<(256 * 4) { worst = max(worst, abs(Int(a[i]) - Int(b[i]))) }
+        }
+        #expect(worst <= 1, "\(profile): \(worst) levels")
+    }
+
     @Test("transforms are built once per profile and layout")
     func transformCache() throws {
         let cache = ColorTransformCache(capacity: 2)

@@ -66,10 +66,13 @@ final class ColorTransform: @unchecked Sendable {
     /// How much the transform magnifies a one-level step of its input, at most (over a grid of test colours):
     /// wide-gamut 8-bit encodings (ProPhoto, Adobe RGB) turn small decoding errors into larger sRGB ones.
     private(set) var amplification = 1.0
+    /// The specialised arithmetic for opaque BGRA from an RGB matrix/TRC profile (nil: lcms2 does it all).
+    let kernel: MatrixShaperKernel?
 
-    init(handle: cmsHTRANSFORM, layout: ColorLayout) {
+    init(handle: cmsHTRANSFORM, layout: ColorLayout, kernel: MatrixShaperKernel? = nil) {
         self.handle = handle
         self.layout = layout
+        self.kernel = layout == .bgra ? kernel : nil
     }
 
     /// Sets ``amplification`` (only while building, before the transform is shared).
@@ -83,6 +86,25 @@ final class ColorTransform: @unchecked Sendable {
     /// Converts `count` pixels from `source` to `destination` (which must not overlap).
     func convert(_ source: UnsafeRawPointer, _ destination: UnsafeMutableRawPointer, count: Int) {
         cmsDoTransform(handle, source, destination, UInt32(count))
+    }
+
+    /// Converts every row of `bitmap` in place, in one lcms2 call. In place is exact for layouts whose input
+    /// and output pixels have the same size (every layout but CMYK): lcms2 reads each pixel before it writes it
+    /// (a test compares it with a separate output buffer).
+    func convertInPlace(_ bitmap: Bitmap) {
+        precondition(layout != .cmyk(inverted: false) && layout != .cmyk(inverted: true))
+        if let kernel {
+            kernel.convert(bitmap)
+            return
+        }
+        convertWithLCMS(bitmap)
+    }
+
+    /// ``convertInPlace(_:)`` always through lcms2 (for comparisons with the kernel).
+    func convertWithLCMS(_ bitmap: Bitmap) {
+        let base = bitmap.storage.baseAddress
+        cmsDoTransformLineStride(handle, base, base, UInt32(bitmap.width), UInt32(bitmap.height),
+                                 UInt32(bitmap.bytesPerRow), UInt32(bitmap.bytesPerRow), 0, 0)
     }
 }
 

@@ -22,12 +22,15 @@ enum ColorTransformBuilder {
             return .unusable("lcms2 could not create the sRGB profile")
         }
         defer { cmsCloseProfile(destination) }
-        let flags = UInt32(cmsFLAGS_NOCACHE | cmsFLAGS_BLACKPOINTCOMPENSATION | cmsFLAGS_COPY_ALPHA)
+        // Black point compensation matters only where the source's black is not 0 (CMYK, LUT profiles); on
+        // RGB it would keep lcms2 from joining matrix/TRC profiles into its fast matrix-shaper form.
+        let bpc = layout == .gray || layout == .bgra || layout == .bgraPremultiplied ? 0 : cmsFLAGS_BLACKPOINTCOMPENSATION
+        let flags = UInt32(cmsFLAGS_NOCACHE | bpc | cmsFLAGS_COPY_ALPHA)
         guard let handle = cmsCreateTransform(source, layout.inputFormat, destination, layout.outputFormat,
                                               UInt32(INTENT_RELATIVE_COLORIMETRIC), flags) else {
             return .unusable("lcms2 could not build a transform from the profile to sRGB")
         }
-        let transform = ColorTransform(handle: handle, layout: layout)
+        let transform = ColorTransform(handle: handle, layout: layout, kernel: MatrixShaperKernel(profile: source))
         return isIdentity(transform) ? .identity : .transform(transform.measured(amplification: amplification(transform)))
     }
 

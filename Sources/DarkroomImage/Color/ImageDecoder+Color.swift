@@ -61,19 +61,8 @@ extension ImageDecoder {
         case .unusable(let reason):
             return ColorOutcome(bitmap: bitmap, problem: reason)
         case .transform(let transform):
-            try convertInPlace(bitmap, transform)
+            transform.convertInPlace(bitmap)
             return ColorOutcome(bitmap: bitmap, converted: true)
-        }
-    }
-
-    /// Converts each row of `bitmap` through a one-row scratch copy (lcms2 reads and writes separate buffers).
-    private static func convertInPlace(_ bitmap: Bitmap, _ transform: ColorTransform) throws(DarkroomImageError) {
-        let rowBytes = bitmap.width * bitmap.format.bytesPerPixel
-        let scratch = try ScratchBuffer<UInt8>(count: rowBytes, zeroed: false)
-        for y in 0..<bitmap.height {
-            let row = bitmap.row(y)
-            scratch.pointer.update(from: row.assumingMemoryBound(to: UInt8.self), count: rowBytes)
-            transform.convert(scratch.pointer, row, count: bitmap.width)
         }
     }
 

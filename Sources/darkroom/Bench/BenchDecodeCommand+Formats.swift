@@ -8,9 +8,9 @@ enum FormatBench {
     /// (`.original`: no conversion), interleaved; the overhead is the difference of the medians.
     static func colorRows(root: String, size: Int, iterations: Int, decoder: ImageDecoder) throws -> [[String: Any]] {
         var rows: [[String: Any]] = []
-        for path in SamplePhotos.files(in: root + "/icc") {
+        for path in images(in: root + "/icc") {
             let bytes = try FileBytes.read(path)
-            guard let probe = try? ImageProber.probe(bytes.withUnsafeBytes { $0 }) else { continue }  // skip the manifest, scripts
+            let probe = try bytes.withUnsafeBytes { raw throws(DarkroomImageError) in try ImageProber.probe(raw) }
             let managed = DecodeOptions(size: .maxPixelSize(size))
             // CMYK is always converted: its baseline is the profile ignored (the plain device-CMYK formula).
             let baseline = probe.isCMYK ? DecodeOptions(size: .maxPixelSize(size), limits: DecodeLimits(maxColorProfileBytes: 0))
@@ -31,12 +31,16 @@ enum FormatBench {
         return rows
     }
 
+    /// The image files of a sample folder (not its scripts, manifest or sub-folders).
+    static func images(in folder: String) -> [String] {
+        SamplePhotos.files(in: folder).filter { ["jpg", "png", "webp", "heic", "avif"].contains(($0 as NSString).pathExtension) }
+    }
+
     /// HEIC and AVIF samples to thumbnails, and each thumbnail encoded as AVIF (speed 8 and 6) and WebP.
     static func heifRows(root: String, size: Int, iterations: Int, decoder: ImageDecoder) throws -> [[String: Any]] {
         var rows: [[String: Any]] = []
-        for path in SamplePhotos.files(in: root + "/heic") + SamplePhotos.files(in: root + "/avif") {
+        for path in images(in: root + "/heic") + images(in: root + "/avif") {
             let bytes = try FileBytes.read(path)
-            guard (try? ImageProber.probe(bytes.withUnsafeBytes { $0 })) != nil else { continue }
             var decodes = [Double](), avif8 = [Double](), avif6 = [Double](), webp = [Double]()
             var thumb: DecodedImage?
             for _ in 0..<max(3, iterations / 2) {
