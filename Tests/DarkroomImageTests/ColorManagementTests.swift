@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 import Testing
 @testable import DarkroomImage
@@ -256,6 +257,25 @@ struct ColorManagementTests {
             for i in 0..<(256 * 4) { worst = max(worst, abs(Int(a[i]) - Int(b[i]))) }
         }
         #expect(worst <= 1, "\(profile): \(worst) levels")
+    }
+
+    @Test("decodes on many threads at once share the transform cache and give the serial result")
+    func concurrentDecodes() throws {
+        // Given three samples decoded once serially with a cold cache for their profiles
+        let files = ["icc/displayp3-kite-1280x800.png", "icc/prophoto-eveningglow-2560x1600.jpg", "icc/cmyk-fogra39-bythewater-2560x1600.jpg"]
+        let inputs = try files.map { try TestPhotos.bytes($0) }
+        let serial = try inputs.map { try decoder.decode($0, options: DecodeOptions(size: .maxPixelSize(96))).bitmap }
+        // When 24 decodes run on concurrent threads
+        let results = Locked([Int: Bitmap]())
+        DispatchQueue.concurrentPerform(iterations: 24) { i in
+            if let b = try? ImageDecoder().decode(inputs[i % 3], options: DecodeOptions(size: .maxPixelSize(96))).bitmap {
+                results.withLock { $0[i] = b }
+            }
+        }
+        // Then every one equals its serial decode
+        let all = results.withLock { $0 }
+        #expect(all.count == 24)
+        for (i, b) in all { #expect(b.pixelsEqual(serial[i % 3]), "\(files[i % 3]) \(PixelCompare.psnr(b, serial[i % 3])) dB") }
     }
 
     @Test("transforms are built once per profile and layout")

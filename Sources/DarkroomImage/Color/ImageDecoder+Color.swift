@@ -83,6 +83,8 @@ extension ImageDecoder {
             let destination = out.row(y).assumingMemoryBound(to: UInt8.self)
             if let transform {
                 transform.convert(source, destination, count: cmyk.width)
+                // lcms2 writes no alpha from a source without one: the output is opaque.
+                for x in 0..<cmyk.width { destination[4 * x + 3] = 255 }
             } else {
                 JPEGDecoder.convertCMYK(source, destination, width: cmyk.width, inverted: reading.adobeInverted)
             }
