@@ -278,6 +278,41 @@ struct ColorManagementTests {
         for (i, b) in all { #expect(b.pixelsEqual(serial[i % 3]), "\(files[i % 3]) \(PixelCompare.psnr(b, serial[i % 3])) dB") }
     }
 
+    @Test("PNG gAMA/cHRM without a profile are converted; an sRGB chunk or gAMA 1/2.2 alone are left as they are")
+    func pngChunks() throws {
+        // Given one PNG written three ways: with gAMA 1.0 (linear), with sRGB, with gAMA 45455 only
+        let bitmap = try PixelCompare.synthetic(width: 64, height: 16)
+        let png = try ImageEncoder.encode(bitmap, as: .png)
+        let linear = Self.inserting(chunk: "gAMA", payload: [0, 1, 0x86, 0xA0], into: png)  // 100000
+        let srgb = Self.inserting(chunk: "sRGB", payload: [0], into: png)
+        let gamma22 = Self.inserting(chunk: "gAMA", payload: [0, 0, 0xB1, 0x8F], into: png)  // 45455
+        // When each is decoded
+        let l = try decoder.decode(linear), s = try decoder.decode(srgb), g = try decoder.decode(gamma22)
+        // Then only the linear one is converted (brighter: linear mid-tones are lighter in sRGB)
+        #expect(l.convertedToSRGB && !s.convertedToSRGB && !g.convertedToSRGB)
+        #expect(s.bitmap.pixelsEqual(bitmap) && g.bitmap.pixelsEqual(bitmap))
+        let x = 20, before = bitmap.row(8).load(fromByteOffset: 4 * x + 1, as: UInt8.self)
+        let after = l.bitmap.row(8).load(fromByteOffset: 4 * x + 1, as: UInt8.self)
+        #expect(after > before, "\(before) → \(after)")
+        #expect(linear.withUnsafeBytes { ImageProber.colorProfile(of: $0) }?.source == .pngChunks)
+        #expect(srgb.withUnsafeBytes { ImageProber.colorProfile(of: $0) }?.isSRGB == true)
+    }
+
+    /// `png` with a chunk inserted right after IHDR (with its CRC).
+    static func inserting(chunk type: String, payload: [UInt8], into png: [UInt8]) -> [UInt8] {
+        let body = Array(type.utf8) + payload
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in body {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        crc = ~crc
+        let length = UInt32(payload.count)
+        let bigEndian: (UInt32) -> [UInt8] = { v in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let ihdrEnd = 8 + 8 + 13 + 4
+        return Array(png[0..<ihdrEnd]) + bigEndian(length) + body + bigEndian(crc) + Array(png[ihdrEnd...])
+    }
+
     @Test("transforms are built once per profile and layout")
     func transformCache() throws {
         let cache = ColorTransformCache(capacity: 2)

@@ -18,4 +18,21 @@ struct RenderCostTests {
         #expect(cost >= 3_000_000 + 504 * 378 * 3 + 256 * 192 * 4 * 2)
         #expect(cost < 3_000_000 + 2_000_000, "an estimate, not a full-image allocation: \(cost)")
     }
+
+    @Test("HEIC and AVIF estimates count the full-size decode the codecs need, measured against PixelMemory")
+    func heifFormats() throws {
+        let parameters = try ThumbnailParameters(query: [("src", "a"), ("w", "512"), ("h", "512")], limits: ServerConfiguration.Limits())
+        for sample in ["heic/onestandsout-4032x3024-grid512.heic", "avif/path-4032x3024.avif"] {
+            // Given a 12 MP HEIC / AVIF header
+            let path = ServerHarness.photos + "/" + sample
+            let probe = try ImageProber.probe(fileAt: path)
+            let bytes = try FileBytes.read(path)
+            // When it is estimated and then decoded to 512 px (too large for the HEIC's thumbnail item)
+            let cost = RenderCost.estimate(probe: probe, fileBytes: bytes.count, parameters: parameters)
+            let (_, meter) = try PixelMemory.measure { try ImageDecoder().decode(bytes, options: DecodeOptions(size: .fit(width: 512, height: 512))) }
+            // Then the estimate covers what the decode counted, and is of the full image's order
+            #expect(cost >= meter.peakBytes, "\(sample): estimate \(cost) < measured \(meter.peakBytes)")
+            #expect(cost >= 4032 * 3024 * 3 / 2, "\(sample): \(cost)")
+        }
+    }
 }
