@@ -93,6 +93,31 @@ struct HEIFAVIFTests {
         #expect(!grid.usedEmbeddedThumbnail && grid.bitmap.width == 1024 && grid.bitmap.height == 768)
     }
 
+    @Test("converting libheif's YCbCr planes row by row matches libheif's own RGB conversion on every HEIC sample")
+    func planesMatchLibheif() throws {
+        let files = TestPhotos.files("heic").filter { $0.hasSuffix(".heic") }
+        #expect(files.count == 6)
+        for path in files {
+            // Given each sample decoded to 384 px both ways
+            let bytes = try TestPhotos.bytes(path)
+            let probe = try bytes.withUnsafeBytes { try ImageProber.probe($0) }
+            let options = DecodeOptions(size: .maxPixelSize(384))
+            let plan = try DecodePlan(probe: probe, options: options)
+            func decode(_ codec: HEIFDecoder) throws -> Bitmap {
+                try bytes.withUnsafeBytes { raw in
+                    try codec.decode(raw, probe: probe, plan: plan, working: .bgra8Premultiplied, options: options,
+                                     allocate: Bitmap.allocateOnHeap).bitmap
+                }
+            }
+            let planes = try decode(HEIFDecoder())
+            let libheif = try decode(HEIFDecoder(convertsPlanes: false))
+            // Then they agree closely (chroma upsampling and rounding differ), alpha included
+            let psnr = PixelCompare.psnr(planes, libheif)
+            #expect(psnr >= 40, "\((path as NSString).lastPathComponent): \(psnr) dB")
+            #expect(planes.isOpaque == libheif.isOpaque)
+        }
+    }
+
     @Test("truncated and corrupt HEIC/AVIF files fail with typed errors", arguments: ["heic/summer_1am-2560x1600.heic", "avif/bythewater-2560x1600.avif"])
     func damaged(path: String) throws {
         let bytes = try TestPhotos.bytes(path)

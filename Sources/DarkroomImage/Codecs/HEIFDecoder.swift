@@ -11,6 +11,9 @@ import CHeif
 /// rows are streamed through the resampler. 10/12-bit images come out as 8-bit.
 package struct HEIFDecoder: CodecDecoder {
     let format = ImageFileFormat.heic
+    /// Whether the decoder's YCbCr planes are converted here, row by row (the default), rather than by libheif
+    /// into a full-size RGB image (kept for the layouts the planes path does not take, and for comparisons).
+    var convertsPlanes = true
 
     /// An open file: the context and its primary image handle, released together.
     final class Container {
@@ -139,24 +142,43 @@ package struct HEIFDecoder: CodecDecoder {
             throw DarkroomImageError(.outOfMemory, "could not allocate HEIF decoding options")
         }
         defer { heif_decoding_options_free(decodeOptions) }
-        decodeOptions.pointee.convert_hdr_to_8bit = 1
-        var image: OpaquePointer?
         let meter = PixelMemory.allocated(frameBytes)  // libheif's frames, counted while they exist
         defer { PixelMemory.released(frameBytes, meter: meter) }
-        let error = heif_decode_image(handle, &image, heif_colorspace_RGB,
-                                      hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, decodeOptions)
+        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
+                                             isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
+        let rows = destination.requiredRows.clamped(to: 0..<height)
+        let row = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
+        let colorReading = Self.readColor(container.primary, limits: options.limits)
+        // The decoder's own planes, converted a row at a time; libheif's RGB conversion only for what that
+        // does not cover (premultiplied alpha, unknown matrices). YCbCr 4:2:0 is asked for explicitly: left to
+        // choose, libheif 1.15 assembles grid images as planar RGB.
+        var image: OpaquePointer?
+        var error: heif_error
+        if convertsPlanes {
+            error = heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_420, decodeOptions)
+            guard error.code == heif_error_Ok, let planar = image else { throw Self.failure(error, "decoding") }
+            if let converter = Self.planes(planar, handle: handle, hasAlpha: hasAlpha, width: width, height: height) {
+                defer { heif_image_release(planar) }
+                for y in rows {
+                    converter.convert(row: y, width: width, into: row.pointer)
+                    destination.consume(row: row.pointer, y: y)
+                }
+                return CodecOutput(bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
+            }
+            heif_image_release(planar)
+            image = nil
+        }
+        decodeOptions.pointee.convert_hdr_to_8bit = 1
+        error = heif_decode_image(handle, &image, heif_colorspace_RGB,
+                                  hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, decodeOptions)
         guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
         defer { heif_image_release(image) }
         var stride: Int32 = 0
         guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
               Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height
         else { throw DarkroomImageError(.corrupt, "libheif returned an image of an unexpected size or layout") }
-
-        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
-                                             isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
         let premultiplied = heif_image_is_premultiplied_alpha(image) != 0
-        let row = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
-        for y in destination.requiredRows.clamped(to: 0..<height) {
+        for y in rows {
             let source = plane + y * Int(stride)
             if hasAlpha {
                 PixelConversion.convertRow(source, from: premultiplied ? .bgra8Premultiplied : .rgba8, row.pointer,
@@ -167,8 +189,47 @@ package struct HEIFDecoder: CodecDecoder {
             }
             destination.consume(row: row.pointer, y: y)
         }
-        return CodecOutput(bitmap: destination.finish(), colorReading: Self.readColor(container.primary, limits: options.limits),
-                           usedEmbeddedThumbnail: chosen != nil)
+        return CodecOutput(bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
+    }
+
+    /// A row converter over a decoded YCbCr image's planes, or nil when it is another layout.
+    static func planes(_ image: OpaquePointer, handle: OpaquePointer, hasAlpha: Bool, width: Int, height: Int) -> YCbCrRows? {
+        guard heif_image_get_colorspace(image) == heif_colorspace_YCbCr,
+              Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height,
+              !hasAlpha || heif_image_is_premultiplied_alpha(image) == 0 else { return nil }
+        let shift: (Int, Int)
+        switch heif_image_get_chroma_format(image) {
+        case heif_chroma_420: shift = (1, 1)
+        case heif_chroma_422: shift = (1, 0)
+        case heif_chroma_444: shift = (0, 0)
+        default: return nil
+        }
+        let depth = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_Y))
+        func plane(_ channel: heif_channel, _ w: Int, _ h: Int) -> YCbCrRows.Plane? {
+            var stride: Int32 = 0
+            guard let base = heif_image_get_plane_readonly(image, channel, &stride),
+                  Int(heif_image_get_width(image, channel)) >= w, Int(heif_image_get_height(image, channel)) >= h,
+                  Int(heif_image_get_bits_per_pixel_range(image, channel)) == depth else { return nil }
+            return YCbCrRows.Plane(base: base, stride: Int(stride))
+        }
+        let cw = (width + (1 << shift.0) - 1) >> shift.0, ch = (height + (1 << shift.1) - 1) >> shift.1
+        guard let y = plane(heif_channel_Y, width, height), let cb = plane(heif_channel_Cb, cw, ch),
+              let cr = plane(heif_channel_Cr, cw, ch) else { return nil }
+        var alpha: YCbCrRows.Plane?
+        if hasAlpha {
+            guard let a = plane(heif_channel_Alpha, width, height) else { return nil }
+            alpha = a
+        }
+        // The matrix and range the image declares, else libheif's defaults (BT.601, full range).
+        var matrix = 6, fullRange = true
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok, let nclx {
+            matrix = Int(nclx.pointee.matrix_coefficients.rawValue)
+            fullRange = nclx.pointee.full_range_flag != 0
+            heif_nclx_color_profile_free(nclx)
+        }
+        return YCbCrRows(y: y, cb: cb, cr: cr, alpha: alpha, shiftX: shift.0, shiftY: shift.1, bitDepth: depth,
+                         matrix: matrix, fullRange: fullRange)
     }
 
     /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
