@@ -20,8 +20,8 @@ public struct ServerConfiguration: Sendable {
         public var maxSourceLength = 2048
         /// Largest source file or download, in bytes. Default 64 MiB.
         public var maxSourceBytes = 64 << 20
-        /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames; issue 2's
-        /// limits). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
+        /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames, colour
+        /// profile bytes). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
         /// 64 MiB of input and 256 MiB of decoded pixels.
         public var decode = DecodeLimits(maxInputBytes: 64 << 20, maxSourcePixels: 100_000_000, maxDecodedBytes: 256 << 20)
 

@@ -69,10 +69,10 @@ struct HTTPTests {
         #expect(error?.code == .responseTooLarge)
         #expect(error?.message.contains("announces") == true)
         // The server stops when the connection closes; far less than 300 MB ever left it (3–10 MB alone — socket
-        // buffers and the client's one-chunk read-ahead until the close lands — up to ~40 MB with every test
-        // target running at once on 2 cores).
+        // buffers and the client's one-chunk read-ahead until the close lands — up to ~65 MB seen with every test
+        // target running at once on 2 cores, so the bound is half the stream: it tells "aborted" from "read").
         #expect(await eventually { server.snapshot.inFlight == 0 })
-        #expect(server.bytesSent("/huge") < 64 << 20)
+        #expect(server.bytesSent("/huge") < 150 << 20)
         await server.stop()
     }
 
@@ -84,7 +84,7 @@ struct HTTPTests {
         #expect(error?.code == .responseTooLarge)
         #expect(error?.message.contains("streamed past") == true)
         #expect(await eventually { server.snapshot.inFlight == 0 })
-        #expect(server.bytesSent("/huge-stream") < 64 << 20)
+        #expect(server.bytesSent("/huge-stream") < 150 << 20)
         #expect(server.snapshot.closedEarly["/huge-stream"] == 1)
         await server.stop()
     }

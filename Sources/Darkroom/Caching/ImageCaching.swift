@@ -67,7 +67,7 @@ public protocol DataCaching: Sendable {
     func removeData(forKey key: String)
 }
 
-/// The image-table seam (issue 4): fixed-size, display-ready bitmaps by entity and format name.
+/// The image-table seam (DarkroomTables): fixed-size, display-ready bitmaps by entity and format name.
 ///
 /// Asked only for requests that name ``ImageRequest/tableFormat``, after the memory cache and before the disk
 /// cache; both calls may block briefly and run on the pipeline's I/O threads.
