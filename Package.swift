@@ -71,7 +71,7 @@ let package = Package(
             name: "DarkroomImage",
             dependencies: ["DarkroomSupport", "CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP", "CLCMS2", "CHeif", "CAVIF"]),
         .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite"]),
-        .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache"]),
+        .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage"]),
         .target(
             name: "Darkroom",
             dependencies: [
@@ -83,7 +83,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         // The scroll simulator's logic (grid, cell reuse, frame accounting, strategies), testable apart from the CLI.
-        .target(name: "DarkroomBenchKit", dependencies: ["Darkroom", "DarkroomTables", "DarkroomImage"]),
+        .target(name: "DarkroomBenchKit", dependencies: ["DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage"]),
         // The thumbnail server: HTTP routes, source safety (paths, hosts, addresses, signatures), admission control,
         // the encoded-thumbnail cache and the gallery page.
         .target(

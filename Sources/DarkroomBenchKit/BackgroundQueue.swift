@@ -1,67 +1,42 @@
+import DarkroomSupport
 import Foundation
-import Synchronization
 
-/// A FIFO of jobs run by a fixed number of worker threads (a serial-per-thread background queue). Records which
-/// threads ran jobs. `stop()` drops what is still queued and ends the workers.
+/// A FIFO of jobs run by a fixed number of worker threads (the scroll strategies' background decoder), built on
+/// the pipeline's ``WorkQueue`` at one level. Records which threads ran jobs. `stop()` drops what is still queued;
+/// the idle workers exit 30 s later (no thread churn while a benchmark runs).
 public final class BackgroundQueue: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
-        var head = 0
         var stopped = false
         var threads: Set<UInt> = []
     }
-    private let state = Mutex(State())
-    private let available = DispatchSemaphore(value: 0)
-    private let workers: Int
+    private let state = Locked(State())
+    private let queue: WorkQueue
 
-    /// Starts `workers` threads.
+    /// A queue of at most `workers` threads (started on demand).
     public init(workers: Int) {
-        self.workers = max(1, workers)
-        for _ in 0..<self.workers {
-            let t = Thread { [self] in loop() }
-            t.stackSize = 1 << 20
-            t.start()
-        }
+        queue = WorkQueue(name: "darkroom.bench.background", maxConcurrent: max(1, workers), idleTimeout: 30)
     }
 
-    /// Queues `job`.
+    /// Queues `job`; ignored after ``stop()``.
     public func async(_ job: @escaping @Sendable () -> Void) {
-        let accepted = state.withLock { s -> Bool in
-            guard !s.stopped else { return false }
-            s.jobs.append(job)
-            return true
+        guard !state.withLock({ $0.stopped }) else { return }
+        queue.enqueue { [state] _ in
+            let tid = currentThreadID()
+            state.withLock { _ = $0.threads.insert(tid) }
+            job()
         }
-        if accepted { available.signal() }
     }
 
     /// Jobs queued and not started.
-    public var backlog: Int { state.withLock { $0.jobs.count - $0.head } }
+    public var backlog: Int { queue.statistics.pending }
 
     /// Distinct threads that ran a job.
     public var threadsUsed: Int { state.withLock { $0.threads.count } }
 
-    /// Drops queued jobs and lets the workers exit after their current job.
+    /// Drops queued jobs; running ones finish.
     public func stop() {
-        state.withLock { $0.stopped = true; $0.jobs = []; $0.head = 0 }
-        for _ in 0..<workers { available.signal() }
-    }
-
-    private func loop() {
-        let tid = currentThreadID()
-        while true {
-            available.wait()
-            let job = state.withLock { s -> (@Sendable () -> Void)?? in
-                if s.stopped { return .none }
-                guard s.head < s.jobs.count else { return .some(nil) }
-                let j = s.jobs[s.head]
-                s.head += 1
-                if s.head > 1024, s.head * 2 > s.jobs.count { s.jobs.removeFirst(s.head); s.head = 0 }
-                s.threads.insert(tid)
-                return .some(j)
-            }
-            guard let job else { return }
-            job?()
-        }
+        state.withLock { $0.stopped = true }
+        queue.cancelAll()
     }
 }
 
@@ -76,7 +51,7 @@ func currentThreadID() -> UInt {
 
 /// Distinct threads seen calling ``record()``.
 final class ThreadRecorder: Sendable {
-    private let ids = Mutex<Set<UInt>>([])
+    private let ids = Locked<Set<UInt>>([])
     /// Notes the calling thread.
     func record() { let id = currentThreadID(); ids.withLock { _ = $0.insert(id) } }
     /// Threads noted so far.

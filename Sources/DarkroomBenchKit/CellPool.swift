@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 import Synchronization
 
@@ -38,7 +39,7 @@ public struct Delivery: Sendable {
 
 /// Where background work posts finished images for the render thread to pick up at its next frame.
 public final class DeliveryInbox: Sendable {
-    private let pending = Mutex<[Delivery]>([])
+    private let pending = Locked<[Delivery]>([])
     /// Creates an empty inbox.
     public init() {}
     /// Posts a result (any thread).

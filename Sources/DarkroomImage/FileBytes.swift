@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,18 +21,9 @@ public enum FileBytes {
             throw DarkroomImageError(.limitExceeded, "\(path) is \(size) bytes, over the input limit (\(limit))")
         }
         var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
-        var failure: DarkroomImageError?
-        bytes.withUnsafeMutableBytes { buffer in
-            while done < size {
-                let n = Glibc.read(fd, buffer.baseAddress! + done, size - done)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { failure = ioError("cannot read \(path)"); return }
-                if n == 0 { break }
-                done += n
-            }
+        guard let done = bytes.withUnsafeMutableBytes({ POSIXIO.read(fd, into: $0) }) else {
+            throw ioError("cannot read \(path)")
         }
-        if let failure { throw failure }
         return done == size ? bytes : Array(bytes[..<done])
     }
 
@@ -43,21 +35,13 @@ public enum FileBytes {
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ioError("cannot create \(temp)") }
         var failure: DarkroomImageError?
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { failure = ioError("cannot write \(temp)"); return }
-                done += n
-            }
-        }
+        if !bytes.withUnsafeBytes({ POSIXIO.write(fd, $0) }) { failure = ioError("cannot write \(temp)") }
         close(fd)
         if failure == nil && rename(temp, path) != 0 { failure = ioError("cannot rename \(temp) to \(path)") }
         if let failure { unlink(temp); throw failure }
     }
 
     static func ioError(_ what: String) -> DarkroomImageError {
-        DarkroomImageError(.io, "\(what): \(String(cString: strerror(errno)))")
+        DarkroomImageError(.io, "\(what): \(POSIXIO.lastError)")
     }
 }

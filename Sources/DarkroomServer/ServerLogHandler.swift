@@ -28,13 +28,12 @@ public struct ServerLogHandler: LogHandler {
     }
 
     /// Writes `timestamp level label: key=value … [source] message`.
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
+    public func log(event: LogEvent) {
         var all = metadata
-        if let explicit { all.merge(explicit) { $1 } }
+        if let explicit = event.metadata { all.merge(explicit) { $1 } }
         let rendered = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let time = Date().formatted(.iso8601)
-        let text = "\(time) \(level) \(label):\(rendered) [\(source)] \(message)\n"
+        let text = "\(time) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
         FileHandle.standardError.write(Data(text.utf8))
     }
 }

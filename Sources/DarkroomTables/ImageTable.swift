@@ -1,4 +1,4 @@
-import DarkroomCache
+import DarkroomSupport
 import DarkroomImage
 
 /// Thumbnails of one ``ImageFormat`` pre-decoded into a memory-mapped file and handed out with zero copies.

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import Darkroom
 import DarkroomCache
@@ -60,12 +61,12 @@ struct FetchCommand: ParsableCommand {
         }
         if let decodeLimit { config.processingLimit = max(1, decodeLimit) }
         let pipeline = ImagePipeline(configuration: config)
-        let start = ProcessStats.now()
+        let start = MonotonicClock.seconds()
         let all = requests
         let results = FetchRunner.run(all, pipeline: pipeline, concurrency: concurrency) { index, result in
             self.report(index, all[index], result)
         }
-        let elapsed = ProcessStats.now() - start
+        let elapsed = MonotonicClock.seconds() - start
         if let out { try write(results, requests: requests, to: out) }
 
         let stats = pipeline.statistics
@@ -145,9 +146,9 @@ enum FetchRunner {
     static func run(_ requests: [ImageRequest], pipeline: ImagePipeline, concurrency: Int,
                     report: @escaping @Sendable (Int, Result<ImageResponse, DarkroomError>) -> Void) -> [ImageResponse?] {
         final class Shared: Sendable {
-            let results: Mutex<[ImageResponse?]>
+            let results: Locked<[ImageResponse?]>
             let next = Atomic(0)
-            init(_ count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
+            init(_ count: Int) { results = Locked(Array(repeating: nil, count: count)) }
         }
         let shared = Shared(requests.count)
         let done = DispatchSemaphore(value: 0)
@@ -182,10 +183,10 @@ enum FetchRunner {
         var samples: [Double] = []
         for _ in 0..<9 {
             let n = 100_000
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             var hits = 0
             for _ in 0..<n where pipeline.cachedImage(for: request) != nil { hits += 1 }
-            samples.append((ProcessStats.now() - t0) / Double(n) * 1e9)
+            samples.append((MonotonicClock.seconds() - t0) / Double(n) * 1e9)
             precondition(hits == n)
         }
         return median(samples)

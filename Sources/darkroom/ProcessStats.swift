@@ -19,11 +19,4 @@ enum ProcessStats {
 
     /// CPUs this process may use (Foundation honours the affinity mask and cgroup CPU quota), at least 1.
     static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
-
-    /// Monotonic time in seconds.
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
 }

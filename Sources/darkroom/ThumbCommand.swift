@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
 import Foundation
@@ -32,15 +33,15 @@ struct ThumbCommand: ParsableCommand {
     }
 
     func run() throws {
-        let start = ProcessStats.now()
+        let start = MonotonicClock.seconds()
         let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: format)
         let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
-        let failures = Mutex<[(String, DarkroomImageError)]>(plan.failures)
+        let failures = Locked<[(String, DarkroomImageError)]>(plan.failures)
         let options = DecodeOptions(size: .maxPixelSize(maxPixelSize), colorSpace: keepColorProfile ? .original : .sRGB)
         let baseEncodeOptions = EncodeOptions(quality: quality, speed: avifSpeed)
         let jobs = plan.jobs
-        WorkerPool.run(count: jobs.count, workers: workers) { i in
+        WorkQueue.run(count: jobs.count, workers: workers) { i in
             let job = jobs[i]
             do {
                 let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
@@ -59,7 +60,7 @@ struct ThumbCommand: ParsableCommand {
             progress.advance()
         }
         progress.finish()
-        let wall = ProcessStats.now() - start
+        let wall = MonotonicClock.seconds() - start
         let failed = failures.withLock { $0 }
         let images = jobs.count + plan.failures.count
         let summary: [String: Any] = [
@@ -167,7 +168,7 @@ final class ProgressBar: Sendable {
     private struct State { var done = 0; var lastDraw = 0.0 }
     private let total: Int
     private let enabled: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(total: Int, enabled: Bool) {
         self.total = total
@@ -178,7 +179,7 @@ final class ProgressBar: Sendable {
         guard enabled else { return }
         let line: String? = state.withLock { s in
             s.done += 1
-            let now = ProcessStats.now()
+            let now = MonotonicClock.seconds()
             guard now - s.lastDraw > 0.1 || s.done == total else { return nil }
             s.lastDraw = now
             let width = 30, filled = total > 0 ? width * s.done / total : width

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomBenchKit
 import DarkroomImage
 import Foundation
@@ -77,7 +78,7 @@ struct QueueAndChartTests {
     @Test("Given 20 jobs on 2 workers, when they finish, then all ran on at most 2 threads")
     func queueRunsJobs() throws {
         let queue = BackgroundQueue(workers: 2)
-        let done = Mutex(0)
+        let done = Locked(0)
         for _ in 0..<20 { queue.async { done.withLock { $0 += 1 } } }
         let deadline = Date().addingTimeInterval(5)
         while done.withLock({ $0 }) < 20, Date() < deadline { usleep(1_000) }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Dispatch
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+import DarkroomSupport
 // Tests for the two C shims (CDarkroomJPEG over libjpeg-turbo, CDarkroomGIF over giflib), driven through their
 // C API exactly as the Swift decoders will drive them. Real photos come from ../shared/photos (package root
 // relative) or $DARKROOM_PHOTOS; a missing folder fails the tests.

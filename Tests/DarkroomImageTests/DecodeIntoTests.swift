@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 import Synchronization
 import Testing
@@ -8,8 +9,8 @@ import Testing
 struct DecodeIntoTests {
     /// Allocates on the heap with a wider-than-needed row stride, recording every call.
     final class Recorder: Sendable {
-        let calls = Mutex<[(Int, Int, PixelFormat)]>([])
-        let storages = Mutex<[ObjectIdentifier]>([])
+        let calls = Locked<[(Int, Int, PixelFormat)]>([])
+        let storages = Locked<[ObjectIdentifier]>([])
 
         func allocate(_ w: Int, _ h: Int, _ f: PixelFormat, _ opaque: Bool) throws(DarkroomImageError) -> Bitmap {
             calls.withLock { $0.append((w, h, f)) }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 // The JPEG shim's DC-only reader (dc_scan.c), which serves sequential files at 1/8 scale: compared with libjpeg's
 // own 1/8 decode of the same bytes (dr_jpeg_set_dc_reader(d, 0)) on real photos, on synthetic files in every
 // sampling it takes, with restart markers, and on damaged files.

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Testing
 @testable import DarkroomImage
 

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 import Testing
 @testable import DarkroomImage

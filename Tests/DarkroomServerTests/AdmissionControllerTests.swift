@@ -1,16 +1,8 @@
+import DarkroomSupport
 import DarkroomServer
 import Foundation
 import Synchronization
 import Testing
-
-/// A value shared between tasks, behind an `NSLock` (a pthread mutex, which ThreadSanitizer understands).
-final class Shared<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only read or written inside `lock`.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
-}
 
 @Suite("AdmissionController")
 struct AdmissionControllerTests {
@@ -18,7 +10,7 @@ struct AdmissionControllerTests {
     func bounds() async throws {
         // Given 2 slots and 3 queue places, and 10 operations that each take 100 ms
         let admission = AdmissionController(maxRunning: 2, maxQueued: 3)
-        let peak = Shared((now: 0, max: 0))
+        let peak = Locked((now: 0, max: 0))
         let outcomes = await withTaskGroup(of: String.self) { group in
             for _ in 0..<10 {
                 group.addTask {
@@ -48,7 +40,7 @@ struct AdmissionControllerTests {
     @Test("a cancelled waiter leaves the queue and frees its place")
     func cancellation() async throws {
         let admission = AdmissionController(maxRunning: 1, maxQueued: 1)
-        let release = Shared(false)
+        let release = Locked(false)
         let holder = Task {
             try await admission.run {
                 while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
@@ -75,7 +67,7 @@ struct AdmissionControllerTests {
     func memoryBudget() async throws {
         // Given 4 slots but a budget of 100 bytes, and renders costing 60, 60, 30 and 500
         let admission = AdmissionController(maxRunning: 4, maxQueued: 8, memoryBudget: 100)
-        let peak = Shared((now: 0, max: 0, maxConcurrent: 0, concurrent: 0))
+        let peak = Locked((now: 0, max: 0, maxConcurrent: 0, concurrent: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (i, cost) in [60, 60, 30, 500].enumerated() {
                 group.addTask {

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 import Foundation
 import Synchronization
@@ -28,7 +29,7 @@ struct ConcurrencyTests {
         let table = try ImageTable(path: dir.file("t.table"), format: format,
                                    options: .init(maximumMappedChunks: 2, indexSaveInterval: 16))
         let entities = 24, writes = 400, reads = 3000
-        let problems = Mutex<[String]>([])
+        let problems = Locked<[String]>([])
         let hits = Atomic<Int>(0), committed = Atomic<Int>(0)
         // Given 2 writers cycling 24 entities through an 8-entry table (constant eviction, chunk remapping),
         // 3 readers that hold up to 6 bitmaps each for a while, and one thread saving the index and listing

@@ -1,4 +1,4 @@
-import DarkroomCache
+import DarkroomSupport
 import DarkroomImage
 import Foundation
 import Testing

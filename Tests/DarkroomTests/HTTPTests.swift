@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
 import Foundation
@@ -41,10 +42,10 @@ struct HTTPTests {
     func stalled() async throws {
         let server = try await TestServer.start()
         let pipeline = makePipeline { $0.readTimeout = 0.3; $0.maxAttempts = 2 }
-        let t0 = monotonicSeconds()
+        let t0 = MonotonicClock.seconds()
         let error = await failure(pipeline, server.url("/stall"))
         #expect(error?.code == .timedOut)
-        #expect(monotonicSeconds() - t0 < 3)
+        #expect(MonotonicClock.seconds() - t0 < 3)
         #expect(server.requests("/stall") == 2)
         await server.stop()
     }

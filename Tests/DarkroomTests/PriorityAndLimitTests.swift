@@ -18,7 +18,7 @@ struct PriorityAndLimitTests {
         #expect(await eventually { queue.statistics.running == 1 })
         // When work of mixed priorities queues behind it, and one item is raised while queued
         for (name, p) in [("low1", .low), ("high1", .high), ("normal1", .normal), ("high2", .high),
-                          ("veryLow", .veryLow)] as [(String, ImageRequest.Priority)] {
+                          ("veryLow", .veryLow)] as [(String, WorkQueue.Priority)] {
             queue.enqueue(priority: p) { _ in order.withLock { $0.append(name) } }
         }
         let raised = queue.enqueue(priority: .low) { _ in order.withLock { $0.append("raised") } }

@@ -56,7 +56,7 @@ struct ThreadSafetyTests {
         let running = Atomic(0), maxRunning = Atomic(0)
         await onThreads(4) { worker in
             for i in 0..<1_000 {
-                let item = queue.enqueue(priority: ImageRequest.Priority(rawValue: i % 5)!) { _ in
+                let item = queue.enqueue(priority: WorkQueue.Priority(rawValue: i % 5)!) { _ in
                     let now = running.add(1, ordering: .relaxed).newValue
                     if now > maxRunning.load(ordering: .relaxed) { maxRunning.store(now, ordering: .relaxed) }
                     ran.add(1, ordering: .relaxed)

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 
 /// The decode job's product: the image at the requested size, before processors.
@@ -33,7 +34,7 @@ extension ImagePipeline {
                 job.finish(.failure(error))
             case .finished(.success(let fetched)):
                 guard !job.isCancelled else { return }
-                link(job, decodeQueue.enqueue(priority: job.priority) { [self] wait in
+                link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
                     guard !job.isCancelled else { return }
                     var timings = fetched.timings
                     timings.queueWait += wait
@@ -66,10 +67,10 @@ extension ImagePipeline {
         options.size = size
         options.pixelFormat = pixelFormat
         if let acceptTruncated { options.acceptTruncated = acceptTruncated }
-        let t0 = monotonicSeconds()
+        let t0 = MonotonicClock.seconds()
         counters.add(.decodes)
         defer {
-            let elapsed = monotonicSeconds() - t0
+            let elapsed = MonotonicClock.seconds() - t0
             timings.decode += elapsed
             counters.decodeTimer.recordSeconds(elapsed)
         }

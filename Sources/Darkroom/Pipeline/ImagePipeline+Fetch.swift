@@ -34,7 +34,7 @@ extension ImagePipeline {
 
     func link<V>(_ job: SharedJob<V>, _ item: WorkQueue.Item) {
         job.onCancel { item.cancel() }
-        job.onPriorityChange { item.setPriority($0) }
+        job.onPriorityChange { item.setPriority($0.queueLevel) }
     }
 
     private func startFetchJob(_ job: SharedJob<FetchOutput>, request: ImageRequest) {
@@ -54,14 +54,14 @@ extension ImagePipeline {
 
     private func readFile(_ job: SharedJob<FetchOutput>, path: String, request: ImageRequest) {
         let limit = configuration.maxResponseBytes
-        link(job, ioQueue.enqueue(priority: job.priority) { [self] _ in
+        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
             guard !job.isCancelled else { return }
-            let t0 = monotonicSeconds()
+            let t0 = MonotonicClock.seconds()
             counters.add(.fileReads)
             do throws(DarkroomImageError) {
                 let bytes = try FileBytes.read(path, limit: limit)
                 var timings = ImageResponse.Timings()
-                timings.fetch = monotonicSeconds() - t0
+                timings.fetch = MonotonicClock.seconds() - t0
                 job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .file, timings: timings) })
             } catch {
                 let code: DarkroomError.Code = error.code == .limitExceeded ? .responseTooLarge : .fileIO
@@ -76,11 +76,11 @@ extension ImagePipeline {
         guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheReads) else {
             return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: 0)
         }
-        link(job, ioQueue.enqueue(priority: job.priority) { [self] _ in
+        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
             guard !job.isCancelled else { return }
-            let t0 = monotonicSeconds()
+            let t0 = MonotonicClock.seconds()
             let entry = dataCache.cachedData(forKey: originalDiskKey(request))
-            let cacheRead = monotonicSeconds() - t0
+            let cacheRead = MonotonicClock.seconds() - t0
             guard let entry else { return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: cacheRead) }
             let metadata = HTTPCacheMetadata.decode(entry.metadata)
             if metadata.map({ $0.isFresh(now: configuration.now()) }) ?? true {
@@ -101,7 +101,7 @@ extension ImagePipeline {
                               stale: (CachedData, HTTPCacheMetadata)?, cacheRead: Double) {
         let loader = configuration.dataLoader
         let running = Locked<Task<Void, Never>?>(nil)
-        let queued = monotonicSeconds()
+        let queued = MonotonicClock.seconds()
         let ticket = network.schedule(host: url.host ?? "", priority: job.priority) { [self] done in
             guard !job.isCancelled else { return done() }
             counters.add(.networkFetches)
@@ -124,7 +124,7 @@ extension ImagePipeline {
                 }
                 var timings = ImageResponse.Timings()
                 timings.cacheRead = cacheRead
-                timings.fetch = monotonicSeconds() - queued
+                timings.fetch = MonotonicClock.seconds() - queued
                 counters.fetchTimer.recordSeconds(timings.fetch)
                 job.finish(result.flatMap { response in
                     handleNetworkResponse(response, request: request, stale: stale, timings: timings)

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 
 extension ImagePipeline {
@@ -22,23 +23,23 @@ extension ImagePipeline {
         let readProcessed = processedCache != nil && !request.options.contains(.disableDiskCacheReads)
         guard readTable || readProcessed else { return startDecodeStage(job, request: request, timings: .init()) }
 
-        link(job, ioQueue.enqueue(priority: job.priority) { [self] _ in
+        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
             guard !job.isCancelled else { return }
             var timings = ImageResponse.Timings()
-            let t0 = monotonicSeconds()
+            let t0 = MonotonicClock.seconds()
             if readTable, let table, let bitmap = table.tables.image(forEntity: key.source, format: table.format) {
-                timings.cacheRead = monotonicSeconds() - t0
+                timings.cacheRead = MonotonicClock.seconds() - t0
                 counters.add(.tableHits)
                 return finishImage(job, request: request,
                                    ImageResult(container: ImageContainer(bitmap: bitmap), origin: .table, timings: timings))
             }
             guard readProcessed, let processedCache, let entry = processedCache.cachedData(forKey: key.processedDiskKey) else {
-                timings.cacheRead = monotonicSeconds() - t0
+                timings.cacheRead = MonotonicClock.seconds() - t0
                 return startDecodeStage(job, request: request, timings: timings)
             }
-            timings.cacheRead = monotonicSeconds() - t0
+            timings.cacheRead = MonotonicClock.seconds() - t0
             let readTimings = timings
-            link(job, decodeQueue.enqueue(priority: job.priority) { [self] wait in
+            link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
                 guard !job.isCancelled else { return }
                 var t = readTimings
                 t.queueWait += wait
@@ -80,7 +81,7 @@ extension ImagePipeline {
                     return finishImage(job, request: request, ImageResult(container: output.container, origin: output.origin, timings: decoded))
                 }
                 guard !job.isCancelled else { return }
-                link(job, decodeQueue.enqueue(priority: job.priority) { [self, decoded] wait in
+                link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self, decoded] wait in
                     guard !job.isCancelled else { return }
                     var t = decoded
                     t.queueWait += wait
@@ -97,11 +98,11 @@ extension ImagePipeline {
     /// Runs the request's processors in order on the calling (pipeline-owned) thread.
     private func process(_ input: ImageContainer, request: ImageRequest,
                          timings: inout ImageResponse.Timings) -> Result<ImageContainer, DarkroomError> {
-        let t0 = monotonicSeconds()
+        let t0 = MonotonicClock.seconds()
         counters.add(.processings)
         defer {
-            timings.process += monotonicSeconds() - t0
-            counters.processTimer.recordSeconds(monotonicSeconds() - t0)
+            timings.process += MonotonicClock.seconds() - t0
+            counters.processTimer.recordSeconds(MonotonicClock.seconds() - t0)
         }
         var bitmap = input.bitmap
         for processor in request.processors {

@@ -136,7 +136,7 @@ public final class ImagePipeline: Sendable {
             task.deliver(.finished(.success(hit)))
             return task
         }
-        let started = monotonicSeconds()
+        let started = MonotonicClock.seconds()
         let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits, table: request.tableFormat)
         let (subscription, joined) = imageJobs.subscribe(
             key: configuration.isSharingEnabled ? key : nil, priority: request.priority,

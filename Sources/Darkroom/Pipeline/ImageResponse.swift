@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 
 /// A finished request: the image (or bytes), where it came from, and how long each stage took.
@@ -64,7 +65,7 @@ struct ImageResult: Sendable {
 
     func response(for request: ImageRequest, started: Double) -> ImageResponse {
         var t = timings
-        t.total = monotonicSeconds() - started
+        t.total = MonotonicClock.seconds() - started
         return ImageResponse(request: request, container: container, data: data, origin: origin, timings: t)
     }
 }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Dispatch
 
 /// Trimming, batched access-time writes and orphan reaping. Each step holds the lock for one small SQLite
@@ -120,7 +121,7 @@ extension DiskCache {
             (try s.withManifest(self) { m throws(SQLiteError) in try m.fileRows() }, s.inFlight)
         }) else { return }
         let referenced = Set(rows.map(\.filename))
-        let cutoff = POSIX.wallClock() - configuration.orphanGracePeriod.seconds
+        let cutoff = MonotonicClock.wallSeconds() - configuration.orphanGracePeriod.seconds
         var present = Set<String>()
         for entry in listing {
             present.insert(entry.name)

@@ -59,7 +59,7 @@ public final class DiskCache: Sendable {
     /// and reaps orphan files; the first run is scheduled at once.
     public convenience init(directory: String,
                             configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
-        try self.init(directory: directory, configuration: configuration, clock: POSIX.wallClock)
+        try self.init(directory: directory, configuration: configuration, clock: MonotonicClock.wallSeconds)
     }
 
     /// Opens the cache with `clock` (wall-clock seconds) stamping writes and reads; for tests.

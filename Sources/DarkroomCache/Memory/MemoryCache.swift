@@ -22,7 +22,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Creates an empty cache with `limits` (by default ``MemoryCacheLimits/default``: 1/8 of available memory).
     public convenience init(limits: MemoryCacheLimits = .default) {
-        self.init(limits: limits, clock: MonotonicClock.nanoseconds)
+        self.init(limits: limits, clock: MonotonicClock.coarseNanoseconds)
     }
 
     /// Creates a cache whose ages are measured by `clock` (monotonic nanoseconds); for tests.

@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +8,7 @@ import Darwin
 /// Thin, `errno`-checking wrappers over the POSIX calls the disk cache makes.
 enum POSIX {
     /// `strerror(errno)` now.
-    static var lastError: String { String(cString: strerror(errno)) }
+    static var lastError: String { POSIXIO.lastError }
 
     static func ioError(_ message: String) -> DarkroomCacheError {
         DarkroomCacheError(.io, message, systemMessage: lastError)
@@ -90,34 +91,14 @@ enum POSIX {
         return Int(s.f_bavail) * Int(s.f_frsize)
     }
 
-    /// Wall-clock seconds since 1970 (metadata timestamps shared between processes).
-    static func wallClock() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
     /// Writes all of `bytes` to `fd`, retrying on EINTR and short writes.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 { if errno == EINTR { continue }; return false }
-            offset += n
-        }
-        return true
+        POSIXIO.write(fd, bytes)
     }
 
-    /// Reads exactly `count` bytes from `fd` into `buffer`, retrying on EINTR; false on a short file or error.
+    /// Reads exactly `buffer.count` bytes from `fd` into `buffer`, retrying on EINTR; false on a short file or error.
     static func readExactly(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < buffer.count {
-            let n = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 { if errno == EINTR { continue }; return false }
-            if n == 0 { return false }
-            offset += n
-        }
-        return true
+        POSIXIO.read(fd, into: buffer) == buffer.count
     }
 }
 

@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,13 +13,7 @@ enum SmallFile {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 65536)
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            total += n
-        }
+        let total = buffer.withUnsafeMutableBytes { POSIXIO.read(fd, into: $0) } ?? 0
         return String(decoding: buffer[..<total], as: UTF8.self)
     }
 }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -69,24 +70,15 @@ extension ImageProber {
     private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, from start: Int,
                                   path: String) throws(DarkroomImageError) -> Int
     {
-        var filled = start
-        while filled < buffer.count {
-            guard let base = buffer.baseAddress else { break }
-            let count = pread(fd, base + filled, buffer.count - filled, off_t(filled))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ioError("cannot read", path)
-            }
-            if count == 0 { break }
-            filled += count
+        guard let read = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), at: start) else {
+            throw ioError("cannot read", path)
         }
-        return filled
+        return start + read
     }
 
     /// An `.io` error naming the operation, the path and the system's text for the current `errno`.
     private static func ioError(_ operation: String, _ path: String) -> DarkroomImageError {
-        let code = errno
-        let text = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        let text = POSIXIO.lastError
         return DarkroomImageError(.io, "\(operation) '\(path)': \(text)", codecMessage: text)
     }
 }

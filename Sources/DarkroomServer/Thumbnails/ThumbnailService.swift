@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Darkroom
 import DarkroomCache
 import DarkroomImage

@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,7 +20,7 @@ extension TableCore {
     /// down to the format's maximum count.
     static func open(path: String, format requested: ImageFormat?, readOnly: Bool,
                      options: ImageTable.Options) throws(ImageTableError) -> TableCore {
-        let start = monotonicSeconds()
+        let start = MonotonicClock.seconds()
         let fd = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             if errno == ENOENT { throw ImageTableError(.notFound, "no table at \(path)") }
@@ -103,7 +104,7 @@ extension TableCore {
             for slot in clear { try TableFile.write(fd, zeros, at: layout.trailerOffset(ofSlot: slot)) }
             trimmed = state.enforceMaximum()
         }
-        report.seconds = monotonicSeconds() - start
+        report.seconds = MonotonicClock.seconds() - start
         let core = TableCore(path: path, layout: layout, format: format, readOnly: readOnly, fd: fd,
                              indexSaveInterval: options.indexSaveInterval, openReport: report, state: state,
                              fileChunks: chunks, indexIsClean: index?.clean ?? false)
@@ -205,11 +206,4 @@ extension TableCore {
         try TableFile.sync(fd)
         TableFile.syncDirectory(of: path)
     }
-}
-
-/// Monotonic time in seconds.
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

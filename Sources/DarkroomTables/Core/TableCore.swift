@@ -1,5 +1,4 @@
 import DarkroomSupport
-import DarkroomCache
 import DarkroomImage
 import Synchronization
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import DarkroomCache
+import DarkroomSupport
 import Synchronization
 
 /// The metadata after an entry's pixels: who the entry is, how big its image is, a checksum of its pixels, and a

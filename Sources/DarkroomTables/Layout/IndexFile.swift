@@ -1,4 +1,4 @@
-import DarkroomCache
+import DarkroomSupport
 
 /// The persisted index: which entity lives in which slot (with the generation its trailer carries) and the
 /// least-recently-used order, written whole to `<table>.index` by atomic rename.

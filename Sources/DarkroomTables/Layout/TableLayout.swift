@@ -1,4 +1,4 @@
-import DarkroomCache
+import DarkroomSupport
 import DarkroomImage
 
 /// The geometry of a table file: where every entry, trailer and chunk lives. Pure arithmetic, no I/O.

@@ -1,3 +1,4 @@
+import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +8,7 @@ import Darwin
 /// Thin, `errno`-checking wrappers over the POSIX calls a table makes on its file.
 enum TableFile {
     /// `strerror(errno)` now.
-    static var lastError: String { String(cString: strerror(errno)) }
+    static var lastError: String { POSIXIO.lastError }
 
     static func ioError(_ message: String) -> ImageTableError {
         ImageTableError(.io, message, systemMessage: lastError)
@@ -25,25 +26,16 @@ enum TableFile {
     /// Reads exactly `count` bytes at `offset` into `buffer`; short only at end of file (returns bytes read).
     @discardableResult
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) throws(ImageTableError) -> Int {
-        var done = 0
-        while done < count {
-            let n = pread(fd, buffer + done, count - done, off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw ioError("cannot read \(count) bytes at offset \(offset)") }
-            if n == 0 { break }
-            done += n
+        guard let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer, count: count), at: offset) else {
+            throw ioError("cannot read \(count) bytes at offset \(offset)")
         }
         return done
     }
 
     /// Writes all of `bytes` at `offset`.
     static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ImageTableError) {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { throw ioError("cannot write \(bytes.count) bytes at offset \(offset)") }
-            done += n
+        guard POSIXIO.write(fd, bytes, at: offset) else {
+            throw ioError("cannot write \(bytes.count) bytes at offset \(offset)")
         }
     }
 

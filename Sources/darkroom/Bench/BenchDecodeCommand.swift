@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import CTurboJPEG
 import DarkroomImage
@@ -123,9 +124,9 @@ struct BenchDecodeCommand: ParsableCommand {
 }
 
 func time(_ body: () throws -> Void) throws -> Double {
-    let t0 = ProcessStats.now()
+    let t0 = MonotonicClock.seconds()
     try body()
-    return (ProcessStats.now() - t0) * 1000
+    return (MonotonicClock.seconds() - t0) * 1000
 }
 
 func median(_ values: [Double]) -> Double {

@@ -45,20 +45,20 @@ struct BenchPipelineCommand: ParsableCommand {
         var direct: [Double] = [], piped: [Double] = []
         for round in 0..<5 {
             let d = { () -> Double in
-                let t0 = ProcessStats.now()
-                WorkerPool.run(count: requests, workers: cores) { i in
+                let t0 = MonotonicClock.seconds()
+                WorkQueue.run(count: requests, workers: cores) { i in
                     _ = try? ImageDecoder().decode(inputs[i % inputs.count], options: DecodeOptions(size: .maxPixelSize(size)))
                 }
-                return ProcessStats.now() - t0
+                return MonotonicClock.seconds() - t0
             }
             let p = { () -> Double in
                 let pipeline = ImagePipeline(configuration: .init())
                 let reqs = (0..<requests).map { i in
                     ImageRequest(source: .data(id: "\(round)-\(i)", bytes: inputs[i % inputs.count]), size: .maxPixelSize(size))
                 }
-                let t0 = ProcessStats.now()
+                let t0 = MonotonicClock.seconds()
                 _ = FetchRunner.run(reqs, pipeline: pipeline, concurrency: requests) { _, _ in }
-                return ProcessStats.now() - t0
+                return MonotonicClock.seconds() - t0
             }
             if round % 2 == 0 { direct.append(d()); piped.append(p()) } else { piped.append(p()); direct.append(d()) }
         }
@@ -67,14 +67,14 @@ struct BenchPipelineCommand: ParsableCommand {
         let tinyCount = 4_000
         var tinyDirect: [Double] = [], tinyPiped: [Double] = []
         for round in 0..<5 {
-            let t0 = ProcessStats.now()
-            WorkerPool.run(count: tinyCount, workers: cores) { _ in _ = try? ImageDecoder().decode(tiny) }
-            tinyDirect.append(ProcessStats.now() - t0)
+            let t0 = MonotonicClock.seconds()
+            WorkQueue.run(count: tinyCount, workers: cores) { _ in _ = try? ImageDecoder().decode(tiny) }
+            tinyDirect.append(MonotonicClock.seconds() - t0)
             let pipeline = ImagePipeline(configuration: .init())
             let reqs = (0..<tinyCount).map { ImageRequest(source: .data(id: "t\(round)-\($0)", bytes: tiny)) }
-            let t1 = ProcessStats.now()
+            let t1 = MonotonicClock.seconds()
             _ = FetchRunner.run(reqs, pipeline: pipeline, concurrency: 64) { _, _ in }
-            tinyPiped.append(ProcessStats.now() - t1)
+            tinyPiped.append(MonotonicClock.seconds() - t1)
         }
         results["tiny_requests"] = tinyCount
         results["tiny_direct_us_per_request"] = median(tinyDirect) / Double(tinyCount) * 1e6
@@ -99,9 +99,9 @@ struct BenchPipelineCommand: ParsableCommand {
         for _ in 0..<9 {
             let n = 200_000
             var hits = 0
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             for _ in 0..<n where pipeline.cachedImage(for: request) != nil { hits += 1 }
-            samples.append((ProcessStats.now() - t0) / Double(n) * 1e9)
+            samples.append((MonotonicClock.seconds() - t0) / Double(n) * 1e9)
             precondition(hits == n, "expected a hit")
         }
         return median(samples)
@@ -112,11 +112,11 @@ struct BenchPipelineCommand: ParsableCommand {
         var samples: [Double] = []
         for _ in 0..<5 {
             let n = 200_000
-            let t0 = ProcessStats.now()
-            WorkerPool.run(count: 2, workers: 2) { _ in
+            let t0 = MonotonicClock.seconds()
+            WorkQueue.run(count: 2, workers: 2) { _ in
                 for _ in 0..<n { precondition(pipeline.cachedImage(for: request) != nil) }
             }
-            samples.append((ProcessStats.now() - t0) / Double(n) * 1e9)
+            samples.append((MonotonicClock.seconds() - t0) / Double(n) * 1e9)
         }
         return median(samples)
     }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomBenchKit
 import DarkroomImage
@@ -86,14 +87,14 @@ struct BenchScrollCommand: ParsableCommand {
             let dir = NSTemporaryDirectory() + "/darkroom-bench-scroll-\(getpid())"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             scratch = dir
-            strategy = try TableStrategy(photos: set, geometry: geometry, path: dir + "/scroll.table", clock: ProcessStats.now)
+            strategy = try TableStrategy(photos: set, geometry: geometry, path: dir + "/scroll.table", clock: MonotonicClock.seconds)
         }
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         let rssBefore = ProcessStats.currentRSSBytes
         PixelMemory.resetPeak()
         let decodedBase = PixelMemory.currentBytes
         var peakThreads = Self.threadCount()
-        var simulator = ScrollSimulator(geometry: geometry, fps: Double(fps), speed: speed, clock: ProcessStats.now)
+        var simulator = ScrollSimulator(geometry: geometry, fps: Double(fps), speed: speed, clock: MonotonicClock.seconds)
         simulator.sample = { peakThreads = max(peakThreads, Self.threadCount()) }
         var result = simulator.run(strategy)
         result.peakDecodedBytes = PixelMemory.peakBytes - decodedBase

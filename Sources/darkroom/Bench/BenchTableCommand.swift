@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
 import DarkroomTables
@@ -50,17 +51,17 @@ struct BenchTableCommand: ParsableCommand {
         let tablePath = scratch + "/bench.table"
         let format = ImageFormat(name: "bench", width: side, height: side, pixelFormat: .bgra8Premultiplied, maximumCount: entries)
         var table: ImageTable? = try ImageTable(path: tablePath, format: format, options: .init(indexSaveInterval: 0))
-        let tBuild = ProcessStats.now()
+        let tBuild = MonotonicClock.seconds()
         for i in 0..<entries {
             let source = sources[i % sources.count]
             try table!.set(entity: "e\(i)", source: "s\(i % sources.count)") { _ in source }
         }
-        let setCopyNs = (ProcessStats.now() - tBuild) * 1e9 / Double(entries)
+        let setCopyNs = (MonotonicClock.seconds() - tBuild) * 1e9 / Double(entries)
         let setDecodeNs = try TableBench.nanosecondsPerCall(20) {
             try table!.set(entity: "e0", source: "photo") { try $0.decode(photoBytes, mode: .fill) }
         }
         try table!.flush()
-        let buildSeconds = ProcessStats.now() - tBuild
+        let buildSeconds = MonotonicClock.seconds() - tBuild
 
         // One raw pixel file per thumbnail.
         let rawBytes = thumbnail.cost
@@ -104,9 +105,9 @@ struct BenchTableCommand: ParsableCommand {
 
         // Opening: trusting the clean index, and reading every trailer (what an open after a crash does), hot and cold.
         func openMs(reconcile: Bool) throws -> Double {
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             let t = try ImageTable(readingExisting: tablePath, options: .init(alwaysReconcile: reconcile))
-            let ms = (ProcessStats.now() - t0) * 1000
+            let ms = (MonotonicClock.seconds() - t0) * 1000
             try t.close()
             return ms
         }
@@ -119,16 +120,16 @@ struct BenchTableCommand: ParsableCommand {
         TableBench.dropFromPageCache(tablePath)
         TableBench.dropFromPageCache(tablePath + ".index")
         let residentBefore = TableBench.residentFraction(tablePath)
-        let tOpen = ProcessStats.now()
+        let tOpen = MonotonicClock.seconds()
         var cold: ImageTable? = try ImageTable(readingExisting: tablePath)
-        let coldOpenMs = (ProcessStats.now() - tOpen) * 1000
+        let coldOpenMs = (MonotonicClock.seconds() - tOpen) * 1000
         var rng = SystemRandomNumberGenerator()
         let picks = (0..<coldReads).map { _ in Int.random(in: 0..<entries, using: &rng) }
         var coldGet = [Double]()
         for p in picks {
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             blackHole(TableBench.touch(try cold!.entry(for: "e\(p)")!))
-            coldGet.append((ProcessStats.now() - t0) * 1e9)
+            coldGet.append((MonotonicClock.seconds() - t0) * 1e9)
         }
         try cold!.close()
         cold = nil
@@ -137,9 +138,9 @@ struct BenchTableCommand: ParsableCommand {
         var coldRead = [Double]()
         for _ in 0..<min(coldReads, files) {
             let f = Int.random(in: 0..<files, using: &rng)
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             blackHole(TableBench.readCopy(scratch + "/raw/\(f).bgra", bytes: rawBytes))
-            coldRead.append((ProcessStats.now() - t0) * 1e9)
+            coldRead.append((MonotonicClock.seconds() - t0) * 1e9)
         }
 
         // Cold scroll over the whole table, and the same over the raw files (fewer: one pass over all of them).
@@ -148,12 +149,12 @@ struct BenchTableCommand: ParsableCommand {
         let scrollCold = try scroll(scrollTable)
         try scrollTable.close()
         for i in 0..<files { TableBench.dropFromPageCache(scratch + "/raw/\(i).bgra") }
-        let tFiles = ProcessStats.now()
+        let tFiles = MonotonicClock.seconds()
         for i in 0..<files { blackHole(TableBench.readCopy(scratch + "/raw/\(i).bgra", bytes: rawBytes)) }
-        let filesColdNs = (ProcessStats.now() - tFiles) * 1e9 / Double(files)
-        let tFilesHot = ProcessStats.now()
+        let filesColdNs = (MonotonicClock.seconds() - tFiles) * 1e9 / Double(files)
+        let tFilesHot = MonotonicClock.seconds()
         for i in 0..<files { blackHole(TableBench.readCopy(scratch + "/raw/\(i).bgra", bytes: rawBytes)) }
-        let filesHotNs = (ProcessStats.now() - tFilesHot) * 1e9 / Double(files)
+        let filesHotNs = (MonotonicClock.seconds() - tFilesHot) * 1e9 / Double(files)
         stats.mappedChunks = mappedAfterScroll
 
         let get = median(getNs), jpeg = median(decodeNs["jpeg"] ?? [])
@@ -200,14 +201,14 @@ struct BenchTableCommand: ParsableCommand {
 
     /// Reads every entry in order (get, read all pixels, release).
     private func scroll(_ table: ImageTable) throws -> (nsPerEntry: Double, seconds: Double) {
-        let t0 = ProcessStats.now()
+        let t0 = MonotonicClock.seconds()
         var sum: UInt64 = 0
         for i in 0..<entries {
             guard let b = try table.entry(for: "e\(i)") else { throw ValidationError("entry e\(i) missing") }
             sum &+= TableBench.touch(b)
         }
         blackHole(sum)
-        let seconds = ProcessStats.now() - t0
+        let seconds = MonotonicClock.seconds() - t0
         return (seconds * 1e9 / Double(entries), seconds)
     }
 }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomCache
 import Foundation
 
@@ -26,15 +27,15 @@ struct DiskBench {
                     let store: any BenchStore = side.hasPrefix("disk")
                         ? try DiskStore(dir: dir, verification: side == "disk_checksum" ? .checksum : .size)
                         : FileStore(dir: dir, fsync: side == "files_fsync")
-                    let w0 = ProcessStats.now()
+                    let w0 = MonotonicClock.seconds()
                     for (i, key) in keys.enumerated() { try store.write(values[i % values.count], key: key) }
-                    let w = Double(keys.count) / (ProcessStats.now() - w0)
+                    let w = Double(keys.count) / (MonotonicClock.seconds() - w0)
                     // Three passes over every key in a scattered order (reads are fast; more of them steady the median).
                     let order = (0..<3 * keys.count).map { ($0 &* 7919) % keys.count }
                     var found = 0
-                    let r0 = ProcessStats.now()
+                    let r0 = MonotonicClock.seconds()
                     for i in order { if let v = store.read(keys[i]), v.count == size.bytes { found += 1 } }
-                    let rd = Double(order.count) / (ProcessStats.now() - r0)
+                    let rd = Double(order.count) / (MonotonicClock.seconds() - r0)
                     guard found == order.count else { throw BenchError("\(side) read back \(found) of \(order.count)") }
                     samples["\(side)_write_\(size.label)_ops", default: []].append(w)
                     samples["\(side)_read_\(size.label)_ops", default: []].append(rd)
@@ -51,9 +52,9 @@ struct DiskBench {
         let mb = [UInt8](repeating: 7, count: 1 << 20)
         var hashTimes: [Double] = []
         for _ in 0..<50 {
-            let t0 = ProcessStats.now()
+            let t0 = MonotonicClock.seconds()
             _ = XXHash64.hash(mb)
-            hashTimes.append(ProcessStats.now() - t0)
+            hashTimes.append(MonotonicClock.seconds() - t0)
         }
         out["xxh64_gb_per_s"] = Double(1 << 20) / median(hashTimes) / 1e9
         return out
@@ -71,12 +72,12 @@ struct DiskBench {
                 for r in 0..<max(3, repeats) {
                     let dir = root + "/sweep-\(bytes)-\(label)-\(r)"
                     let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, inlineThreshold: threshold))
-                    let w0 = ProcessStats.now()
+                    let w0 = MonotonicClock.seconds()
                     for key in keys { try cache.set(value, forKey: key) }
-                    ws.append(Double(keys.count) / (ProcessStats.now() - w0))
-                    let r0 = ProcessStats.now()
+                    ws.append(Double(keys.count) / (MonotonicClock.seconds() - w0))
+                    let r0 = MonotonicClock.seconds()
                     for key in keys.reversed() { _ = cache.data(forKey: key) }
-                    rs.append(Double(keys.count) / (ProcessStats.now() - r0))
+                    rs.append(Double(keys.count) / (MonotonicClock.seconds() - r0))
                     try? FileManager.default.removeItem(atPath: dir)
                 }
                 row["\(label)_write_ops"] = median(ws)

@@ -95,9 +95,9 @@ struct MemoryBench {
 
     /// Runs `body` on `threads` threads at once; returns nanoseconds per operation per thread.
     func measure(threads: Int, _ body: @Sendable @escaping (Int) -> Void) -> Double {
-        let t0 = ProcessStats.now()
+        let t0 = MonotonicClock.seconds()
         DispatchQueue.concurrentPerform(iterations: threads) { body($0) }
-        return (ProcessStats.now() - t0) * 1e9 / Double(ops)
+        return (MonotonicClock.seconds() - t0) * 1e9 / Double(ops)
     }
 }
 

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 import Foundation
 
@@ -63,9 +64,9 @@ enum TableBench {
 
     /// Nanoseconds per call of `body` over `count` calls.
     static func nanosecondsPerCall(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
-        let t0 = ProcessStats.now()
+        let t0 = MonotonicClock.seconds()
         for _ in 0..<count { try body() }
-        return (ProcessStats.now() - t0) * 1e9 / Double(count)
+        return (MonotonicClock.seconds() - t0) * 1e9 / Double(count)
     }
 }
 

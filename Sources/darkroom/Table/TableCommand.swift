@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
 import DarkroomTables
@@ -58,7 +59,7 @@ struct TableBuildCommand: ParsableCommand {
     }
 
     func run() throws {
-        let start = ProcessStats.now()
+        let start = MonotonicClock.seconds()
         let (w, h) = Self.parseSize(size)!
         let name = (table as NSString).lastPathComponent
         let format = ImageFormat(name: name, width: w, height: h, pixelFormat: pixelFormat.pixelFormat, maximumCount: maxCount)
@@ -67,9 +68,9 @@ struct TableBuildCommand: ParsableCommand {
             tableHandle = try ImageTable(path: table, format: format, options: ImageTable.Options(indexSaveInterval: indexSaveInterval))
         } catch { throw TableCommand.fail(error) }
         let inputs = self.inputs, mode = self.mode, progress = self.progress
-        let counts = Mutex((written: 0, skipped: 0))
-        let failures = Mutex<[(String, String)]>([])
-        WorkerPool.run(count: inputs.count, workers: jobs ?? ProcessStats.activeCores) { i in
+        let counts = Locked((written: 0, skipped: 0))
+        let failures = Locked<[(String, String)]>([])
+        WorkQueue.run(count: inputs.count, workers: jobs ?? ProcessStats.activeCores) { i in
             let path = inputs[i]
             do {
                 let bytes = try FileBytes.read(path)
@@ -88,7 +89,7 @@ struct TableBuildCommand: ParsableCommand {
         do { try tableHandle.close() } catch { throw TableCommand.fail(error) }
         let failed = failures.withLock { $0 }, done = counts.withLock { $0 }
         let stats = tableHandle.statistics
-        let wall = ProcessStats.now() - start
+        let wall = MonotonicClock.seconds() - start
         if json {
             print(JSONLine.encode([
                 "inputs": inputs.count, "written": done.written, "skipped": done.skipped, "failures": failed.count,

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
 import DarkroomTables
@@ -48,7 +49,7 @@ struct TableVerifyCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let start = ProcessStats.now()
+        let start = MonotonicClock.seconds()
         let handle = try openReadOnly(table)
         let v: ImageTable.Verification
         do { v = try handle.verify() } catch { throw TableCommand.fail(error) }
@@ -58,7 +59,7 @@ struct TableVerifyCommand: ParsableCommand {
                 "valid": v.valid, "torn": v.torn, "torn_served": v.tornServed, "missing": v.missing,
                 "unreferenced": v.unreferenced, "empty": v.empty, "slots": v.slots, "checked_bytes": v.checkedBytes,
                 "problems": v.problems, "index_found": stats.indexFound, "checksummed_at_open": stats.checksummedAtOpen,
-                "seconds": ProcessStats.now() - start,
+                "seconds": MonotonicClock.seconds() - start,
             ]))
         } else {
             print("\(v.valid) valid, \(v.torn) torn (not served), \(v.tornServed) torn served, \(v.missing) missing, "

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Darkroom
 import DarkroomServer
 import Foundation
@@ -7,7 +8,7 @@ import Testing
 /// A resolver that answers from a table and records the names asked for; no DNS.
 final class FakeResolver: HostResolving {
     let table: [String: [IPAddress]]
-    private let asked = Mutex<[String]>([])
+    private let asked = Locked<[String]>([])
 
     init(_ table: [String: [IPAddress]]) { self.table = table }
 
@@ -90,7 +91,7 @@ struct GuardedDataLoaderTests {
         // Given loopback unblocked
         let server = try await LoopbackServer.start()
         let loader = GuardedDataLoader(policy: loopbackPolicy(["127.0.0.1"]), http: fastHTTP)
-        let received = Mutex<Int64>(0)
+        let received = Locked<Int64>(0)
         // When fetching twice
         for _ in 0..<2 {
             let response = try await loader.loadData(DataRequest(url: server.url("/img"))) { p in

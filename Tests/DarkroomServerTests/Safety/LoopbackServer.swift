@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 import Foundation
 import NIOCore
@@ -22,8 +23,8 @@ final class LoopbackServer: Sendable {
 
     let port: Int
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
-    private let counts = Mutex<[String: Int]>([:])
-    private let accepted = Mutex(0)
+    private let counts = Locked<[String: Int]>([:])
+    private let accepted = Locked(0)
 
     static func start() async throws -> LoopbackServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

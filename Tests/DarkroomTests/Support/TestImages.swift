@@ -75,8 +75,8 @@ final class TestDataCache: DataCaching {
 /// Polls `condition` every 5 ms for up to `seconds` (generous: the whole suite shares 2 cores with the other
 /// test targets); returns whether it became true.
 func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-    let deadline = monotonicSeconds() + seconds
-    while monotonicSeconds() < deadline {
+    let deadline = MonotonicClock.seconds() + seconds
+    while MonotonicClock.seconds() < deadline {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(5))
     }

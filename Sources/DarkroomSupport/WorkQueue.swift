@@ -1,19 +1,24 @@
-import DarkroomSupport
-import DarkroomCache
 import Dispatch
 import Foundation
 
-/// A fixed pool of threads the pipeline owns, pulling closures from a five-level priority queue.
+/// A bounded pool of threads pulling closures from a five-level priority queue: where every blocking job runs.
 ///
 /// At most `maxConcurrent` closures run at once and at most `maxConcurrent` threads exist; idle threads exit
-/// after ``idleTimeout`` and are started again on demand. Decoding and processing run here so Swift's cooperative
-/// pool is never blocked by CPU-bound work. Within a level, work starts in FIFO order; a queued item's priority
-/// can change (it moves to the new level's tail) and a queued item can be cancelled (it never runs).
-final class WorkQueue: Sendable {
-    typealias Priority = ImageRequest.Priority
+/// after ``idleTimeout`` and are started again on demand. Decoding, encoding, processing and file or SQLite I/O
+/// run here so Swift's cooperative pool is never blocked. Within a level, work starts in FIFO order; a queued
+/// item's priority can change (it moves to the new level's tail) and a queued item can be cancelled (it never
+/// runs). Enqueueing costs one lock and, when a thread must start, one `Thread` spawn (~30 µs).
+package final class WorkQueue: Sendable {
+    /// Five urgency levels, lowest first; the pipeline maps its request priorities onto them one to one.
+    package enum Priority: Int, Sendable, Comparable, CaseIterable {
+        case veryLow, low, normal, high, veryHigh
+
+        /// Orders by urgency.
+        package static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
 
     /// A queued closure's handle.
-    final class Item: Sendable {
+    package final class Item: Sendable {
         fileprivate let work: @Sendable (_ queueWait: Double) -> Void
         fileprivate let enqueuedAt: Double
         fileprivate weak let queue: WorkQueue?
@@ -21,26 +26,26 @@ final class WorkQueue: Sendable {
         fileprivate init(queue: WorkQueue, work: @escaping @Sendable (Double) -> Void) {
             self.queue = queue
             self.work = work
-            self.enqueuedAt = monotonicSeconds()
+            self.enqueuedAt = MonotonicClock.seconds()
         }
 
         /// Removes the item if it has not started; returns whether it was removed.
         @discardableResult
-        func cancel() -> Bool { queue?.remove(self) ?? false }
+        package func cancel() -> Bool { queue?.remove(self) ?? false }
 
         /// Moves a queued item to another level; no effect once it has started.
-        func setPriority(_ priority: Priority) { queue?.move(self, to: priority) }
+        package func setPriority(_ priority: Priority) { queue?.move(self, to: priority) }
     }
 
     /// Counters for tests and the CLI.
-    struct Statistics: Sendable {
-        var running = 0
-        var maxRunning = 0
-        var threads = 0
-        var maxThreads = 0
-        var threadsStarted = 0
-        var executed = 0
-        var pending = 0
+    package struct Statistics: Sendable {
+        package var running = 0
+        package var maxRunning = 0
+        package var threads = 0
+        package var maxThreads = 0
+        package var threadsStarted = 0
+        package var executed = 0
+        package var pending = 0
     }
 
     private struct State {
@@ -77,15 +82,15 @@ final class WorkQueue: Sendable {
     }
 
     /// Name prefix of the threads (visible in debuggers and `top -H`).
-    let name: String
+    package let name: String
     /// Most closures running at once, and most threads alive.
-    let maxConcurrent: Int
+    package let maxConcurrent: Int
     /// How long an idle thread waits for work before exiting.
-    let idleTimeout: Double
+    package let idleTimeout: Double
     private let state = Locked(State())
     private let wakeups = DispatchSemaphore(value: 0)
 
-    init(name: String, maxConcurrent: Int, idleTimeout: Double = 2) {
+    package init(name: String, maxConcurrent: Int, idleTimeout: Double = 2) {
         self.name = name
         self.maxConcurrent = max(1, maxConcurrent)
         self.idleTimeout = idleTimeout
@@ -93,7 +98,7 @@ final class WorkQueue: Sendable {
 
     /// Queues `work` at `priority`; it receives the seconds it waited in the queue.
     @discardableResult
-    func enqueue(priority: Priority, _ work: @escaping @Sendable (_ queueWait: Double) -> Void) -> Item {
+    package func enqueue(priority: Priority = .normal, _ work: @escaping @Sendable (_ queueWait: Double) -> Void) -> Item {
         let item = Item(queue: self, work: work)
         let spawn: Bool = state.withLock { s in
             s.levels[priority.rawValue].append(item)
@@ -111,7 +116,18 @@ final class WorkQueue: Sendable {
     }
 
     /// Running, queued and thread counts, with high-water marks.
-    var statistics: Statistics { state.withLock { $0.stats } }
+    package var statistics: Statistics { state.withLock { $0.stats } }
+
+    /// Drops every queued item (none of them will run); running ones finish. Returns how many were dropped.
+    @discardableResult
+    package func cancelAll() -> Int {
+        state.withLock { s in
+            let dropped = s.pending.count
+            s.pending.removeAll()
+            s.stats.pending = 0
+            return dropped
+        }
+    }
 
     fileprivate func remove(_ item: Item) -> Bool {
         state.withLock { s in
@@ -139,7 +155,7 @@ final class WorkQueue: Sendable {
     /// The name of the queue whose worker is the current thread, or `nil` on any other thread (Linux thread names
     /// are inherited from the creating thread and Foundation does not apply `Thread.name`, so this is the
     /// reliable way to tell).
-    static var currentName: String? { Thread.current.threadDictionary[threadKey] as? String }
+    package static var currentName: String? { Thread.current.threadDictionary[threadKey] as? String }
     private static let threadKey = "darkroom.work-queue"
 
     private func workerLoop() {
@@ -162,18 +178,11 @@ final class WorkQueue: Sendable {
                 return item
             }
             guard let item else { continue }
-            item.work(monotonicSeconds() - item.enqueuedAt)
+            item.work(MonotonicClock.seconds() - item.enqueuedAt)
             state.withLock { s in
                 s.stats.running -= 1
                 s.stats.executed += 1
             }
         }
     }
-}
-
-/// Monotonic time in seconds (CLOCK_MONOTONIC).
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

@@ -4,7 +4,7 @@
 /// lanes over 32-byte stripes) against 2.4 GB/s for the system zlib's `crc32`, while detecting torn, truncated and
 /// foreign content with 2⁻⁶⁴ odds of a miss. Verifying 1 MB still costs ~70 µs.
 /// Not a cryptographic hash: it guards against accidents, not an attacker who can write the cache directory.
-public enum XXHash64 {
+package enum XXHash64 {
     private static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let p3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -12,7 +12,7 @@ public enum XXHash64 {
     private static let p5: UInt64 = 0x27D4_EB2F_1656_67C5
 
     /// The XXH64 hash of `bytes` with `seed`. O(n), no allocation.
-    public static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = bytes.count
         guard let base = bytes.baseAddress else { return finish(seed &+ p5 &+ 0, base: nil, offset: 0, end: 0) }
         var offset = 0
@@ -37,7 +37,7 @@ public enum XXHash64 {
     }
 
     /// The XXH64 hash of `bytes` with `seed`.
-    public static func hash(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { hash($0, seed: seed) }
     }
 
