@@ -1,9 +1,10 @@
 import DarkroomImage
+import DarkroomSupport
 
 /// The error every pipeline operation reports: a stable ``code``, a sentence for people, the HTTP status when
 /// one was received, and the error underneath (a ``DarkroomImageError`` for decode failures, an HTTP client
 /// error for transport failures).
-public struct DarkroomError: Error, Sendable, CustomStringConvertible {
+public struct DarkroomError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// Every waiter cancelled the request (or its task) before it finished.
@@ -28,6 +29,11 @@ public struct DarkroomError: Error, Sendable, CustomStringConvertible {
         case processingFailed = "processing_failed"
         /// A local file could not be read.
         case fileIO = "file_io"
+        /// The data loader refused the request by its own policy (a host or address it may not reach);
+        /// ``DarkroomError/underlying`` holds its reason.
+        case refused
+        /// The source does not exist: a missing file, or a remote 404/410 (``DarkroomError/statusCode`` holds it).
+        case notFound = "not_found"
     }
 
     /// What went wrong.
@@ -47,12 +53,10 @@ public struct DarkroomError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `code: message (cause: …)`.
-    public var description: String {
-        var text = "\(code.rawValue): \(message)"
-        if let underlying { text += " (cause: \(underlying))" }
-        return text
-    }
+    /// `code: message (HTTP status) (cause: …)`, the format every Darkroom error prints.
+    public var description: String { formattedDescription }
+
+    package var details: [String] { statusCode.map { ["HTTP \($0)"] } ?? [] }
 
     static let cancelled = DarkroomError(.cancelled, "the request was cancelled")
 

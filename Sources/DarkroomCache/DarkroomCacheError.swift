@@ -1,8 +1,9 @@
+import DarkroomSupport
 /// The error every DarkroomCache operation throws: a stable ``code``, a human-readable ``message``, what SQLite
 /// or the operating system said (``systemMessage``), and the underlying error when there is one.
 ///
 /// Reads never throw for a value that is merely missing, expired or failed verification: those read as absent.
-public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible {
+public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// The cache directory or one of its files could not be created, read or written (`errno` is in
@@ -36,11 +37,8 @@ public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `code: message (system: …) (cause: …)`, one line.
-    public var description: String {
-        var text = "\(code.rawValue): \(message)"
-        if let systemMessage, !systemMessage.isEmpty { text += " (system: \(systemMessage))" }
-        if let underlying { text += " (cause: \(underlying))" }
-        return text
-    }
+    /// `code: message (system: …) (cause: …)`, the format every Darkroom error prints.
+    public var description: String { formattedDescription }
+
+    package var details: [String] { systemMessage.map { ["system: \($0)"] } ?? [] }
 }

@@ -1,6 +1,7 @@
+import DarkroomSupport
 /// The error every DarkroomImage operation throws: a stable ``code``, a human-readable ``message``, and
 /// the codec's own words (``codecMessage``) or an underlying error when there is one.
-public struct DarkroomImageError: Error, Sendable, CustomStringConvertible {
+public struct DarkroomImageError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// The input is empty.
@@ -23,6 +24,8 @@ public struct DarkroomImageError: Error, Sendable, CustomStringConvertible {
         case encodeFailed = "encode_failed"
         /// Reading or writing a file failed.
         case io
+        /// The file does not exist.
+        case notFound = "not_found"
     }
 
     /// What went wrong.
@@ -43,10 +46,8 @@ public struct DarkroomImageError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    public var description: String {
-        var text = "\(code.rawValue): \(message)"
-        if let codecMessage, !codecMessage.isEmpty { text += " (codec: \(codecMessage))" }
-        if let underlying { text += " (cause: \(underlying))" }
-        return text
-    }
+    /// `code: message (codec: …) (cause: …)`, the format every Darkroom error prints.
+    public var description: String { formattedDescription }
+
+    package var details: [String] { codecMessage.map { ["codec: \($0)"] } ?? [] }
 }

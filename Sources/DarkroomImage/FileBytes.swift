@@ -11,7 +11,7 @@ public enum FileBytes {
     /// - Throws: `.io` (with the errno text) or `.limitExceeded`.
     public static func read(_ path: String, limit: Int = DecodeLimits.default.maxInputBytes) throws(DarkroomImageError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ioError("cannot open \(path)") }
+        guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw ioError("cannot stat \(path)") }
@@ -41,7 +41,8 @@ public enum FileBytes {
         if let failure { unlink(temp); throw failure }
     }
 
-    static func ioError(_ what: String) -> DarkroomImageError {
-        DarkroomImageError(.io, "\(what): \(POSIXIO.lastError)")
+    /// An `.io` error (`.notFound` when `missing`) with the system's text for the current `errno`.
+    static func ioError(_ what: String, missing: Bool = false) -> DarkroomImageError {
+        DarkroomImageError(missing ? .notFound : .io, "\(what): \(POSIXIO.lastError)")
     }
 }

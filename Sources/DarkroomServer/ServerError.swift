@@ -1,9 +1,10 @@
 import Darkroom
 import DarkroomImage
+import DarkroomSupport
 
 /// Why the server refused or failed a request: a stable ``Code``, a message for people, the HTTP status it maps to
 /// and the underlying cause. Sent to clients as `{"error": {"code": "...", "message": "..."}}`.
-public struct ServerError: Error, Sendable, CustomStringConvertible {
+public struct ServerError: Error, Sendable, CustomStringConvertible, CodedError {
     /// Stable, machine-readable reasons. The raw value is what clients see.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// A parameter is missing or malformed (400).
@@ -70,6 +71,6 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `code: message`.
-    public var description: String { "\(code.rawValue): \(message)" }
+    /// `code: message (cause: …)`, the format every Darkroom error prints (clients see only code and message).
+    public var description: String { formattedDescription }
 }

@@ -1,7 +1,8 @@
+import DarkroomSupport
 /// The error every ``ImageTable`` operation throws: a stable ``code``, a human-readable ``message``, the
 /// operating system's words (``systemMessage``, from `errno`) when a system call failed, and the error that caused
 /// this one (say, the ``DarkroomImage/DarkroomImageError`` a draw closure threw) when there is one.
-public struct ImageTableError: Error, Sendable, CustomStringConvertible {
+public struct ImageTableError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.
     public enum Code: String, Sendable, Codable, CaseIterable {
         /// A system call on the table file or its index failed (open, read, write, map, sync, rename).
@@ -34,21 +35,18 @@ public struct ImageTableError: Error, Sendable, CustomStringConvertible {
     /// `strerror(errno)` when a system call failed.
     public let systemMessage: String?
     /// The error that caused this one, if any.
-    public let underlying: (any Error)?
+    public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, systemMessage: String? = nil, underlying: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, systemMessage: String? = nil, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
         self.systemMessage = systemMessage
         self.underlying = underlying
     }
 
-    /// `code: message (system message) (cause: underlying)`.
-    public var description: String {
-        var text = "\(code.rawValue): \(message)"
-        if let systemMessage { text += " (\(systemMessage))" }
-        if let underlying { text += " (cause: \(underlying))" }
-        return text
-    }
+    /// `code: message (system: …) (cause: …)`, the format every Darkroom error prints.
+    public var description: String { formattedDescription }
+
+    package var details: [String] { systemMessage.map { ["system: \($0)"] } ?? [] }
 }

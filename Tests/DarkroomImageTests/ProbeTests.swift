@@ -335,12 +335,12 @@ struct ProbeTests {
         #expect(errorCode(probeFile(empty.path)) == .empty)
     }
 
-    @Test func fileErrorsAreIOErrorsWithTheSystemText() throws {
+    @Test func fileErrorsAreTypedWithTheSystemText() throws {
         // Given a missing file and a directory / When probed
         let missing = probeFile("/nonexistent/darkroom/photo.jpg")
         let directory = probeFile(FileManager.default.temporaryDirectory.path)
-        // Then both are .io, the first naming the errno text
-        #expect(missing.error?.code == .io)
+        // Then the first is .notFound naming the errno text, the second .io
+        #expect(missing.error?.code == .notFound)
         #expect(missing.error?.message.contains("No such file or directory") == true)
         #expect(directory.error?.code == .io)
     }

@@ -81,7 +81,7 @@ struct PipelineFlowTests {
         #expect(data.data == png && data.container == nil)
         #expect(pipeline.statistics.decodes == 2)
         let missing = await #expect(throws: DarkroomError.self) { try await pipeline.image(for: ImageRequest(path: path + ".missing")) }
-        #expect(missing?.code == .fileIO)
+        #expect(missing?.code == .notFound)
         let junk = await #expect(throws: DarkroomError.self) {
             try await pipeline.image(for: ImageRequest(source: .data(id: "junk", bytes: Array("hello".utf8))))
         }

@@ -58,9 +58,12 @@ public struct DataProgress: Sendable {
 ///
 /// Called from a task on Swift's cooperative pool; must not block a thread (await I/O instead). The pipeline
 /// limits how many calls run at once (per host and in total) and cancels the calling task when every waiter
-/// leaves, so an implementation must stop its transfer on task cancellation. Throw ``DarkroomError`` for
-/// failures; ``DarkroomError/isTransient`` decides whether the pipeline's own loader retries.
+/// leaves, so an implementation must stop its transfer on task cancellation (throwing ``DarkroomError/Code/cancelled``).
+/// Failures are typed: ``DarkroomError/isTransient`` decides whether the pipeline's own loader retries, and a
+/// loader that refuses a request by its own policy throws ``DarkroomError/Code/refused`` with its reason as the
+/// underlying error.
 public protocol DataLoading: Sendable {
     /// Fetches the resource, calling `progress` as bytes arrive.
-    func loadData(_ request: DataRequest, progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse
+    func loadData(_ request: DataRequest,
+                  progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse
 }

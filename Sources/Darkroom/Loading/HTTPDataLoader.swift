@@ -79,7 +79,7 @@ public final class HTTPDataLoader: DataLoading {
     /// Fetches `request.url`: up to ``Configuration/maxAttempts`` attempts for transient failures, each bounded by
     /// the timeouts and the size limit; cancelling the calling task closes the connection.
     public func loadData(_ request: DataRequest,
-                         progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse {
+                         progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
         var attempt = 1
         while true {
             let failure: DarkroomError

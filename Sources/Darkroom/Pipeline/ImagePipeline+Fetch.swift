@@ -1,3 +1,5 @@
+import Logging
+import CoreMetrics
 import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
@@ -64,7 +66,11 @@ extension ImagePipeline {
                 timings.fetch = MonotonicClock.seconds() - t0
                 job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .file, timings: timings) })
             } catch {
-                let code: DarkroomError.Code = error.code == .limitExceeded ? .responseTooLarge : .fileIO
+                let code: DarkroomError.Code = switch error.code {
+                case .limitExceeded: .responseTooLarge
+                case .notFound: .notFound
+                default: .fileIO
+                }
                 job.finish(.failure(DarkroomError(code, error.message, underlying: error)))
             }
         })
@@ -110,17 +116,15 @@ extension ImagePipeline {
                 let dataRequest = DataRequest(url: url, headers: stale?.1.conditionalHeaders ?? [],
                                               partialDataFractions: request.options.contains(.progressivePreviews) ? [0.5] : [])
                 let result: Result<DataResponse, DarkroomError>
-                do {
+                do throws(DarkroomError) {
                     result = .success(try await loader.loadData(dataRequest) { p in
                         job.send(.progress(completed: p.received, total: p.expected))
                         if let partial = p.partialData {
                             job.send(.preview(FetchOutput(bytes: partial, origin: .network, timings: .init())))
                         }
                     })
-                } catch let error as DarkroomError {
-                    result = .failure(error)
                 } catch {
-                    result = .failure(Task.isCancelled ? .cancelled : HTTPDataLoader.map(error, url: url.absoluteString))
+                    result = .failure(Task.isCancelled ? .cancelled : error)
                 }
                 var timings = ImageResponse.Timings()
                 timings.cacheRead = cacheRead

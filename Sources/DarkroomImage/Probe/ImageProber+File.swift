@@ -78,7 +78,8 @@ extension ImageProber {
 
     /// An `.io` error naming the operation, the path and the system's text for the current `errno`.
     private static func ioError(_ operation: String, _ path: String) -> DarkroomImageError {
+        let missing = errno == ENOENT || errno == ENOTDIR
         let text = POSIXIO.lastError
-        return DarkroomImageError(.io, "\(operation) '\(path)': \(text)", codecMessage: text)
+        return DarkroomImageError(missing ? .notFound : .io, "\(operation) '\(path)': \(text)", codecMessage: text)
     }
 }

@@ -57,23 +57,32 @@ public final class GuardedDataLoader: DataLoading {
 
     /// Fetches `request.url`, vetting each hop; headers, partial-data fractions and `progress` pass through to
     /// every hop.
+    /// A refusal or a redirect failure is a ``DarkroomError`` (`refused` or `http_status`) whose underlying error
+    /// is the ``ServerError`` the client will see; the transfer's own failures pass through unchanged.
     public func loadData(_ request: DataRequest,
-                         progress: @escaping @Sendable (DataProgress) -> Void) async throws -> DataResponse {
+                         progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
         var url = request.url
         var redirects = 0
         while true {
-            try Task.checkCancellation()
-            try policy.checkURL(url)
-            guard let host = url.host, !host.isEmpty else { throw ServerError(.badRequest, "source URL has no host") }
+            if Task.isCancelled { throw DarkroomError(.cancelled, "the request was cancelled") }
+            try Self.vetting { () throws(ServerError) in try policy.checkURL(url) }
+            guard let host = url.host, !host.isEmpty else {
+                throw Self.refusal(ServerError(.badRequest, "source URL has no host"))
+            }
             let scheme = url.scheme?.lowercased() ?? "http"
-            let addresses = try await resolver.resolve(host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
-            try policy.checkAddresses(addresses, host: host)
+            let addresses: [IPAddress]
+            do throws(ServerError) {
+                addresses = try await resolver.resolve(host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
+                try policy.checkAddresses(addresses, host: host)
+            } catch {
+                throw Self.refusal(error)
+            }
             let key = PoolKey(scheme: scheme, host: host, address: addresses[0])
             let loader = checkOut(key)
             var hop = request
             hop.url = url
             let response: DataResponse
-            do {
+            do throws(DarkroomError) {
                 response = try await loader.loadData(hop, progress: progress)
                 checkIn(key, loader)
             } catch {
@@ -82,22 +91,35 @@ public final class GuardedDataLoader: DataLoading {
             }
             guard (300..<400).contains(response.statusCode), response.statusCode != 304 else { return response }
             guard [301, 302, 303, 307, 308].contains(response.statusCode) else {
-                throw ServerError(.upstreamFailed, "\(url) answered \(response.statusCode)")
+                throw Self.refusal(ServerError(.upstreamFailed, "\(url) answered \(response.statusCode)"), status: response.statusCode)
             }
             guard let location = response.headers["location"], !location.isEmpty else {
-                throw ServerError(.upstreamFailed, "\(url) answered \(response.statusCode) without a Location")
+                throw Self.refusal(ServerError(.upstreamFailed, "\(url) answered \(response.statusCode) without a Location"),
+                                   status: response.statusCode)
             }
             guard redirects < policy.maxRedirects else {
-                throw ServerError(.upstreamFailed, "too many redirects (more than \(policy.maxRedirects)) from \(request.url)")
+                throw DarkroomError(.tooManyRedirects, "too many redirects (more than \(policy.maxRedirects)) from \(request.url)",
+                                    underlying: ServerError(.upstreamFailed,
+                                                            "too many redirects (more than \(policy.maxRedirects)) from \(request.url)"))
             }
             guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                throw ServerError(.upstreamFailed, "\(url) redirected to an invalid Location")
+                throw Self.refusal(ServerError(.upstreamFailed, "\(url) redirected to an invalid Location"), status: response.statusCode)
             }
             logger.debug("following redirect", metadata: ["from": "\(url)", "to": "\(next)",
                                                           "status": "\(response.statusCode)"])
             redirects += 1
             url = next
         }
+    }
+
+    /// A policy refusal (or, with `status`, an unusable redirect) as the pipeline's error, carrying the
+    /// ``ServerError`` the client will see.
+    private static func refusal(_ error: ServerError, status: Int? = nil) -> DarkroomError {
+        DarkroomError(status == nil ? .refused : .httpStatus, error.message, statusCode: status, underlying: error)
+    }
+
+    private static func vetting(_ check: () throws(ServerError) -> Void) throws(DarkroomError) {
+        do throws(ServerError) { try check() } catch { throw refusal(error) }
     }
 
     // MARK: - Loader pool

@@ -26,10 +26,13 @@ private func serverError(_ body: () async throws -> Void) async -> ServerError? 
     do {
         try await body()
         return nil
-    } catch let error as ServerError {
-        return error
+    } catch let error as DarkroomError {
+        // The loader's errors are typed: the refusal the client will see is the underlying ServerError.
+        if let reason = error.underlying as? ServerError { return reason }
+        Issue.record("expected a DarkroomError carrying a ServerError, got \(error)")
+        return nil
     } catch {
-        Issue.record("expected a ServerError, got \(error)")
+        Issue.record("expected a DarkroomError, got \(error)")
         return nil
     }
 }
