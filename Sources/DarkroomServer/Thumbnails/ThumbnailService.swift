@@ -11,6 +11,10 @@ import Logging
 /// One request's path: signature → parameters → source (root / allow-list) → variant (format, `Accept`) →
 /// key and `ETag` → `If-None-Match` (304, no work) → memory (synchronous) → shared render: disk cache →
 /// admission (429 when full) → pipeline (fetch with address checks, shrink-on-load decode) → encode → store.
+///
+/// Threads: the handlers are async, but nothing here blocks a cooperative-pool thread. Disk-cache reads and writes
+/// and file probes run on the pipeline's I/O threads, encodes on its processing threads
+/// (``ImagePipeline/perform(on:priority:_:)``); only the memory-cache hit is answered inline.
 final class ThumbnailService: Sendable {
     /// The answer to one thumbnail request.
     enum Answer: Sendable {
@@ -29,9 +33,14 @@ final class ThumbnailService: Sendable {
     let loader: GuardedDataLoader
     let paths = ResolvedPathCache()
     private let logger: Logger
+    /// Called with the name of each blocking step (`disk-read`, `encode`, `disk-write`) on the thread
+    /// that runs it; tests use it to check those threads are the pipeline's.
+    let stepObserver: (@Sendable (_ step: String) -> Void)?
 
-    init(configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver()) throws(ServerError) {
+    init(configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver(),
+         stepObserver: (@Sendable (_ step: String) -> Void)? = nil) throws(ServerError) {
         self.configuration = configuration
+        self.stepObserver = stepObserver
         logger = configuration.logger
         root = try configuration.root.map { path throws(ServerError) in try RootDirectory(path) }
         signer = configuration.signingKey.map { RequestSigner(key: $0) }
@@ -109,12 +118,17 @@ final class ThumbnailService: Sendable {
     /// The shared render for one key: disk cache, else admission → pipeline → encode → store.
     private func render(_ parameters: ThumbnailParameters, source: ResolvedSource, variant: OutputVariant,
                         key: String) async throws -> (EncodedThumbnail, String) {
-        if let hit = cache.diskValue(forKey: key, isRemote: source.isRemote) { return (hit, "disk") }
+        let diskHit = try await pipeline.perform(on: .io, priority: .high) { [self] in
+            stepObserver?("disk-read")
+            return cache.diskValue(forKey: key, isRemote: source.isRemote)
+        }
+        if let diskHit { return (diskHit, "disk") }
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
-        return try await admission.run(cost: estimatedCost(source, parameters)) { [self] in
-            var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
-            request.imageID = source.identity   // a changed file is a new image for the pipeline's caches too
+        var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
+        request.imageID = source.identity   // a changed file is a new image for the pipeline's caches too
+        let cost = await estimatedCost(request, source: source, parameters: parameters)
+        return try await admission.run(cost: cost) { [self] in
             let response: ImageResponse
             do {
                 response = try await pipeline.image(for: request)
@@ -122,72 +136,62 @@ final class ThumbnailService: Sendable {
                 throw Self.serverError(error)
             }
             guard let container = response.container else { throw ServerError(.internalError, "the pipeline returned no image") }
-            let bitmap = container.bitmap
-            let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
-            let format = variant.fileFormat(hasAlpha: hasAlpha)
-            let bytes: [UInt8]
-            do throws(DarkroomImageError) {
-                bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(
-                    quality: parameters.quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
-            } catch {
-                throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
+            let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
+                try encode(container, variant: variant, quality: parameters.quality)
             }
-            let thumbnail = EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
-            if !cache.store(thumbnail, forKey: key) {
-                logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
+            try await pipeline.perform(on: .io, priority: .low) { [self] in
+                stepObserver?("disk-write")
+                if !cache.store(thumbnail, forKey: key) {
+                    logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
+                }
             }
             return (thumbnail, "rendered")
         }
     }
 
-    /// The render's working-memory estimate (``RenderCost``); a source whose header cannot be read counts its
-    /// file size (the pipeline then reports the real error).
-    private func estimatedCost(_ source: ResolvedSource, _ parameters: ThumbnailParameters) -> Int {
-        guard case .file(let path, _, let size) = source else { return RenderCost.remoteEstimate }
-        guard let probe = try? ImageProber.probe(fileAt: path, limits: configuration.limits.decode) else { return size }
+    /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
+    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int) throws(ServerError) -> EncodedThumbnail {
+        stepObserver?("encode")
+        let bitmap = container.bitmap
+        let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
+        let format = variant.fileFormat(hasAlpha: hasAlpha)
+        let bytes: [UInt8]
+        do throws(DarkroomImageError) {
+            bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(
+                quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
+        } catch {
+            throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
+        }
+        return EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
+    }
+
+    /// The render's working-memory estimate (``RenderCost``) from the pipeline's probe of the source header (on an
+    /// I/O thread); a source whose header cannot be read counts its file size (the render then reports the real
+    /// error), and a remote one a fixed estimate (its header is not fetched before admission).
+    private func estimatedCost(_ request: ImageRequest, source: ResolvedSource, parameters: ThumbnailParameters) async -> Int {
+        guard case .file(_, _, let size) = source else { return RenderCost.remoteEstimate }
+        guard let probe = try? await pipeline.probe(request) else { return size }
         return RenderCost.estimate(probe: probe, fileBytes: size, parameters: parameters)
     }
 
-    /// Answers `GET /v1/info`: the probe of the source (header only for files; remote sources are fetched
-    /// through the pipeline, so the original is cached for a later thumbnail).
+    /// Answers `GET /v1/info`: the pipeline's probe of the source with its colour profile (header and profile
+    /// read on an I/O thread for files; remote sources are fetched through the pipeline under admission, so the
+    /// original is cached for a later thumbnail).
     func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
         let src = try ThumbnailParameters.source(in: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote, cache: paths)
+        var request = ImageRequest(source: source.imageSource)
+        request.imageID = source.identity
         do {
-            switch source {
-            case .file(let path, _, _):
-                do throws(DarkroomImageError) {
-                    var probe = try ImageProber.probe(fileAt: path, limits: configuration.limits.decode)
-                    let bytes = try FileBytes.read(path, limit: configuration.limits.decode.maxInputBytes)
-                    probe.colorProfile = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0, limits: configuration.limits.decode) }
-                    return probe
-                } catch {
-                    throw Self.serverError(DarkroomError(.decodeFailed, error.message, underlying: error))
-                }
-            case .remote(let url):
+            if source.isRemote {
                 let timeout = configuration.requestTimeout
-                let bytes = try await withDeadline(seconds: timeout, timeout: {
+                return try await withDeadline(seconds: timeout, timeout: {
                     ServerError(.timedOut, "the source was not fetched within \(timeout) s")
-                }) { [self] in
-                    try await admission.run { [self] in
-                        let response = try await pipeline.image(for: ImageRequest(source: .url(url), options: .returnData))
-                        return response.data ?? []
-                    }
-                }
-                let limits = configuration.limits.decode
-                let probed = bytes.withUnsafeBytes { raw in
-                    Result { () throws(DarkroomImageError) in
-                        var probe = try ImageProber.probe(raw, limits: limits)
-                        probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
-                        return probe
-                    }
-                }
-                switch probed {
-                case .success(let probe): return probe
-                case .failure(let error):
-                    throw Self.serverError(DarkroomError(.decodeFailed, error.message, underlying: error))
+                }) { [self, request] in
+                    try await admission.run { [self] in try await pipeline.probe(request, colorProfile: true) }
                 }
             }
+            return try await pipeline.probe(request, colorProfile: true)
         } catch {
             throw Self.serverError(error)
         }
@@ -245,9 +249,9 @@ final class ThumbnailService: Sendable {
             case .unsupportedFormat?, .empty?: return ServerError(.unsupportedMediaType, e.message, underlying: e)
             default: return ServerError(.undecodable, e.message, underlying: e)
             }
-        case .fileIO:
-            let missing = e.message.contains("No such file") || e.message.contains("cannot open")
-            return ServerError(missing ? .notFound : .internalError, e.message, underlying: e)
+        case .notFound: return ServerError(.notFound, e.message, underlying: e)
+        case .refused: return ServerError(.hostNotAllowed, e.message, underlying: e)
+        case .fileIO: return ServerError(.internalError, e.message, underlying: e)
         case .processingFailed: return ServerError(.internalError, e.message, underlying: e)
         }
     }

@@ -1,0 +1,93 @@
+import FoundationEssentials
+import DarkroomImage
+import DarkroomSupport
+
+extension ImagePipeline {
+    /// The pipeline's two pools of threads, for work a caller must not run on Swift's cooperative pool.
+    package enum Stage: Sendable {
+        /// Disk and file reads and writes (``Configuration/ioLimit`` threads).
+        case io
+        /// Decoding, processing and encoding (``Configuration/processingLimit`` threads).
+        case cpu
+    }
+
+    /// Runs `work` on one of the pipeline's own threads and returns its result, so blocking work (an encode, a
+    /// SQLite read, a file probe) never occupies a cooperative-pool thread.
+    ///
+    /// Cost: one enqueue and one continuation resume (a few microseconds) plus the wait for a free thread at
+    /// `priority`. Cancelling the calling task while `work` is still queued removes it (it never runs) and throws
+    /// `CancellationError`; once started, `work` runs to the end.
+    package func perform<T: Sendable>(on stage: Stage, priority: ImageRequest.Priority = .normal,
+                                      _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let queue = stage == .io ? ioQueue : decodeQueue
+        let resumed = Locked<CheckedContinuation<T, any Error>?>(nil)
+        let item = Locked<WorkQueue.Item?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                resumed.withLock { $0 = continuation }
+                let queued = queue.enqueue(priority: priority.queueLevel) { _ in
+                    let result = Result { try work() }
+                    resumed.withLock { $0.take() }?.resume(with: result)
+                }
+                item.withLock { $0 = queued }
+            }
+        } onCancel: {
+            guard item.withLock({ $0 })?.cancel() == true else { return }
+            resumed.withLock { $0.take() }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The header of `request`'s source: read from the file on an I/O thread (a few kilobytes, no decode), or, for
+    /// a remote source, from its bytes fetched through the pipeline (shared with any fetch in flight and kept in
+    /// the disk cache for the render that follows). With `colorProfile`, the embedded profile is described too
+    /// (for a file, that reads the whole file). Limits are the pipeline's decode limits.
+    package func probe(_ request: ImageRequest, colorProfile: Bool = false) async throws -> ImageProbe {
+        let limits = configuration.decodeOptions.limits
+        switch request.source {
+        case .file(let path):
+            return try await probeFile(path, limits: limits, colorProfile: colorProfile, priority: request.priority)
+        case .url(let url) where url.isFileURL:
+            return try await probeFile(url.path, limits: limits, colorProfile: colorProfile, priority: request.priority)
+        default:
+            var dataRequest = request
+            dataRequest.options.insert(.returnData)
+            let bytes = try await image(for: dataRequest).data ?? []
+            return try await perform(on: .cpu, priority: request.priority) {
+                try bytes.withUnsafeBytes { raw in
+                    var probe = try Self.probeBytes(raw, limits: limits)
+                    if colorProfile { probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits) }
+                    return probe
+                }
+            }
+        }
+    }
+
+    private func probeFile(_ path: String, limits: DecodeLimits, colorProfile: Bool,
+                           priority: ImageRequest.Priority) async throws -> ImageProbe {
+        try await perform(on: .io, priority: priority) {
+            do throws(DarkroomImageError) {
+                var probe = try ImageProber.probe(fileAt: path, limits: limits)
+                if colorProfile {
+                    let bytes = try FileBytes.read(path, limit: limits.maxInputBytes)
+                    probe.colorProfile = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0, limits: limits) }
+                }
+                return probe
+            } catch {
+                let code: DarkroomError.Code = switch error.code {
+                case .notFound: .notFound
+                case .io: .fileIO
+                default: .decodeFailed
+                }
+                throw DarkroomError(code, error.message, underlying: error)
+            }
+        }
+    }
+
+    private static func probeBytes(_ raw: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomError) -> ImageProbe {
+        do throws(DarkroomImageError) {
+            return try ImageProber.probe(raw, limits: limits)
+        } catch {
+            throw DarkroomError(.decodeFailed, error.message, underlying: error)
+        }
+    }
+}
