@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 /// Darkroom: fetch, decode at display size, cache and hand out display-ready bitmaps on Linux.
@@ -6,6 +6,14 @@ import PackageDescription
 /// Codecs are the system's (libjpeg-turbo, libspng, libwebp, giflib, libheif for HEIC, libavif for AVIF) and colour
 /// management is lcms2's, each found with pkg-config. Anything that uses
 /// setjmp/longjmp or a macro-heavy C API lives in a small C shim target that returns status codes.
+/// Every Darkroom target builds in Swift 6 mode with these: `any` spelled out for existentials, a member visible only
+/// through a module the file imports, and every warning an error (so the tree stays warning-free).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
+]
+
 let package = Package(
     name: "Darkroom",
     platforms: [.macOS(.v15)],
@@ -137,3 +145,8 @@ let package = Package(
             ]),
     ]
 )
+
+// The package's own Swift targets (not the C shims or system libraries) all take the strict settings.
+for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

@@ -1,3 +1,4 @@
+import UnixSignals
 import Foundation
 import Hummingbird
 import Logging

@@ -1,3 +1,4 @@
+import DarkroomImage
 import ArgumentParser
 import DarkroomServer
 import Foundation

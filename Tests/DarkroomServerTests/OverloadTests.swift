@@ -1,3 +1,4 @@
+import NIOCore
 import DarkroomServer
 import Foundation
 import HTTPTypes

@@ -1,3 +1,5 @@
+import NIOCore
+import DarkroomImage
 import Crypto
 import DarkroomServer
 import Foundation

@@ -1,3 +1,4 @@
+import NIOCore
 import DarkroomImage
 import DarkroomServer
 import Foundation

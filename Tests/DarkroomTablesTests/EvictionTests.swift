@@ -1,3 +1,4 @@
+import DarkroomSupport
 import DarkroomImage
 import Foundation
 import Testing

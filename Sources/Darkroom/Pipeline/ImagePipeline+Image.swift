@@ -1,3 +1,5 @@
+import Logging
+import CoreMetrics
 import DarkroomSupport
 import DarkroomImage
 

@@ -1,3 +1,4 @@
+import Dispatch
 /// `async` variants that run the blocking call on the cache's private concurrent I/O queue, so a task on Swift's
 /// cooperative pool (or the main actor) never blocks its thread on disk. Same results and errors as the
 /// synchronous calls; each costs one queue hop (a few microseconds) on top.

@@ -1,3 +1,4 @@
+import Foundation
 import DarkroomImage
 
 /// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.

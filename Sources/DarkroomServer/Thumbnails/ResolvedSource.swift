@@ -1,3 +1,4 @@
+import CDispatch
 #if canImport(Glibc)
 import Glibc
 #endif

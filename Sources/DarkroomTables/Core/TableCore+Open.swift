@@ -1,3 +1,4 @@
+import DarkroomImage
 import DarkroomSupport
 #if canImport(Glibc)
 import Glibc
