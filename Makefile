@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test deps build release bench browser-test fuzz-jpeg clean
+.PHONY: run thumbs test check lint tsan deps build release bench browser-test fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -29,11 +29,27 @@ thumbs: release
 build: deps
 	$(SWIFT) build
 
-# The whole test suite, optimized (pixel loops in a debug build are ~30x slower) with @testable enabled.
+# The whole test suite, optimized (pixel loops in a debug build are ~30x slower) with @testable enabled, then the
+# soundness checks (`make check`). The build itself treats warnings as errors (Package.swift).
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 test: deps
 	$(SWIFT) build --build-tests $(TESTFLAGS)
 	$(SWIFT) test $(TESTFLAGS)
+	$(MAKE) check
+
+# Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
+check: lint tsan
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
+# The suites that exercise shared state from many threads, built with ThreadSanitizer in a scratch path of their
+# own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run.
+TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests
+tsan: deps
+	$(SWIFT) build --build-tests $(TESTFLAGS) --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" $(SWIFT) test $(TESTFLAGS) --sanitize=thread \
+		--scratch-path .build-tsan --skip-build --filter '$(TSAN_SUITES)'
 
 bench: release
 	$(DARKROOM) bench decode --json

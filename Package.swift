@@ -120,14 +120,25 @@ let package = Package(
             ]),
 
         // MARK: Tests
-        .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomImage"]),
-        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomCache"]),
-        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomSupport", "DarkroomTables", "DarkroomImage"]),
-        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomSupport", "DarkroomBenchKit", "DarkroomImage"]),
+        // What the test targets share: sample photos that fail loudly when missing, temporary directories, the
+        // loopback HTTP server, generated images and PSNR.
+        .target(
+            name: "DarkroomTestSupport",
+            dependencies: [
+                "DarkroomSupport", "DarkroomImage",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/DarkroomTestSupport"),
+        .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomImage"]),
+        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
+        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomTables", "DarkroomImage"]),
+        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomBenchKit", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomServerTests",
             dependencies: [
-                "DarkroomSupport", "DarkroomServer", "Darkroom", "DarkroomImage",
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomServer", "Darkroom", "DarkroomImage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -138,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
-                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
+                "DarkroomSupport", "DarkroomTestSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

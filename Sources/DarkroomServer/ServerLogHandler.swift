@@ -8,27 +8,27 @@ import Logging
 /// attaches a request id to a copy of the logger on every request — so with it, each request paid for formatting a
 /// line that was never logged (~3 % of a cached hit). Here setting metadata is a dictionary store. Each message is
 /// one `write(2)`, so lines from different threads never interleave. Thread-safe (a value type; no shared state).
-public struct ServerLogHandler: LogHandler {
+package struct ServerLogHandler: LogHandler {
     /// The least severe level logged.
-    public var logLevel: Logger.Level
+    package var logLevel: Logger.Level
     /// Metadata attached to every message of this logger.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
     private let label: String
 
     /// Creates a handler for `label` at `level`.
-    public init(label: String, level: Logger.Level = .info) {
+    package init(label: String, level: Logger.Level = .info) {
         self.label = label
         logLevel = level
     }
 
     /// Reads or writes one metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Writes `timestamp level label: key=value … [source] message`.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var all = metadata
         if let explicit = event.metadata { all.merge(explicit) { $1 } }
         let rendered = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")

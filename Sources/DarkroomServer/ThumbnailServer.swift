@@ -27,10 +27,14 @@ public final class ThumbnailServer: Sendable {
     /// - Parameters:
     ///   - registry: where `/metrics` reads from; bootstrap swift-metrics with a `PrometheusMetricsFactory` on the
     ///     same registry so the pipeline's and the server's instruments land there. `nil`: `/metrics` is empty.
-    ///   - resolver: DNS for remote sources (tests inject one).
     /// - Throws: ``ServerError`` when the root is not a directory or a cache directory cannot be opened.
-    public init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil,
-                resolver: any HostResolving = SystemHostResolver()) throws(ServerError) {
+    public convenience init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil) throws(ServerError) {
+        try self.init(configuration: configuration, registry: registry, resolver: SystemHostResolver())
+    }
+
+    /// The same, resolving remote hosts with `resolver` (tests inject one).
+    init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry?,
+         resolver: any HostResolving) throws(ServerError) {
         self.configuration = configuration
         self.registry = registry
         service = try ThumbnailService(configuration: configuration, resolver: resolver)

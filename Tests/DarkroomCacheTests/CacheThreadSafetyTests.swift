@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Dispatch
 import Synchronization

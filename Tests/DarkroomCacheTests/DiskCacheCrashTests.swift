@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Foundation
 import Testing
@@ -11,23 +12,9 @@ import Testing
 struct DiskCacheCrashTests {
     static var rounds: Int { ProcessInfo.processInfo.environment["DARKROOM_CRASH_ROUNDS"].flatMap(Int.init) ?? 100 }
 
-    static func writerBinary() -> String? {
-        if let env = ProcessInfo.processInfo.environment["DARKROOM_BIN"], !env.isEmpty { return env }
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        // The test binary may sit inside a bundle (…/DarkroomPackageTests.xctest/Contents/MacOS on Darwin).
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("darkroom").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return nil
-    }
-
     @Test("kill -9 at random moments: every key reads absent or as one whole value written")
     func killedWriters() throws {
-        let binary = try #require(Self.writerBinary(),
-                                  "darkroom not found beside the tests; run `swift build --build-tests` or set DARKROOM_BIN")
+        let binary = try SamplePhotos.darkroomBinary()
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
         var rng = SplitMix64(state: 2024)

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 // Tests for the two C shims (CDarkroomJPEG over libjpeg-turbo, CDarkroomGIF over giflib), driven through their
 // C API exactly as the Swift decoders will drive them. Real photos come from ../shared/photos (package root
@@ -11,7 +12,7 @@ import Testing
 
 /// The samples these tests use, relative to the photos folder.
 private enum ShimPhotos {
-    static func bytes(_ relative: String) throws -> [UInt8] { try TestPhotos.bytes(relative) }
+    static func bytes(_ relative: String) throws -> [UInt8] { try SamplePhotos.bytes(relative) }
 
     static let jpeg12mp = "jpeg-12mp/eveningglow-4032x3024.jpg"
     static let jpeg12mpProgressive = "jpeg-12mp/kite-4032x3024-progressive.jpg"

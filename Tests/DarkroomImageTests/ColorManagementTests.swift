@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Foundation
 import Testing
@@ -18,7 +19,7 @@ struct ColorManagementTests {
     }
 
     static func manifest() throws -> [Sample] {
-        let path = TestPhotos.path("icc/manifest.json")
+        let path = SamplePhotos.path("icc/manifest.json")
         let data = try #require(FileManager.default.contents(atPath: path), "missing \(path); set DARKROOM_PHOTOS")
         return try JSONDecoder().decode([Sample].self, from: data)
     }
@@ -26,7 +27,7 @@ struct ColorManagementTests {
     /// The source photo as a 256 px thumbnail from its full decode (no shrink-on-load: the best reference),
     /// cropped first where the sample is a crop of it.
     func referenceThumbnail(_ sample: Sample) throws -> Bitmap {
-        var bytes = try TestPhotos.bytes(sample.source)
+        var bytes = try SamplePhotos.bytes(sample.source)
         if let crop = sample.source_crop_left_top_right_bottom {
             let full = try decoder.decode(bytes).bitmap
             let cropped = try Bitmap(width: crop[2] - crop[0], height: crop[3] - crop[1], format: full.format)
@@ -44,7 +45,7 @@ struct ColorManagementTests {
         #expect(samples.count == 6)
         for sample in samples {
             // Given a sample with an embedded profile and the sRGB photo it was made from
-            let bytes = try TestPhotos.bytes("icc/" + sample.file)
+            let bytes = try SamplePhotos.bytes("icc/" + sample.file)
             let reference = try referenceThumbnail(sample)
             // When it is thumbnailed converting to sRGB, and again keeping the stored pixels
             let managed = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
@@ -75,8 +76,8 @@ struct ColorManagementTests {
 
     @Test("the CMYK sample's 120 KB profile, split over two APP2 segments, is reassembled byte for byte")
     func multiChunkProfile() throws {
-        let bytes = try TestPhotos.bytes("icc/cmyk-fogra39-bythewater-2560x1600.jpg")
-        let profile = try TestPhotos.bytes("icc/profiles/FOGRA39L-coated-argyll.icc")
+        let bytes = try SamplePhotos.bytes("icc/cmyk-fogra39-bythewater-2560x1600.jpg")
+        let profile = try SamplePhotos.bytes("icc/profiles/FOGRA39L-coated-argyll.icc")
         let reading = bytes.withUnsafeBytes { EmbeddedColor.readJPEG($0, maxBytes: 4 << 20) }
         #expect(reading.color == .icc(profile))
         #expect(reading.adobeInverted)
@@ -89,8 +90,8 @@ struct ColorManagementTests {
     @Test("chunks out of order and after the frame header are reassembled; a missing chunk is a problem, not a failure")
     func chunkOrderAndPlacement() throws {
         // Given a JPEG with the Display P3 profile split in three APP2 segments, written 3, 1 after SOF, 2 before
-        let profile = try TestPhotos.bytes("icc/profiles/DisplayP3-v2.icc")
-        let plain = try ImageEncoder.encode(PixelCompare.synthetic(width: 64, height: 48), as: .jpeg)
+        let profile = try SamplePhotos.bytes("icc/profiles/DisplayP3-v2.icc")
+        let plain = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg)
         let parts = stride(from: 0, to: profile.count, by: 1000).map { Array(profile[$0..<min($0 + 1000, profile.count)]) }
         #expect(parts.count == 3)
         func app2(_ index: Int) -> [UInt8] {
@@ -118,8 +119,8 @@ struct ColorManagementTests {
         // Given a JPEG whose APP2 profile is random bytes
         var rng = SplitMix64(state: 7)
         let garbage = (0..<600).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let plain = try ImageEncoder.encode(PixelCompare.synthetic(width: 64, height: 48), as: .jpeg)
-        let withGarbage = try ImageEncoder.encode(PixelCompare.synthetic(width: 64, height: 48), as: .jpeg,
+        let plain = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg)
+        let withGarbage = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg,
                                                   options: EncodeOptions(colorProfile: garbage))
         // When both are decoded
         let reference = try decoder.decode(plain)
@@ -136,7 +137,7 @@ struct ColorManagementTests {
     func srgbProfileIsIdentity() throws {
         // Given the sRGB profile lcms2 builds, embedded in a PNG
         let srgb = try #require(ColorTestProfiles.sRGB())
-        let bitmap = try PixelCompare.synthetic(width: 80, height: 60)
+        let bitmap = try TestBitmaps.synthetic(width: 80, height: 60)
         let png = try ImageEncoder.encode(bitmap, as: .png, options: EncodeOptions(colorProfile: srgb))
         // When decoded
         let decoded = try decoder.decode(png)
@@ -150,7 +151,7 @@ struct ColorManagementTests {
     func grayProfile() throws {
         // Given a gray PNG with a gray profile of gamma 1.0 (linear)
         let gray = try #require(ColorTestProfiles.linearGray())
-        let bitmap = try PixelCompare.synthetic(width: 64, height: 32, gray: true)
+        let bitmap = try TestBitmaps.synthetic(width: 64, height: 32, gray: true)
         let png = try ImageEncoder.encode(bitmap, as: .png, options: EncodeOptions(colorProfile: gray))
         // When decoded
         let decoded = try decoder.decode(png)
@@ -166,10 +167,10 @@ struct ColorManagementTests {
     @Test(".original round-trips the profile bytes through each encoder", arguments: [ImageFileFormat.jpeg, .png, .webp, .avif])
     func profileRoundTrip(format: ImageFileFormat) throws {
         // Given a decode that keeps the Display P3 profile
-        let source = try TestPhotos.bytes("icc/displayp3-kite-1280x800.png")
+        let source = try SamplePhotos.bytes("icc/displayp3-kite-1280x800.png")
         let decoded = try decoder.decode(source, options: DecodeOptions(size: .maxPixelSize(128), colorSpace: .original))
         let profile = try #require(decoded.colorProfile)
-        #expect(profile.data == (try TestPhotos.bytes("icc/profiles/DisplayP3-v2.icc")))
+        #expect(profile.data == (try SamplePhotos.bytes("icc/profiles/DisplayP3-v2.icc")))
         // When it is encoded with that profile and read back
         let encoded = try ImageEncoder.encode(decoded.bitmap, as: format, options: EncodeOptions(colorProfile: profile.data))
         let back = try decoder.decode(encoded, options: DecodeOptions(colorSpace: .original))
@@ -185,7 +186,7 @@ struct ColorManagementTests {
     func wideGamutShrink() throws {
         // Given JPEGs in three RGB profiles, thumbnailed to 256 px
         func denominator(_ file: String, _ colorSpace: OutputColorSpace = .sRGB) throws -> Int {
-            try decoder.decode(TestPhotos.bytes("icc/" + file), options: DecodeOptions(size: .maxPixelSize(256), colorSpace: colorSpace))
+            try decoder.decode(SamplePhotos.bytes("icc/" + file), options: DecodeOptions(size: .maxPixelSize(256), colorSpace: colorSpace))
                 .shrinkDenominator
         }
         // Then the ones whose conversion magnifies decoding errors decode at 1/4, the others at 1/8
@@ -209,7 +210,7 @@ struct ColorManagementTests {
                 row[4 * x + 3] = a
             }
         }
-        let profile = try TestPhotos.bytes("icc/profiles/ProPhotoRGB-ROMM-v2.icc")
+        let profile = try SamplePhotos.bytes("icc/profiles/ProPhotoRGB-ROMM-v2.icc")
         guard case .transform(let transform) = ColorTransformCache.shared.conversion(
             for: .icc(profile), layout: opaque ? .bgra : .bgraPremultiplied) else { Issue.record("no transform"); return }
         // When it is converted row by row into a separate buffer, and in place
@@ -245,7 +246,7 @@ struct ColorManagementTests {
         } } }
         let copy = try bitmap.converted(to: .bgra8Premultiplied)
         guard case .transform(let transform) = ColorTransformCache.shared.conversion(
-            for: .icc(try TestPhotos.bytes("icc/profiles/" + profile)), layout: .bgra) else { Issue.record("no transform"); return }
+            for: .icc(try SamplePhotos.bytes("icc/profiles/" + profile)), layout: .bgra) else { Issue.record("no transform"); return }
         #expect(transform.kernel != nil)
         // When one copy goes through the kernel and the other through lcms2
         transform.convertInPlace(bitmap)
@@ -263,7 +264,7 @@ struct ColorManagementTests {
     func concurrentDecodes() throws {
         // Given three samples decoded once serially with a cold cache for their profiles
         let files = ["icc/displayp3-kite-1280x800.png", "icc/prophoto-eveningglow-2560x1600.jpg", "icc/cmyk-fogra39-bythewater-2560x1600.jpg"]
-        let inputs = try files.map { try TestPhotos.bytes($0) }
+        let inputs = try files.map { try SamplePhotos.bytes($0) }
         let serial = try inputs.map { try decoder.decode($0, options: DecodeOptions(size: .maxPixelSize(96))).bitmap }
         // When 24 decodes run on concurrent threads
         let results = Locked([Int: Bitmap]())
@@ -281,7 +282,7 @@ struct ColorManagementTests {
     @Test("PNG gAMA/cHRM without a profile are converted; an sRGB chunk or gAMA 1/2.2 alone are left as they are")
     func pngChunks() throws {
         // Given one PNG written three ways: with gAMA 1.0 (linear), with sRGB, with gAMA 45455 only
-        let bitmap = try PixelCompare.synthetic(width: 64, height: 16)
+        let bitmap = try TestBitmaps.synthetic(width: 64, height: 16)
         let png = try ImageEncoder.encode(bitmap, as: .png)
         let linear = Self.inserting(chunk: "gAMA", payload: [0, 1, 0x86, 0xA0], into: png)  // 100000
         let srgb = Self.inserting(chunk: "sRGB", payload: [0], into: png)
@@ -316,11 +317,11 @@ struct ColorManagementTests {
     @Test("transforms are built once per profile and layout")
     func transformCache() throws {
         let cache = ColorTransformCache(capacity: 2)
-        let profile = try TestPhotos.bytes("icc/profiles/AdobeRGB1998-compatible-v2.icc")
+        let profile = try SamplePhotos.bytes("icc/profiles/AdobeRGB1998-compatible-v2.icc")
         for _ in 0..<5 { _ = cache.conversion(for: .icc(profile), layout: .bgra) }
         #expect(cache.buildCount == 1)
         _ = cache.conversion(for: .icc(profile), layout: .bgraPremultiplied)
-        _ = cache.conversion(for: .icc(try TestPhotos.bytes("icc/profiles/DisplayP3-v2.icc")), layout: .bgra)
+        _ = cache.conversion(for: .icc(try SamplePhotos.bytes("icc/profiles/DisplayP3-v2.icc")), layout: .bgra)
         _ = cache.conversion(for: .icc(profile), layout: .bgra)  // evicted by the bound of 2: built again
         #expect(cache.buildCount == 4)
     }

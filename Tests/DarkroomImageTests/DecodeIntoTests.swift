@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Foundation
 import Synchronization
@@ -27,8 +28,8 @@ struct DecodeIntoTests {
                       ("png", "alpha", .exactly(.bgra8Premultiplied)), ("gif", "", .auto)])
     func decodesIntoSuppliedMemory(_ folder: String, _ name: String, _ format: PixelFormatPreference) throws {
         // Given a sample and a recording allocator
-        let path = try #require(TestPhotos.files(folder).first { name.isEmpty || $0.contains(name) }, "no \(folder) sample")
-        let bytes = try TestPhotos.bytes(path)
+        let path = try #require(SamplePhotos.files(folder).first { name.isEmpty || $0.contains(name) }, "no \(folder) sample")
+        let bytes = try SamplePhotos.bytes(path)
         let options = DecodeOptions(size: .fill(width: 120, height: 90), pixelFormat: format)
         let recorder = Recorder()
         // When it is decoded into the supplied memory
@@ -48,7 +49,7 @@ struct DecodeIntoTests {
 
     @Test("an allocator that returns another geometry is refused")
     func wrongGeometry() throws {
-        let bytes = try TestPhotos.bytes(try #require(TestPhotos.files("jpeg").first))
+        let bytes = try SamplePhotos.bytes(try #require(SamplePhotos.files("jpeg").first))
         #expect(throws: DarkroomImageError.self) {
             try bytes.withUnsafeBytes { raw in
                 try ImageDecoder().decode(raw, options: DecodeOptions(size: .maxPixelSize(64))) {
@@ -64,17 +65,17 @@ struct DecodeIntoTests {
         struct Flat: ImageDecoding {
             func canDecode(_ probe: ImageProbe) -> Bool { probe.format == .png }
             func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) -> Bitmap {
-                do { return try PixelCompare.synthetic(width: 33, height: 17, gray: true) } catch {
+                do { return try TestBitmaps.synthetic(width: 33, height: 17, gray: true) } catch {
                     throw DarkroomImageError(.outOfMemory, "synthetic image: \(error)")
                 }
             }
         }
-        let bytes = try TestPhotos.bytes(try #require(TestPhotos.files("png").first))
+        let bytes = try SamplePhotos.bytes(try #require(SamplePhotos.files("png").first))
         let recorder = Recorder()
         let decoder = ImageDecoder(customDecoders: [Flat()])
         let into = try bytes.withUnsafeBytes { raw in try decoder.decode(raw, options: DecodeOptions(), into: recorder.allocate) }
         #expect(recorder.calls.withLock { $0.count } == 1)
         #expect(recorder.storages.withLock { $0 } == [ObjectIdentifier(into.bitmap.storage)])
-        #expect(into.bitmap.pixelsEqual(try PixelCompare.synthetic(width: 33, height: 17, gray: true)))
+        #expect(into.bitmap.pixelsEqual(try TestBitmaps.synthetic(width: 33, height: 17, gray: true)))
     }
 }

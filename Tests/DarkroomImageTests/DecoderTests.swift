@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import Testing
 @testable import DarkroomImage
 
@@ -7,11 +8,11 @@ struct DecoderTests {
 
     @Test("every sample decodes at full size and to a 256 px thumbnail")
     func everySample() throws {
-        let files = TestPhotos.all
-        #expect(files.count >= 30, "sample photos missing at \(TestPhotos.root)")
+        let files = SamplePhotos.all
+        #expect(files.count >= 30, "sample photos missing at \(SamplePhotos.root)")
         for path in files {
             // Given a sample file
-            let bytes = try TestPhotos.bytes(path)
+            let bytes = try SamplePhotos.bytes(path)
             // When it is decoded whole and as a thumbnail
             let full = try decoder.decode(bytes)
             let thumb = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
@@ -29,32 +30,32 @@ struct DecoderTests {
 
     @Test("the eight EXIF orientations come out as the same upright pixels")
     func orientations() throws {
-        let files = TestPhotos.files("orientation")
+        let files = SamplePhotos.files("orientation")
         #expect(files.count == 8)
         // Given the upright reference (orientation 1)
-        let reference = try decoder.decode(TestPhotos.bytes(files[0])).bitmap
+        let reference = try decoder.decode(SamplePhotos.bytes(files[0])).bitmap
         #expect(reference.width == 600 && reference.height == 375)
         for (i, path) in files.enumerated() {
             // When each file is decoded with orientation applied
-            let image = try decoder.decode(TestPhotos.bytes(path))
+            let image = try decoder.decode(SamplePhotos.bytes(path))
             #expect(image.probe.orientation.rawValue == i + 1)
             // Then it matches the reference (within JPEG re-encoding noise)
             #expect(image.bitmap.width == 600 && image.bitmap.height == 375, "\(path)")
             let psnr = PixelCompare.psnr(image.bitmap, reference)
             #expect(psnr > 30, "\(path): PSNR \(psnr) dB against the upright reference")
             // And a thumbnail of it is upright too
-            let thumb = try decoder.decode(TestPhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(200))).bitmap
+            let thumb = try decoder.decode(SamplePhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(200))).bitmap
             #expect(thumb.width == 200 && thumb.height == 125, "\(path)")
         }
         // And without applying it, a rotated file is stored transposed and differs from the reference
-        let raw = try decoder.decode(TestPhotos.bytes(files[5]), options: DecodeOptions(applyOrientation: false)).bitmap
+        let raw = try decoder.decode(SamplePhotos.bytes(files[5]), options: DecodeOptions(applyOrientation: false)).bitmap
         #expect(raw.width == 375 && raw.height == 600)
     }
 
     @Test("a 12 MP JPEG thumbnail matches a full decode + resample and holds under 2.5 MB of pixels")
     func shrinkOnLoadQuality() throws {
-        for path in TestPhotos.files("jpeg-12mp") {
-            let bytes = try TestPhotos.bytes(path)
+        for path in SamplePhotos.files("jpeg-12mp") {
+            let bytes = try SamplePhotos.bytes(path)
             // Given the DCT-scaled thumbnail, measured for pixel memory
             let (fast, meter) = try PixelMemory.measure { try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256))) }
             #expect(fast.shrinkDenominator == 8)
@@ -70,9 +71,9 @@ struct DecoderTests {
 
     @Test("chroma from DC at ~1/16 costs a little colour fidelity; chromaFromDC false restores libjpeg's exactly")
     func chromaFromDCTradeoff() throws {
-        for path in TestPhotos.files("jpeg-12mp") {
+        for path in SamplePhotos.files("jpeg-12mp") {
             // Given a 12 MP photo, its 256 px thumbnail both ways, and a full decode resampled the same way
-            let bytes = try TestPhotos.bytes(path)
+            let bytes = try SamplePhotos.bytes(path)
             let fast = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
             let exact = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), chromaFromDC: false))
             let full = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
@@ -91,7 +92,7 @@ struct DecoderTests {
     @Test("a box downsample matches an independent block average")
     func boxMatchesBlockAverage() throws {
         // Given a 2560×1600 photo and its full decode
-        let bytes = try TestPhotos.bytes(TestPhotos.files("jpeg")[0])
+        let bytes = try SamplePhotos.bytes(SamplePhotos.files("jpeg")[0])
         let full = try decoder.decode(bytes).bitmap
         // When decoded to 160×100 with the box filter (exact 16×16 blocks)
         let small = try decoder.decode(bytes, options: DecodeOptions(size: .fit(width: 160, height: 100), filter: .box,
@@ -118,23 +119,23 @@ struct DecoderTests {
 
     @Test("fill crops to the exact size; fit keeps the aspect")
     func fitAndFill() throws {
-        let bytes = try TestPhotos.bytes(TestPhotos.files("jpeg-12mp")[0])
+        let bytes = try SamplePhotos.bytes(SamplePhotos.files("jpeg-12mp")[0])
         let fill = try decoder.decode(bytes, options: DecodeOptions(size: .fill(width: 200, height: 200))).bitmap
         #expect(fill.width == 200 && fill.height == 200)
         let fit = try decoder.decode(bytes, options: DecodeOptions(size: .fit(width: 200, height: 200))).bitmap
         #expect(fit.width == 200 && fit.height == 150)
         // A rotated source fills in its upright frame
-        let rotated = try TestPhotos.bytes(TestPhotos.files("orientation")[5])
+        let rotated = try SamplePhotos.bytes(SamplePhotos.files("orientation")[5])
         let r = try decoder.decode(rotated, options: DecodeOptions(size: .fill(width: 100, height: 50))).bitmap
         #expect(r.width == 100 && r.height == 50)
-        let webp = try decoder.decode(TestPhotos.bytes(TestPhotos.files("webp")[2]), options: DecodeOptions(size: .fill(width: 64, height: 64))).bitmap
+        let webp = try decoder.decode(SamplePhotos.bytes(SamplePhotos.files("webp")[2]), options: DecodeOptions(size: .fill(width: 64, height: 64))).bitmap
         #expect(webp.width == 64 && webp.height == 64)
     }
 
     @Test("auto pixel format: grayscale JPEG decodes to Gray8, a quarter of BGRA")
     func grayIsOneByte() throws {
         // Given a grayscale JPEG
-        let gray = try PixelCompare.synthetic(width: 640, height: 480, gray: true)
+        let gray = try TestBitmaps.synthetic(width: 640, height: 480, gray: true)
         let jpeg = try ImageEncoder.encode(gray, as: .jpeg, options: EncodeOptions(quality: 90))
         // When decoded with the auto format
         let image = try decoder.decode(jpeg)
@@ -144,15 +145,15 @@ struct DecoderTests {
         #expect(image.bitmap.cost * 4 == bgra.bitmap.cost)
         #expect(PixelCompare.psnr(image.bitmap, gray) > 35)
         // And color sources asked for gray come out gray
-        let colorToGray = try decoder.decode(TestPhotos.bytes(TestPhotos.files("jpeg")[0]),
+        let colorToGray = try decoder.decode(SamplePhotos.bytes(SamplePhotos.files("jpeg")[0]),
                                              options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(.gray8)))
         #expect(colorToGray.bitmap.format == .gray8)
     }
 
     @Test("alpha survives: RGBA PNG and lossy-alpha WebP are premultiplied, not opaque")
     func alpha() throws {
-        for path in [TestPhotos.files("png").first { $0.contains("alpha") }!, TestPhotos.files("webp").first { $0.contains("alpha") }!] {
-            let image = try decoder.decode(TestPhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(128)))
+        for path in [SamplePhotos.files("png").first { $0.contains("alpha") }!, SamplePhotos.files("webp").first { $0.contains("alpha") }!] {
+            let image = try decoder.decode(SamplePhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(128)))
             #expect(!image.bitmap.isOpaque, "\(path)")
             var translucent = 0
             for y in 0..<image.bitmap.height {
@@ -169,7 +170,7 @@ struct DecoderTests {
 
     @Test("every output pixel format converts")
     func pixelFormats() throws {
-        let bytes = try TestPhotos.bytes(TestPhotos.files("png").first { $0.contains("alpha") }!)
+        let bytes = try SamplePhotos.bytes(SamplePhotos.files("png").first { $0.contains("alpha") }!)
         for format in PixelFormat.allCases {
             let b = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(format))).bitmap
             #expect(b.format == format)

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import Testing
 @testable import DarkroomImage
 
@@ -6,7 +7,7 @@ struct EncoderTests {
     @Test("JPEG, PNG and WebP round-trip through the decoder", arguments: [ImageFileFormat.jpeg, .png, .webp])
     func roundTrip(format: ImageFileFormat) throws {
         // Given a synthetic opaque image
-        let source = try PixelCompare.synthetic(width: 300, height: 200)
+        let source = try TestBitmaps.synthetic(width: 300, height: 200)
         // When encoded and decoded again
         let encoded = try ImageEncoder.encode(source, as: format, options: EncodeOptions(quality: 95))
         let decoded = try ImageDecoder().decode(encoded, options: DecodeOptions(pixelFormat: .exactly(.bgra8Premultiplied)))

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Foundation
 import Testing
@@ -11,12 +12,12 @@ struct HEIFAVIFTests {
 
     @Test("every HEIC and AVIF sample probes and decodes upright at its displayed size, like its JPEG original")
     func samplesDecode() throws {
-        let files = TestPhotos.files("heic").filter { $0.hasSuffix(".heic") } + TestPhotos.files("avif").filter { $0.hasSuffix(".avif") }
-        #expect(files.count == 11, "HEIC/AVIF samples missing at \(TestPhotos.root)")
+        let files = SamplePhotos.files("heic").filter { $0.hasSuffix(".heic") } + SamplePhotos.files("avif").filter { $0.hasSuffix(".avif") }
+        #expect(files.count == 11, "HEIC/AVIF samples missing at \(SamplePhotos.root)")
         for path in files {
             // Given a sample whose name gives its displayed size
             let name = (path as NSString).lastPathComponent
-            let bytes = try TestPhotos.bytes(path)
+            let bytes = try SamplePhotos.bytes(path)
             let expected = name.contains("stored1600x2560") ? (2560, 1600) : Self.size(in: name)
             // When it is probed and thumbnailed
             let probe = try bytes.withUnsafeBytes { try ImageProber.probe($0) }
@@ -35,8 +36,8 @@ struct HEIFAVIFTests {
     @Test("the irot=1 files come out upright: equal to the JPEG they were made from", arguments: ["heic", "avif"])
     func rotation(format: String) throws {
         // Given the JPEG original and its copy stored turned, with irot=1 to turn it back
-        let reference = try decoder.decode(TestPhotos.bytes("jpeg/fallenleaf-2560x1600.jpg"), options: DecodeOptions(size: .maxPixelSize(320)))
-        let rotated = try decoder.decode(TestPhotos.bytes("\(format)/fallenleaf-irot1-stored1600x2560.\(format)"),
+        let reference = try decoder.decode(SamplePhotos.bytes("jpeg/fallenleaf-2560x1600.jpg"), options: DecodeOptions(size: .maxPixelSize(320)))
+        let rotated = try decoder.decode(SamplePhotos.bytes("\(format)/fallenleaf-irot1-stored1600x2560.\(format)"),
                                          options: DecodeOptions(size: .maxPixelSize(320)))
         // Then the decoded image is landscape and matches the original (lossy coding aside)
         #expect(rotated.bitmap.width == 320 && rotated.bitmap.height == 200)
@@ -47,8 +48,8 @@ struct HEIFAVIFTests {
     @Test("the 10-bit HEIC and AVIF, made from one 16-bit picture, come out as the same 8-bit image")
     func tenBit() throws {
         // Given two independent decoders (libheif + libde265, libavif + dav1d) of one 10-bit source
-        let heic = try decoder.decode(TestPhotos.bytes("heic/kite-10bit-2560x1600.heic"), options: DecodeOptions(size: .maxPixelSize(256)))
-        let avif = try decoder.decode(TestPhotos.bytes("avif/kite-10bit-2560x1600.avif"), options: DecodeOptions(size: .maxPixelSize(256)))
+        let heic = try decoder.decode(SamplePhotos.bytes("heic/kite-10bit-2560x1600.heic"), options: DecodeOptions(size: .maxPixelSize(256)))
+        let avif = try decoder.decode(SamplePhotos.bytes("avif/kite-10bit-2560x1600.avif"), options: DecodeOptions(size: .maxPixelSize(256)))
         // Then both give 8-bit BGRA that agree
         #expect(heic.bitmap.format == .bgra8Premultiplied && avif.bitmap.format == .bgra8Premultiplied)
         #expect(heic.probe.bitDepth == 10 && avif.probe.bitDepth == 10)
@@ -58,7 +59,7 @@ struct HEIFAVIFTests {
 
     @Test("alpha is premultiplied: no colour channel exceeds its alpha", arguments: ["heic", "avif"])
     func alpha(format: String) throws {
-        let decoded = try decoder.decode(TestPhotos.bytes("\(format)/cups-alpha-1600x1000.\(format)"), options: DecodeOptions(size: .maxPixelSize(200)))
+        let decoded = try decoder.decode(SamplePhotos.bytes("\(format)/cups-alpha-1600x1000.\(format)"), options: DecodeOptions(size: .maxPixelSize(200)))
         let b = decoded.bitmap
         var transparent = 0
         for y in 0..<b.height {
@@ -74,7 +75,7 @@ struct HEIFAVIFTests {
 
     @Test("the HEIC thumbnail item is decoded when it covers the output, and skipped when it is too small")
     func thumbnailItem() throws {
-        let bytes = try TestPhotos.bytes("heic/eveningglow-4032x3024-thumb320.heic")
+        let bytes = try SamplePhotos.bytes("heic/eveningglow-4032x3024-thumb320.heic")
         let probe = try bytes.withUnsafeBytes { try ImageProber.probe($0) }
         #expect(probe.heif?.thumbnailSizes == [[320, 240]])
         // When asked for 256 px the 320×240 item covers it; for 512 px it does not
@@ -90,17 +91,17 @@ struct HEIFAVIFTests {
         // And the full decode's frames were counted against the pixel-memory meter
         #expect(meter.peakBytes >= 4032 * 3024 * 3)
         // The grid file decodes its 48 tiles into one picture
-        let grid = try decoder.decode(TestPhotos.bytes("heic/onestandsout-4032x3024-grid512.heic"), options: DecodeOptions(size: .maxPixelSize(1024)))
+        let grid = try decoder.decode(SamplePhotos.bytes("heic/onestandsout-4032x3024-grid512.heic"), options: DecodeOptions(size: .maxPixelSize(1024)))
         #expect(!grid.usedEmbeddedThumbnail && grid.bitmap.width == 1024 && grid.bitmap.height == 768)
     }
 
     @Test("converting libheif's YCbCr planes row by row matches libheif's own RGB conversion on every HEIC sample")
     func planesMatchLibheif() throws {
-        let files = TestPhotos.files("heic").filter { $0.hasSuffix(".heic") }
+        let files = SamplePhotos.files("heic").filter { $0.hasSuffix(".heic") }
         #expect(files.count == 6)
         for path in files {
             // Given each sample decoded to 384 px both ways
-            let bytes = try TestPhotos.bytes(path)
+            let bytes = try SamplePhotos.bytes(path)
             let probe = try bytes.withUnsafeBytes { try ImageProber.probe($0) }
             let options = DecodeOptions(size: .maxPixelSize(384))
             let plan = try DecodePlan(probe: probe, options: options)
@@ -121,7 +122,7 @@ struct HEIFAVIFTests {
 
     @Test("truncated and corrupt HEIC/AVIF files fail with typed errors", arguments: ["heic/summer_1am-2560x1600.heic", "avif/bythewater-2560x1600.avif"])
     func damaged(path: String) throws {
-        let bytes = try TestPhotos.bytes(path)
+        let bytes = try SamplePhotos.bytes(path)
         for cut in [40, 400, bytes.count / 2, bytes.count - 100] {
             #expect(throws: DarkroomImageError.self, "\(path) cut at \(cut)") {
                 _ = try decoder.decode(Array(bytes.prefix(cut)), options: DecodeOptions(size: .maxPixelSize(256)))
@@ -137,7 +138,7 @@ struct HEIFAVIFTests {
 
     @Test("limits apply before decoding: a HEIC over maxDecodedBytes is refused")
     func limits() throws {
-        let bytes = try TestPhotos.bytes("heic/onestandsout-4032x3024-grid512.heic")
+        let bytes = try SamplePhotos.bytes("heic/onestandsout-4032x3024-grid512.heic")
         let error = #expect(throws: DarkroomImageError.self) {
             _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(1024), limits: DecodeLimits(maxDecodedBytes: 32 << 20)))
         }
@@ -146,7 +147,7 @@ struct HEIFAVIFTests {
 
     @Test("AVIF output decodes back (libavif) at the right size and close to the input", arguments: [true, false])
     func avifOutput(opaque: Bool) throws {
-        let source = try decoder.decode(TestPhotos.bytes(opaque ? "jpeg/kite-2560x1600.jpg" : "png/" + Self.alphaPNG()),
+        let source = try decoder.decode(SamplePhotos.bytes(opaque ? "jpeg/kite-2560x1600.jpg" : "png/" + Self.alphaPNG()),
                                         options: DecodeOptions(size: .maxPixelSize(256)))
         let encoded = try ImageEncoder.encode(source.bitmap, as: .avif, options: EncodeOptions(quality: 80))
         let probe = try encoded.withUnsafeBytes { try ImageProber.probe($0) }
@@ -158,7 +159,7 @@ struct HEIFAVIFTests {
     }
 
     static func alphaPNG() -> String {
-        TestPhotos.files("png").map { ($0 as NSString).lastPathComponent }.first { $0.contains("rgba") || $0.contains("alpha") } ?? "missing"
+        SamplePhotos.files("png").map { ($0 as NSString).lastPathComponent }.first { $0.contains("rgba") || $0.contains("alpha") } ?? "missing"
     }
 
     /// "…-2560x1600…" → (2560, 1600).

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 // The JPEG shim's DC-only reader (dc_scan.c), which serves sequential files at 1/8 scale: compared with libjpeg's
 // own 1/8 decode of the same bytes (dr_jpeg_set_dc_reader(d, 0)) on real photos, on synthetic files in every
@@ -91,7 +92,7 @@ struct JPEGDCReaderTests {
     @Test("sequential photos take the reader, and its 1/8 output equals libjpeg's byte for byte", arguments: sequential)
     func photos(path: String) throws {
         // Given a sequential photo
-        let bytes = try TestPhotos.bytes(path)
+        let bytes = try SamplePhotos.bytes(path)
         // When it is decoded at 1/8 with the reader and by libjpeg
         let fastGray = decode8(bytes, gray: true, reader: true), slowGray = decode8(bytes, gray: true, reader: false)
         let fast = decode8(bytes, gray: false, reader: true), slow = decode8(bytes, gray: false, reader: false)
@@ -106,7 +107,7 @@ struct JPEGDCReaderTests {
     @Test("half-resolution chroma: luma still identical, colour close to libjpeg's", arguments: sequential)
     func halfChroma(path: String) throws {
         // Given a sequential photo
-        let bytes = try TestPhotos.bytes(path)
+        let bytes = try SamplePhotos.bytes(path)
         // When it is decoded at 1/8 with 4:2:0 chroma from DC only, and by libjpeg
         let fastGray = decode8(bytes, gray: true, reader: true, mode: DR_JPEG_DC_HALF_CHROMA)
         let fast = decode8(bytes, gray: false, reader: true, mode: DR_JPEG_DC_HALF_CHROMA)
@@ -121,7 +122,7 @@ struct JPEGDCReaderTests {
     @Test("skipping rows with the reader: counts exact, rows after a skip equal the full read's")
     func skipRows() throws {
         // Given a 12 MP photo read whole at 1/8 by the reader (504×378)
-        let bytes = try TestPhotos.bytes("jpeg-12mp/path-4032x3024.jpg")
+        let bytes = try SamplePhotos.bytes("jpeg-12mp/path-4032x3024.jpg")
         let full = decode8(bytes, gray: false, reader: true)
         #expect(full.ok && full.usedReader)
         let stride = 504 * 4
@@ -151,7 +152,7 @@ struct JPEGDCReaderTests {
 
     @Test("a progressive file is left to libjpeg")
     func progressive() throws {
-        let bytes = try TestPhotos.bytes("jpeg-12mp/kite-4032x3024-progressive.jpg")
+        let bytes = try SamplePhotos.bytes("jpeg-12mp/kite-4032x3024-progressive.jpg")
         let r = decode8(bytes, gray: false, reader: true)
         #expect(r.ok && !r.usedReader)
     }
@@ -179,7 +180,7 @@ struct JPEGDCReaderTests {
           arguments: [true, false])
     func damaged(strict: Bool) throws {
         // Given a photo and a synthetic file with restart markers, cut and with flipped bytes
-        let photo = try TestPhotos.bytes("orientation/fallenleaf-600x400-orientation-1.jpg")
+        let photo = try SamplePhotos.bytes("orientation/fallenleaf-600x400-orientation-1.jpg")
         let restarts = encode(width: 320, height: 200, gray: false, lumaH: 2, lumaV: 2, restartRows: 1)
         var rng = SplitMix64(state: 8)
         var variants: [[UInt8]] = []

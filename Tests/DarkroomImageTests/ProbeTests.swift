@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Foundation
 import Testing
@@ -128,7 +129,7 @@ struct ProbeTests {
 
     @Test func everySampleProbesWithItsFormatAndStoredSize() throws {
         // Given every file in the shared sample folder
-        let files = try TestPhotos.allRelative()
+        let files = try SamplePhotos.allRelative()
         for file in files {
             let name = String(file.split(separator: "/").last!)
             let expectedFormat: ImageFileFormat = switch name.split(separator: ".").last! {
@@ -143,8 +144,8 @@ struct ProbeTests {
                 (width, height) = n >= 5 ? (375, 600) : (600, 375)
             }
             // When it is probed from its file and from memory
-            let fromFile = probeFile(TestPhotos.path(file))
-            let fromMemory = probe(try TestPhotos.bytes(file))
+            let fromFile = probeFile(SamplePhotos.path(file))
+            let fromMemory = probe(try SamplePhotos.bytes(file))
             // Then both agree on the format and stored size
             let result = try #require(fromFile.value, "\(file): \(String(describing: fromFile.error))")
             #expect(result.format == expectedFormat, "\(file)")
@@ -155,10 +156,10 @@ struct ProbeTests {
 
     @Test func jpegSamplesReportProgressiveAndEightBitColor() throws {
         // Given the JPEG samples
-        let files = try TestPhotos.allRelative().filter { $0.hasPrefix("jpeg") }
+        let files = try SamplePhotos.allRelative().filter { $0.hasPrefix("jpeg") }
         #expect(files.count == 15)
         // When they are probed
-        let results = try files.map { try #require(probeFile(TestPhotos.path($0)).value) }
+        let results = try files.map { try #require(probeFile(SamplePhotos.path($0)).value) }
         // Then all are 8-bit color stills, and exactly the known ones are progressive
         for r in results {
             #expect(r.bitDepth == 8 && !r.isGrayscale && !r.hasAlpha && r.frameCount == 1)
@@ -171,7 +172,7 @@ struct ProbeTests {
     @Test(arguments: 1 ... 8)
     func orientationSamplesReportTheirTag(_ n: Int) throws {
         // Given the sample with EXIF orientation n
-        let path = TestPhotos.path("orientation/fallenleaf-600x400-orientation-\(n).jpg")
+        let path = SamplePhotos.path("orientation/fallenleaf-600x400-orientation-\(n).jpg")
         // When it is probed
         let result = try #require(probeFile(path).value)
         // Then the tag is read, and the oriented size is the upright 600x375
@@ -181,7 +182,7 @@ struct ProbeTests {
 
     @Test func pngSamplesReportTheirVariant() throws {
         // Given the PNG samples / When probed
-        func p(_ name: String) throws -> ImageProbe { try #require(probeFile(TestPhotos.path("png/" + name)).value) }
+        func p(_ name: String) throws -> ImageProbe { try #require(probeFile(SamplePhotos.path("png/" + name)).value) }
         let sixteen = try p("bythewater-16bit-960x600.png")
         let palette = try p("summer-palette-1280x800.png")
         let interlaced = try p("path-interlaced-1200x750.png")
@@ -197,7 +198,7 @@ struct ProbeTests {
 
     @Test func webpSamplesReportTheirVariant() throws {
         // Given the WebP samples / When probed
-        func p(_ name: String) throws -> ImageProbe { try #require(probeFile(TestPhotos.path("webp/" + name)).value) }
+        func p(_ name: String) throws -> ImageProbe { try #require(probeFile(SamplePhotos.path("webp/" + name)).value) }
         let lossy = try p("eveningglow-lossy-2560x1600.webp")
         let lossless = try p("cups-lossless-1024x640.webp")
         let alpha = try p("cups-alpha-lossy-1600x1000.webp")
@@ -213,23 +214,23 @@ struct ProbeTests {
 
     @Test func animatedGIFSampleCountsItsFrames() throws {
         // Given the animated GIF
-        let path = TestPhotos.path("gif/slideshow-480x300-animated.gif")
+        let path = SamplePhotos.path("gif/slideshow-480x300-animated.gif")
         // When probed from its file
         let (result, bytesRead) = try ImageProber.probeFile(atPath: path, limits: .default)
         // Then every frame is counted, which needs the whole file
         #expect(result.format == .gif && result.width == 480 && result.height == 300)
         #expect(result.frameCount == 13)
-        #expect(bytesRead == (try TestPhotos.bytes("gif/slideshow-480x300-animated.gif")).count)
+        #expect(bytesRead == (try SamplePhotos.bytes("gif/slideshow-480x300-animated.gif")).count)
     }
 
     @Test func largeJPEGIsProbedFromAPrefix() throws {
         // Given a 12 MP JPEG, and a file holding only its first 64 KiB
         let name = "jpeg-12mp/path-4032x3024.jpg"
-        let bytes = try TestPhotos.bytes(name)
+        let bytes = try SamplePhotos.bytes(name)
         let head = try temporaryFile(Array(bytes.prefix(64 << 10)), name: "head.jpg")
         defer { removeTemporary(head) }
         // When both are probed
-        let (full, bytesRead) = try ImageProber.probeFile(atPath: TestPhotos.path(name), limits: .default)
+        let (full, bytesRead) = try ImageProber.probeFile(atPath: SamplePhotos.path(name), limits: .default)
         let fromHead = try #require(probeFile(head.path).value)
         // Then only the 64 KiB prefix was read, and it suffices
         #expect(bytesRead == ImageProber.initialPrefixBytes && bytesRead < bytes.count)
@@ -239,8 +240,8 @@ struct ProbeTests {
 
     @Test func truncatedSamplesAreTruncatedOrStillAgree() throws {
         // Given every sample cut at many offsets (every byte of the first 2 KiB, then growing steps)
-        for file in try TestPhotos.allRelative() {
-            let bytes = try TestPhotos.bytes(file)
+        for file in try SamplePhotos.allRelative() {
+            let bytes = try SamplePhotos.bytes(file)
             let full = try #require(probe(bytes).value)
             var cuts = Array(0 ... min(2048, bytes.count - 1))
             var cut = 2048
@@ -267,8 +268,8 @@ struct ProbeTests {
         // Given every sample, mutated 150 times with 1–4 random bytes flipped in its first 8 KiB
         var random = SplitMix64(state: 0xDA2C_2004)
         var outcomes = 0
-        for file in try TestPhotos.allRelative() {
-            let original = try TestPhotos.bytes(file)
+        for file in try SamplePhotos.allRelative() {
+            let original = try SamplePhotos.bytes(file)
             for _ in 0 ..< 150 {
                 var bytes = original
                 for _ in 0 ..< Int.random(in: 1 ... 4, using: &random) {
@@ -288,10 +289,10 @@ struct ProbeTests {
 
     @Test func gifFrameLimitTrips() throws {
         // Given the 13-frame GIF and limits of 12 and 13 frames
-        let path = TestPhotos.path("gif/slideshow-480x300-animated.gif")
+        let path = SamplePhotos.path("gif/slideshow-480x300-animated.gif")
         // When probed
         let over = probeFile(path, limits: DecodeLimits(maxFrames: 12))
-        let inMemory = probe(try TestPhotos.bytes("gif/slideshow-480x300-animated.gif"), limits: DecodeLimits(maxFrames: 5))
+        let inMemory = probe(try SamplePhotos.bytes("gif/slideshow-480x300-animated.gif"), limits: DecodeLimits(maxFrames: 5))
         let exact = probeFile(path, limits: DecodeLimits(maxFrames: 13))
         // Then going over the limit is .limitExceeded, reaching it is fine
         #expect(errorCode(over) == .limitExceeded)
@@ -301,7 +302,7 @@ struct ProbeTests {
 
     @Test func formatComesFromBytesNotName() throws {
         // Given a PNG saved under a .jpg name
-        let url = try temporaryFile(try TestPhotos.bytes("png/summer-palette-1280x800.png"), name: "photo.jpg")
+        let url = try temporaryFile(try SamplePhotos.bytes("png/summer-palette-1280x800.png"), name: "photo.jpg")
         defer { removeTemporary(url) }
         // When probed
         let result = probeFile(url.path)

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Testing
 @testable import DarkroomImage
@@ -12,10 +13,10 @@ struct RobustnessTests {
         do { _ = try decoder.decode(bytes, options: options); return nil } catch { return error }
     }
 
-    @Test("truncations at many offsets give errors, never crashes", arguments: TestPhotos.all)
+    @Test("truncations at many offsets give errors, never crashes", arguments: SamplePhotos.all)
     func truncations(path: String) throws {
         // Given a sample and 24 cut points spread over the file, plus the first bytes
-        let bytes = try TestPhotos.bytes(path)
+        let bytes = try SamplePhotos.bytes(path)
         var cuts = Set((1...24).map { bytes.count * $0 / 25 })
         cuts.formUnion([0, 1, 2, 3, 7, 12, 30, 100, bytes.count - 1])
         for cut in cuts.sorted() where cut < bytes.count {
@@ -28,9 +29,9 @@ struct RobustnessTests {
         }
     }
 
-    @Test("flipped bytes give an error or an image, never a crash", arguments: TestPhotos.all)
+    @Test("flipped bytes give an error or an image, never a crash", arguments: SamplePhotos.all)
     func flips(path: String) throws {
-        let bytes = try TestPhotos.bytes(path)
+        let bytes = try SamplePhotos.bytes(path)
         var rng = SplitMix64(state: UInt64(bytes.count))
         for _ in 0..<24 {
             var damaged = bytes
@@ -55,7 +56,7 @@ struct RobustnessTests {
     @Test("a truncated JPEG is refused by default and returned gray-padded on request")
     func truncatedJPEGPolicy() throws {
         // Given a baseline JPEG cut at 60 %
-        let bytes = try TestPhotos.bytes(TestPhotos.files("jpeg-12mp")[0])
+        let bytes = try SamplePhotos.bytes(SamplePhotos.files("jpeg-12mp")[0])
         let cut = Array(bytes[..<(bytes.count * 6 / 10)])
         // Then the default refuses it as truncated
         #expect(outcome(cut, DecodeOptions()).map(\.code) == .truncated)
@@ -69,7 +70,7 @@ struct RobustnessTests {
 
     @Test("each limit trips with limit_exceeded")
     func limits() throws {
-        let jpeg = try TestPhotos.bytes(TestPhotos.files("jpeg-12mp")[0])
+        let jpeg = try SamplePhotos.bytes(SamplePhotos.files("jpeg-12mp")[0])
         func code(_ bytes: [UInt8], _ change: (inout DecodeLimits) -> Void, size: TargetSize = .original) -> DarkroomImageError.Code? {
             var options = DecodeOptions(size: size)
             change(&options.limits)
@@ -82,23 +83,23 @@ struct RobustnessTests {
         #expect(code(jpeg, { $0.maxDecodedBytes = 8 << 20 }) == .limitExceeded)
         #expect(code(jpeg, { $0.maxDecodedBytes = 8 << 20 }, size: .maxPixelSize(256)) == nil)
         // A progressive JPEG with more scans than allowed
-        let progressive = try TestPhotos.bytes(TestPhotos.files("jpeg-12mp").first { $0.contains("progressive") }!)
+        let progressive = try SamplePhotos.bytes(SamplePhotos.files("jpeg-12mp").first { $0.contains("progressive") }!)
         #expect(code(progressive, { $0.maxProgressiveScans = 2 }, size: .maxPixelSize(64)) == .limitExceeded)
         #expect(code(progressive, { _ in }, size: .maxPixelSize(64)) == nil)
         // An animation with more frames than allowed
-        let gif = try TestPhotos.bytes(TestPhotos.files("gif")[0])
+        let gif = try SamplePhotos.bytes(SamplePhotos.files("gif")[0])
         #expect(code(gif, { $0.maxFrames = 5 }) == .limitExceeded)
-        let webp = try TestPhotos.bytes(TestPhotos.files("webp").first { $0.contains("animated") }!)
+        let webp = try SamplePhotos.bytes(SamplePhotos.files("webp").first { $0.contains("animated") }!)
         #expect(code(webp, { $0.maxFrames = 2 }) == .limitExceeded)
         // Interlaced PNGs and GIF canvases need a full frame; it counts against maxDecodedBytes
-        let interlaced = try TestPhotos.bytes(TestPhotos.files("png").first { $0.contains("interlaced") }!)
+        let interlaced = try SamplePhotos.bytes(SamplePhotos.files("png").first { $0.contains("interlaced") }!)
         #expect(code(interlaced, { $0.maxDecodedBytes = 1 << 20 }, size: .maxPixelSize(64)) == .limitExceeded)
     }
 
     @Test("a 200 MP header is accepted for a thumbnail only while memory stays bounded")
     func hugeHeader() throws {
         // Given a JPEG whose header claims 16000×12500 (200 MP) but whose data is short
-        let tiny = try ImageEncoder.encode(PixelCompare.synthetic(width: 64, height: 64), as: .jpeg)
+        let tiny = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 64), as: .jpeg)
         var forged = tiny
         // Patch SOF0's height/width fields.
         if let sof = (0..<(forged.count - 9)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {

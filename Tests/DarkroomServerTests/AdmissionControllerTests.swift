@@ -1,5 +1,6 @@
 import DarkroomSupport
-import DarkroomServer
+@testable import DarkroomServer
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -8,16 +9,17 @@ import Testing
 struct AdmissionControllerTests {
     @Test("runs at most maxRunning at once, queues maxQueued, refuses the rest")
     func bounds() async throws {
-        // Given 2 slots and 3 queue places, and 10 operations that each take 100 ms
+        // Given 2 slots and 3 queue places, and 10 operations held until a gate opens
         let admission = AdmissionController(maxRunning: 2, maxQueued: 3)
         let peak = Locked((now: 0, max: 0))
+        let gate = AsyncGate()
         let outcomes = await withTaskGroup(of: String.self) { group in
             for _ in 0..<10 {
                 group.addTask {
                     do {
                         try await admission.run {
                             peak.withLock { $0.now += 1; $0.max = max($0.max, $0.now) }
-                            try? await Task.sleep(for: .milliseconds(100))
+                            await gate.wait()
                             peak.withLock { $0.now -= 1 }
                         }
                         return "ran"
@@ -28,6 +30,10 @@ struct AdmissionControllerTests {
                     }
                 }
             }
+            // When all 10 have arrived (2 running, 3 queued, 5 refused), the gate opens
+            let settled = await eventually { admission.running == 2 && admission.queued == 3 && admission.refusedCount == 5 }
+            #expect(settled, "running \(admission.running), queued \(admission.queued), refused \(admission.refusedCount)")
+            gate.open()
             return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         }
         // Then 5 ran (never more than 2 at once) and 5 were refused as overloaded
@@ -40,24 +46,20 @@ struct AdmissionControllerTests {
     @Test("a cancelled waiter leaves the queue and frees its place")
     func cancellation() async throws {
         let admission = AdmissionController(maxRunning: 1, maxQueued: 1)
-        let release = Locked(false)
-        let holder = Task {
-            try await admission.run {
-                while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-            }
-        }
-        while admission.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let release = AsyncGate()
+        let holder = Task { try await admission.run { await release.wait() } }
+        #expect(await eventually { admission.running == 1 })
         // Given a waiter in the only queue place
         let waiter = Task { try await admission.run { "ran" } }
-        while admission.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await eventually { admission.queued == 1 })
         // When it is cancelled
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         // Then its place is free for the next one, which runs once the slot is released
         #expect(admission.queued == 0)
         let next = Task { try await admission.run { "next" } }
-        while admission.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        release.withLock { $0 = true }
+        #expect(await eventually { admission.queued == 1 })
+        release.open()
         #expect(try await next.value == "next")
         try await holder.value
         #expect(admission.running == 0)
@@ -65,23 +67,29 @@ struct AdmissionControllerTests {
 
     @Test("renders start only while their costs fit in the memory budget; one alone may exceed it")
     func memoryBudget() async throws {
-        // Given 4 slots but a budget of 100 bytes, and renders costing 60, 60, 30 and 500
+        // Given 4 slots but a budget of 100 bytes, and renders costing 60, 60, 30 and 500 arriving in that order,
+        // each held until a gate opens
         let admission = AdmissionController(maxRunning: 4, maxQueued: 8, memoryBudget: 100)
         let peak = Locked((now: 0, max: 0, maxConcurrent: 0, concurrent: 0))
+        let gate = AsyncGate()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (i, cost) in [60, 60, 30, 500].enumerated() {
                 group.addTask {
-                    try await Task.sleep(for: .milliseconds(10 * i))   // arrive in this order
                     try await admission.run(cost: cost) {
                         peak.withLock { p in
                             p.now += cost; p.concurrent += 1
                             p.max = max(p.max, p.now); p.maxConcurrent = max(p.maxConcurrent, p.concurrent)
                         }
-                        try? await Task.sleep(for: .milliseconds(80))
+                        await gate.wait()
                         peak.withLock { p in p.now -= cost; p.concurrent -= 1 }
                     }
                 }
+                // the next arrives only once this one is running or queued
+                #expect(await eventually { admission.running + admission.queued == i + 1 })
             }
+            // When only the first fits and the rest wait, the gate opens
+            #expect(admission.running == 1 && admission.reservedBytes == 60)
+            gate.open()
             try await group.waitForAll()
         }
         // Then the reserved bytes never passed the budget except for the 500 running by itself

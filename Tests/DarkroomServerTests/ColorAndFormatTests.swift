@@ -1,5 +1,5 @@
 import DarkroomImage
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

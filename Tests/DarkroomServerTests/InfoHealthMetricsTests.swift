@@ -1,5 +1,5 @@
 import NIOCore
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

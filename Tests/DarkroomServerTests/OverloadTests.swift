@@ -1,5 +1,6 @@
+import DarkroomTestSupport
 import NIOCore
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

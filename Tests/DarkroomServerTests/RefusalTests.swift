@@ -1,13 +1,14 @@
+import DarkroomTestSupport
 import NIOCore
 import DarkroomImage
 import Crypto
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// Every refusal of issue 7's safety list, end to end through HTTP: status, JSON code, and that no work was done.
+/// Every refusal the server's source-safety rules make, end to end through HTTP: status, JSON code, and that no work was done.
 @Suite("Refusals")
 struct RefusalTests {
     let root = ServerHarness.makeRoot()

@@ -1,6 +1,6 @@
 import NIOCore
 import DarkroomImage
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

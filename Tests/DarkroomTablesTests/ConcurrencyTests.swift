@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import DarkroomImage
 import Foundation

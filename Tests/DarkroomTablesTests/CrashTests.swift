@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import DarkroomImage
 import Foundation
@@ -33,9 +34,9 @@ struct CrashTests {
 
     /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF.
     static func makeInputs(in dir: TemporaryDirectory) throws -> [(entity: String, target: String)] {
-        let photos = ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(TablePaths.photos)
+        let photos = ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(SamplePhotos.files)
             .filter { !$0.hasSuffix(".md") }
-        try #require(photos.count >= 20, "sample photos missing under \(TablePaths.photos)")
+        try #require(photos.count >= 20, "sample photos missing under \(SamplePhotos.root)")
         try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
         return try (0..<90).map { i in
             let target = photos[i % photos.count]
@@ -47,8 +48,7 @@ struct CrashTests {
 
     @Test("kill -9 mid-build, many rounds: zero torn entries served; every entry equals a fresh decode")
     func killedBuilds() throws {
-        let binary = try #require(TablePaths.darkroomBinary(),
-            "darkroom executable not found; run `swift build --build-tests` or set DARKROOM_BIN")
+        let binary = try SamplePhotos.darkroomBinary()
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let inputs = try Self.makeInputs(in: dir)
@@ -137,11 +137,10 @@ struct CrashTests {
 
     @Test("CLI: build, list, get (exit 1 when absent), stats and verify")
     func cli() throws {
-        let binary = try #require(TablePaths.darkroomBinary(),
-            "darkroom executable not found; run `swift build --build-tests` or set DARKROOM_BIN")
+        let binary = try SamplePhotos.darkroomBinary()
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let inputs = Array(TablePaths.photos("orientation").prefix(3)) + Array(TablePaths.photos("png").prefix(1))
+        let inputs = Array(SamplePhotos.files("orientation").prefix(3)) + Array(SamplePhotos.files("png").prefix(1))
         try #require(inputs.count == 4)
         let table = dir.file("cli.table")
         // Given a gray 100×80 fit table built from 4 inputs

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomImage
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomImage
 import Foundation
 import Testing
@@ -56,11 +57,11 @@ struct RoundTripTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         // JPEG (plain and rotated: orientation 6 and 8 go through the transform pass), PNG with alpha, WebP, GIF.
-        let inputs = [TablePaths.photos("jpeg").first, TablePaths.photos("orientation").first { $0.contains("-6.") },
-                      TablePaths.photos("orientation").first { $0.contains("-8.") },
-                      TablePaths.photos("png").first { $0.contains("alpha") }, TablePaths.photos("webp").first,
-                      TablePaths.photos("gif").first].compactMap { $0 }
-        try #require(inputs.count == 6, "sample photos missing under \(TablePaths.photos)")
+        let inputs = [SamplePhotos.files("jpeg").first, SamplePhotos.files("orientation").first { $0.contains("-6.") },
+                      SamplePhotos.files("orientation").first { $0.contains("-8.") },
+                      SamplePhotos.files("png").first { $0.contains("alpha") }, SamplePhotos.files("webp").first,
+                      SamplePhotos.files("gif").first].compactMap { $0 }
+        try #require(inputs.count == 6, "sample photos missing under \(SamplePhotos.root)")
         let format = ImageFormat(name: "thumbs", width: 160, height: 120, pixelFormat: pixelFormat, maximumCount: 100)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
         for path in inputs {

@@ -1,58 +1,8 @@
+import DarkroomTestSupport
 import DarkroomImage
 import Foundation
 import Testing
 @testable import DarkroomTables
-
-/// A fresh directory under the system temporary directory, removed by ``remove()``.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/darkroom-tables-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = try #require(made.map { String(cString: $0) }, "mkdtemp failed")
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Paths of the package and the shared sample photos: `$DARKROOM_PHOTOS`, else `../shared/photos` beside the
-/// package root. A missing folder makes the tests that use it fail (never skip).
-enum TablePaths {
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    static let photos: String = {
-        if let env = ProcessInfo.processInfo.environment["DARKROOM_PHOTOS"], !env.isEmpty { return env }
-        return packageRoot.appendingPathComponent("../shared/photos").standardizedFileURL.path
-    }()
-
-    /// Files in one folder of the sample set, sorted.
-    static func photos(_ folder: String) -> [String] {
-        let dir = photos + "/" + folder
-        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
-            .filter { !$0.hasPrefix(".") }.map { dir + "/" + $0 }
-    }
-
-    /// The `darkroom` executable: `$DARKROOM_BIN`, else beside the test binary (same build products directory),
-    /// else `.build/release/darkroom` or `.build/debug/darkroom` under the package root.
-    static func darkroomBinary() -> String? {
-        if let env = ProcessInfo.processInfo.environment["DARKROOM_BIN"], !env.isEmpty { return env }
-        var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("darkroom").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        for config in ["release", "debug"] {
-            let candidate = packageRoot.appendingPathComponent(".build/\(config)/darkroom").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-}
 
 /// Test images and comparisons.
 enum TestImages {

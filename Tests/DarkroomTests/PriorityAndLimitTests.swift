@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import DarkroomCache
 import DarkroomImage

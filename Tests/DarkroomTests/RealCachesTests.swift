@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomCache
 import DarkroomImage
 import DarkroomTables

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
@@ -102,8 +103,7 @@ struct TargetTests {
         cell.bind(oldRequest, on: pipeline)
         cell.bind(ImageRequest(url: server.url("/img/new")), on: pipeline)
         _ = try await keepAlive.value
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(cell.settled)
+        #expect(await eventually { cell.settled })
         #expect(cell.displays == 1)
         #expect(cell.stale == 0)
         await server.stop()

@@ -7,12 +7,8 @@ import Darwin
 
 /// Thin, `errno`-checking wrappers over the POSIX calls the disk cache makes.
 enum POSIX {
-    /// `strerror(errno)` now.
-    static var lastError: String { POSIXIO.lastError }
-
-    static func ioError(_ message: String) -> DarkroomCacheError {
-        DarkroomCacheError(.io, message, systemMessage: lastError)
-    }
+    /// An `.io` error for `message` with the system's text for the current `errno`.
+    static func ioError(_ message: String) -> DarkroomCacheError { DarkroomCacheError(.io, message, systemMessage: POSIXIO.lastError) }
 
     /// `mkdir -p`: creates `path` and any missing parents (mode 0755).
     static func makeDirectories(_ path: String) throws(DarkroomCacheError) {

@@ -11,13 +11,13 @@ import Foundation
 /// (so one larger than the whole budget still runs, by itself). Waiters start in arrival order (no overtaking,
 /// so a large render is not starved by small ones). A waiter whose task is cancelled leaves the queue at once.
 /// Cost: one lock per acquire and release; a waiter holds one continuation. Thread-safe.
-public final class AdmissionController: Sendable {
+final class AdmissionController: Sendable {
     /// Most renders running at once.
-    public let maxRunning: Int
+    let maxRunning: Int
     /// Most renders waiting for a slot; a request that finds the queue full is refused.
-    public let maxQueued: Int
+    let maxQueued: Int
     /// Bytes of working memory the running renders may hold together.
-    public let memoryBudget: Int
+    let memoryBudget: Int
 
     private struct Waiter {
         let id: UInt64
@@ -40,25 +40,25 @@ public final class AdmissionController: Sendable {
     private let state = Locked(State())
 
     /// Creates a controller. `maxRunning` ≥ 1, `maxQueued` ≥ 0; `memoryBudget` defaults to unbounded.
-    public init(maxRunning: Int, maxQueued: Int, memoryBudget: Int = .max) {
+    init(maxRunning: Int, maxQueued: Int, memoryBudget: Int = .max) {
         self.maxRunning = max(1, maxRunning)
         self.maxQueued = max(0, maxQueued)
         self.memoryBudget = max(1, memoryBudget)
     }
 
     /// Bytes reserved by the running renders now.
-    public var reservedBytes: Int { state.withLock { $0.reserved } }
+    var reservedBytes: Int { state.withLock { $0.reserved } }
 
     /// Renders running now.
-    public var running: Int { state.withLock { $0.running } }
+    var running: Int { state.withLock { $0.running } }
     /// Renders waiting now.
-    public var queued: Int { state.withLock { $0.queuedCount } }
+    var queued: Int { state.withLock { $0.queuedCount } }
     /// Requests refused so far.
-    public var refusedCount: UInt64 { state.withLock { $0.refused } }
+    var refusedCount: UInt64 { state.withLock { $0.refused } }
 
     /// Seconds a client refused now should wait before retrying: the time to drain what is queued and running
     /// at the mean render time, at least 1.
-    public var retryAfterSeconds: Int {
+    var retryAfterSeconds: Int {
         state.withLock { s in
             let backlog = Double(s.running + s.queuedCount) / Double(maxRunning)
             return max(1, Int((backlog * s.meanSeconds).rounded(.up)))
@@ -69,7 +69,7 @@ public final class AdmissionController: Sendable {
     /// after waiting in the queue otherwise.
     /// - Throws: ``ServerError`` `overloaded` when every slot is taken and the queue is full; `CancellationError`
     ///   when the calling task is cancelled while waiting; whatever `operation` throws.
-    public func run<T: Sendable>(cost: Int = 0, _ operation: () async throws -> T) async throws -> T {
+    func run<T: Sendable>(cost: Int = 0, _ operation: () async throws -> T) async throws -> T {
         let cost = max(0, cost)
         try await acquire(cost: cost)
         let started = ContinuousClock.now

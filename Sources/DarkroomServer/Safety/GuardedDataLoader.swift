@@ -21,12 +21,12 @@ import Logging
 /// Connections: loaders are kept per (scheme, host, pinned address) in an LRU of ``poolCapacity`` so keep-alive
 /// connections are reused; an evicted loader is shut down once no fetch is using it. Cost per hop without a
 /// pooled loader: one `HTTPClient` (a few allocations, no threads: NIO's shared event loops).
-public final class GuardedDataLoader: DataLoading {
+final class GuardedDataLoader: DataLoading {
     /// Most loaders kept for reuse.
-    public static let poolCapacity = 32
+    static let poolCapacity = 32
 
     /// The policy every hop is checked against.
-    public let policy: RemotePolicy
+    let policy: RemotePolicy
     private let resolver: any HostResolving
     private let http: HTTPDataLoader.Configuration
     private let logger: Logger
@@ -34,7 +34,7 @@ public final class GuardedDataLoader: DataLoading {
 
     /// Creates a loader. `http` configures each hop's loader (its `followsRedirects` and `dnsOverride` are
     /// replaced).
-    public init(policy: RemotePolicy, resolver: any HostResolving = SystemHostResolver(),
+    init(policy: RemotePolicy, resolver: any HostResolving = SystemHostResolver(),
                 http: HTTPDataLoader.Configuration = .init(),
                 logger: Logger = Logger(label: "darkroom.server.fetch")) {
         self.policy = policy
@@ -45,7 +45,7 @@ public final class GuardedDataLoader: DataLoading {
 
     /// Shuts down every pooled loader, waiting for their connections to close; fetches still running fail.
     /// Later fetches still work (with fresh loaders).
-    public func shutdown() async {
+    func shutdown() async {
         let loaders = pool.withLock { pool -> [HTTPDataLoader] in
             let all = pool.entries.values.map(\.loader) + pool.retired.values.map(\.loader)
             pool.entries = [:]
@@ -59,7 +59,7 @@ public final class GuardedDataLoader: DataLoading {
     /// every hop.
     /// A refusal or a redirect failure is a ``DarkroomError`` (`refused` or `http_status`) whose underlying error
     /// is the ``ServerError`` the client will see; the transfer's own failures pass through unchanged.
-    public func loadData(_ request: DataRequest,
+    func loadData(_ request: DataRequest,
                          progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
         var url = request.url
         var redirects = 0

@@ -9,7 +9,7 @@ import Darwin
 
 /// Turns a host name into the addresses a connection to it may use, so ``RemotePolicy`` can check them before
 /// anything connects. A test double can map names to any addresses without DNS.
-public protocol HostResolving: Sendable {
+protocol HostResolving: Sendable {
     /// Every address `host` resolves to (IP literals return themselves). Throws ``ServerError`` only:
     /// ``ServerError/Code/upstreamFailed`` when resolution fails, ``ServerError/Code/timedOut`` when it is slow.
     func resolve(host: String, port: Int) async throws(ServerError) -> [IPAddress]
@@ -21,20 +21,20 @@ public protocol HostResolving: Sendable {
 /// Cost: one blocking `getaddrinfo` on a Dispatch worker thread per non-literal host; no caching (the system's
 /// resolver may cache). Limit: `getaddrinfo` cannot be interrupted, so on timeout or task cancellation the caller
 /// is answered at once but the worker thread stays busy until the lookup ends on its own.
-public struct SystemHostResolver: HostResolving {
+struct SystemHostResolver: HostResolving {
     /// Seconds before a lookup fails with ``ServerError/Code/timedOut``.
-    public var timeout: Double
+    var timeout: Double
 
     private static let queue = DispatchQueue(label: "darkroom.server.getaddrinfo", attributes: .concurrent)
 
     /// Creates a resolver with the given timeout (default 5 s).
-    public init(timeout: Double = 5) {
+    init(timeout: Double = 5) {
         self.timeout = timeout
     }
 
     /// Resolves `host` (brackets around an IPv6 literal and a trailing dot allowed) for TCP on `port`.
     /// Duplicates are removed; order is `getaddrinfo`'s.
-    public func resolve(host: String, port: Int) async throws(ServerError) -> [IPAddress] {
+    func resolve(host: String, port: Int) async throws(ServerError) -> [IPAddress] {
         if let literal = IPAddress(host) { return [literal] }
         guard !host.isEmpty, !host.utf8.contains(0) else {
             throw ServerError(.upstreamFailed, "cannot resolve an empty or malformed host name")

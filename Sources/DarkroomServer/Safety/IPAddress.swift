@@ -32,9 +32,9 @@ public enum AddressClass: String, Sendable, Hashable, CaseIterable, CustomString
 /// An IPv4 or IPv6 address in network byte order, parsed with `inet_pton` and printed with `inet_ntop`.
 ///
 /// Cost: parsing and classifying are a few hundred nanoseconds; the bytes live in a small heap array.
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address family.
-    public enum Family: Sendable, Hashable {
+    enum Family: Sendable, Hashable {
         /// 4 bytes.
         case v4
         /// 16 bytes.
@@ -42,11 +42,11 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// 4 bytes (IPv4) or 16 bytes (IPv6), network order.
-    public let bytes: [UInt8]
+    let bytes: [UInt8]
 
     /// Parses a dotted quad (`192.0.2.1`; no octal, hex or short forms) or any textual IPv6 form (`::1`,
     /// `::ffff:1.2.3.4`, `[2001:db8::1]`); a zone id (`fe80::1%eth0`) is dropped. `nil` for anything else.
-    public init?(_ text: String) {
+    init?(_ text: String) {
         var s = Substring(text)
         if s.hasPrefix("["), s.hasSuffix("]") { s = s.dropFirst().dropLast() }
         if let percent = s.firstIndex(of: "%") {
@@ -67,7 +67,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An address from 4 or 16 network-order bytes; `nil` for any other count.
-    public init?(bytes: [UInt8]) {
+    init?(bytes: [UInt8]) {
         guard bytes.count == 4 || bytes.count == 16 else { return nil }
         self.bytes = bytes
     }
@@ -87,10 +87,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// ``Family/v4`` or ``Family/v6``.
-    public var family: Family { bytes.count == 4 ? .v4 : .v6 }
+    var family: Family { bytes.count == 4 ? .v4 : .v6 }
 
     /// The canonical text (`inet_ntop`): `192.0.2.1`, `2001:db8::1`, `::ffff:1.2.3.4`; no brackets.
-    public var description: String {
+    var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let family = bytes.count == 4 ? AF_INET : AF_INET6
         let ok = bytes.withUnsafeBytes { raw in
@@ -102,7 +102,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The IPv4 address carried inside an IPv6 one: IPv4-mapped (`::ffff:0:0/96`), IPv4-compatible (`::/96`
     /// except `::` and `::1`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`). `nil` for IPv4 and other IPv6.
-    public var embeddedIPv4: IPAddress? {
+    var embeddedIPv4: IPAddress? {
         guard bytes.count == 16 else { return nil }
         let b = bytes
         let zero80 = b[0..<10].allSatisfy { $0 == 0 }
@@ -119,7 +119,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The network this address belongs to; IPv6 forms that carry an IPv4 address (``embeddedIPv4``) take
     /// that address's class.
-    public var addressClass: AddressClass {
+    var addressClass: AddressClass {
         if bytes.count == 4 { return Self.classifyV4(bytes) }
         if let inner = embeddedIPv4 { return inner.addressClass }
         return Self.classifyV6(bytes)

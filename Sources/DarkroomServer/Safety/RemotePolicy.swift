@@ -21,7 +21,7 @@ public struct RemotePolicy: Sendable {
 
     /// Refuses a URL that is not `http`/`https` or carries a user name or password (``ServerError/Code/badRequest``),
     /// or whose host is not in ``allowedHosts`` (``ServerError/Code/hostNotAllowed``).
-    public func checkURL(_ url: URL) throws(ServerError) {
+    func checkURL(_ url: URL) throws(ServerError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw ServerError(.badRequest, "only http and https sources are allowed")
         }
@@ -40,7 +40,7 @@ public struct RemotePolicy: Sendable {
 
     /// Refuses (``ServerError/Code/addressBlocked``) when `addresses` is empty or when any of them is in a
     /// ``blockedClasses`` class; the message names the first such address and its class.
-    public func checkAddresses(_ addresses: [IPAddress], host: String) throws(ServerError) {
+    func checkAddresses(_ addresses: [IPAddress], host: String) throws(ServerError) {
         guard !addresses.isEmpty else {
             throw ServerError(.addressBlocked, "host \(host) has no addresses")
         }

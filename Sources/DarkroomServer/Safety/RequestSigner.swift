@@ -8,16 +8,16 @@ import Foundation
 /// `name=value` joined with `&`: names and values percent-encoded (upper-case hex) keeping only RFC 3986
 /// unreserved characters, then sorted by encoded (name, value) in byte order. Query values passed in are already percent-decoded. Cost: one HMAC over the canonical
 /// string (≈ 1 µs for a typical URL) plus sorting the items.
-public struct RequestSigner: Sendable {
+package struct RequestSigner: Sendable {
     private let key: SymmetricKey
 
     /// A signer keyed with the UTF-8 bytes of `key`.
-    public init(key: String) {
+    package init(key: String) {
         self.key = SymmetricKey(data: Array(key.utf8))
     }
 
     /// The canonical string that is signed (see the type's summary); `sig` items are left out.
-    public static func canonical(path: String, query: [(name: String, value: String)]) -> String {
+    package static func canonical(path: String, query: [(name: String, value: String)]) -> String {
         let items = query.filter { $0.name != "sig" }
             .map { (name: encode($0.name), value: encode($0.value)) }
             .sorted { a, b in
@@ -29,7 +29,7 @@ public struct RequestSigner: Sendable {
     }
 
     /// The signature of the canonical form, as 64 lower-case hex digits.
-    public func signature(path: String, query: [(name: String, value: String)]) -> String {
+    package func signature(path: String, query: [(name: String, value: String)]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Array(Self.canonical(path: path, query: query).utf8), using: key)
         return mac.map { byte in
             let hex = String(byte, radix: 16)
@@ -39,7 +39,7 @@ public struct RequestSigner: Sendable {
 
     /// Throws ``ServerError/Code/badSignature`` unless `query` has exactly one `sig` whose value (hex, any case)
     /// is the signature of the rest. The comparison is constant-time.
-    public func verify(path: String, query: [(name: String, value: String)]) throws(ServerError) {
+    package func verify(path: String, query: [(name: String, value: String)]) throws(ServerError) {
         let sigs = query.filter { $0.name == "sig" }
         guard sigs.count == 1 else {
             throw ServerError(.badSignature, sigs.isEmpty ? "missing signature" : "more than one signature")
@@ -55,7 +55,7 @@ public struct RequestSigner: Sendable {
 
     /// A query string with the items (less any `sig`) in canonical order and encoding, followed by `sig=…`:
     /// `"a=1&b=2&sig=…"`, or `"sig=…"` when there are no other items. For building links.
-    public func signedQuery(path: String, query: [(name: String, value: String)]) -> String {
+    package func signedQuery(path: String, query: [(name: String, value: String)]) -> String {
         let canonical = Self.canonical(path: path, query: query)
         let sig = "sig=" + signature(path: path, query: query)
         guard let question = canonical.firstIndex(of: "?") else { return sig }

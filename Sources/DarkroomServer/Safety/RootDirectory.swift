@@ -12,16 +12,16 @@ import Darwin
 /// `realpath` and refuses anything that lands outside the root. Limit: the answer is checked when `resolve`
 /// returns; a process that can write inside the root could still swap a directory for a symlink before the
 /// caller opens the file (open the returned path promptly; it contains no symlinks).
-public struct RootDirectory: Sendable {
+struct RootDirectory: Sendable {
     /// The root's canonical absolute path (`realpath`: no symlinks, no trailing `/` except for `/` itself).
-    public let path: String
+    let path: String
 
     /// The image extensions ``listImages(limit:)`` reports, lower-cased.
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif"]
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.
     /// Cost: one `realpath` and one `stat`.
-    public init(_ path: String) throws(ServerError) {
+    init(_ path: String) throws(ServerError) {
         guard !path.isEmpty, !path.contains("\0"), let real = Self.realPath(path) else {
             throw ServerError(.notFound, "root directory \(path) does not exist")
         }
@@ -37,7 +37,7 @@ public struct RootDirectory: Sendable {
     /// a backslash, or a path whose symlinks lead outside the root; ``ServerError/Code/notFound`` when the file
     /// is missing or is not a regular file. The lexical rules are checked first, so their answer never depends
     /// on what exists on disk. Cost: one `realpath` (a few `lstat`s per component) and one `stat`.
-    public func resolve(_ relative: String) throws(ServerError) -> String {
+    func resolve(_ relative: String) throws(ServerError) -> String {
         guard !relative.isEmpty else { throw ServerError(.pathOutsideRoot, "empty source path") }
         guard !relative.hasPrefix("/") else { throw ServerError(.pathOutsideRoot, "absolute source path") }
         guard !relative.utf8.contains(0) else { throw ServerError(.pathOutsideRoot, "NUL byte in source path") }
@@ -65,7 +65,7 @@ public struct RootDirectory: Sendable {
     /// Skips hidden entries (names starting with `.`); does not descend into symlinked directories; a symlinked
     /// file is listed only if ``resolve(_:)`` accepts it. Stops as soon as `limit` paths are found, so the cost
     /// is bounded by `limit` plus the directories read on the way (each read and sorted whole); depth ≤ 64.
-    public func listImages(limit: Int) -> [String] {
+    func listImages(limit: Int) -> [String] {
         var found: [String] = []
         guard limit > 0 else { return found }
         walk(prefix: "", depth: 0, limit: limit, into: &found)

@@ -3,20 +3,20 @@ import NIOCore
 
 /// An encoded thumbnail, ready to send: its bytes (held as the `ByteBuffer` a response sends without copying),
 /// format and pixel size.
-public struct EncodedThumbnail: Sendable, Equatable {
+struct EncodedThumbnail: Sendable, Equatable {
     /// The encoded file, as sent.
-    public var body: ByteBuffer
+    var body: ByteBuffer
     /// The encoded file (a copy).
-    public var bytes: [UInt8] { Array(body.readableBytesView) }
+    var bytes: [UInt8] { Array(body.readableBytesView) }
     /// Its format (decides `Content-Type`).
-    public var format: ImageFileFormat
+    var format: ImageFileFormat
     /// Pixel width.
-    public var width: Int
+    var width: Int
     /// Pixel height.
-    public var height: Int
+    var height: Int
 
     /// Creates a thumbnail value.
-    public init(bytes: [UInt8], format: ImageFileFormat, width: Int, height: Int) {
+    init(bytes: [UInt8], format: ImageFileFormat, width: Int, height: Int) {
         self.body = ByteBuffer(bytes: bytes)
         self.format = format
         self.width = width
@@ -24,7 +24,7 @@ public struct EncodedThumbnail: Sendable, Equatable {
     }
 
     /// The `Content-Type` to send.
-    public var contentType: String { format.mimeType }
+    var contentType: String { format.mimeType }
 
     /// The disk cache's extended data for this thumbnail: `format width height` (a few bytes of ASCII).
     var metadata: [UInt8] { Array("\(format.rawValue) \(width) \(height)".utf8) }

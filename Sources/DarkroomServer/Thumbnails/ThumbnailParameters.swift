@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Parsing never allocates more than the query itself and refuses anything outside the configured limits, so a
 /// request that passes is safe to hand to the pipeline.
-public struct ThumbnailParameters: Sendable, Hashable {
+struct ThumbnailParameters: Sendable, Hashable {
     /// How the image is fitted into `width × height`.
-    public enum Fit: String, Sendable, Hashable, CaseIterable {
+    enum Fit: String, Sendable, Hashable, CaseIterable {
         /// Scale to fit inside the box, keeping aspect; the result may be smaller on one side.
         case contain
         /// Scale to cover the box and crop the center to exactly its size.
@@ -15,32 +15,32 @@ public struct ThumbnailParameters: Sendable, Hashable {
     }
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
-    public enum Format: String, Sendable, Hashable, CaseIterable {
+    enum Format: String, Sendable, Hashable, CaseIterable {
         case auto, jpeg, png, webp, avif
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
-    public var source: String
+    var source: String
     /// Box width in pixels; `nil` means "any" (bounded by the height).
-    public var width: Int?
+    var width: Int?
     /// Box height in pixels; `nil` means "any" (bounded by the width).
-    public var height: Int?
+    var height: Int?
     /// How to fit. Default `contain`.
-    public var fit: Fit
+    var fit: Fit
     /// Output format. Default `auto`.
-    public var format: Format
+    var format: Format
     /// Lossy quality 1–100 for JPEG, WebP and AVIF.
-    public var quality: Int
+    var quality: Int
 
     /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
-    public var isRemote: Bool {
+    var isRemote: Bool {
         let lower = source.prefix(8).lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
     /// The decode size: `fit(w, h)` for contain (a missing side is unbounded), `fill(w, h)` for cover (a missing
     /// side takes the other's value, a square).
-    public var targetSize: TargetSize {
+    var targetSize: TargetSize {
         switch fit {
         case .contain:
             return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
@@ -60,7 +60,7 @@ public struct ThumbnailParameters: Sendable, Hashable {
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
     /// - Throws: ``ServerError`` `badRequest` naming the parameter and the accepted range.
-    public init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
+    init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
         var source: String?
         var width: Int?, height: Int?
         var fit = Fit.contain, format = Format.auto

@@ -7,12 +7,8 @@ import Darwin
 
 /// Thin, `errno`-checking wrappers over the POSIX calls a table makes on its file.
 enum TableFile {
-    /// `strerror(errno)` now.
-    static var lastError: String { POSIXIO.lastError }
-
-    static func ioError(_ message: String) -> ImageTableError {
-        ImageTableError(.io, message, systemMessage: lastError)
-    }
+    /// An `.io` error for `message` with the system's text for the current `errno`.
+    static func ioError(_ message: String) -> ImageTableError { ImageTableError(.io, message, systemMessage: POSIXIO.lastError) }
 
     /// The system page size (the unit entries and chunks are rounded to).
     static let pageSize: Int = Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -1,6 +1,7 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import Darkroom
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import Synchronization
 import Testing

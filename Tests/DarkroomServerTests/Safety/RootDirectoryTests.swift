@@ -1,4 +1,4 @@
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
+import DarkroomTestSupport
 import DarkroomImage
-import DarkroomServer
+@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -18,13 +19,8 @@ enum ServerHarness {
         return registry
     }()
 
-    /// The shared sample photos: `$DARKROOM_PHOTOS`, else `../shared/photos` beside the checkout.
-    static let photos: String = {
-        if let env = ProcessInfo.processInfo.environment["DARKROOM_PHOTOS"], !env.isEmpty { return env }
-        let here = URL(fileURLWithPath: #filePath)
-        return here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/photos").path
-    }()
+    /// The shared sample photos (``SamplePhotos/root``).
+    static var photos: String { SamplePhotos.root }
 
     /// The first 12 MP photo, relative to ``photos``.
     static let twelveMP: String = {
@@ -34,9 +30,7 @@ enum ServerHarness {
 
     /// A fresh temporary directory.
     static func temporaryDirectory(_ name: String = "server") -> String {
-        let path = NSTemporaryDirectory() + "darkroom-\(name)-\(UUID().uuidString.prefix(8))"
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try! TemporaryDirectory.make(name)
     }
 
     /// A root with small generated images: `photo.jpg` (640×480 opaque), `alpha.png` (300×200 with soft alpha),
@@ -55,20 +49,9 @@ enum ServerHarness {
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 
-    /// A BGRA gradient; with `alpha`, alpha falls off left to right (premultiplied).
+    /// A BGRA gradient (``TestBitmaps/gradient(_:_:alpha:)``).
     static func gradient(_ width: Int, _ height: Int, alpha: Bool) -> Bitmap {
-        let b = try! Bitmap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: !alpha)
-        for y in 0..<height {
-            let row = b.row(y).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<width {
-                let a = alpha ? 255 - x * 255 / width : 255
-                row[x * 4] = UInt8(x * 255 / width * a / 255)
-                row[x * 4 + 1] = UInt8(y * 255 / height * a / 255)
-                row[x * 4 + 2] = UInt8((x + y) % 256 * a / 255)
-                row[x * 4 + 3] = UInt8(a)
-            }
-        }
-        return b
+        try! TestBitmaps.gradient(width, height, alpha: alpha)
     }
 
     /// A configuration over `root` with memory-only caches unless `cacheDirectory` is given.

@@ -1,3 +1,4 @@
+import DarkroomTestSupport
 import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
@@ -32,17 +33,7 @@ enum TestImages {
     }
 
     static func bitmap(width: Int, height: Int, seed: Int) -> Bitmap {
-        let b = try! Bitmap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: true)
-        for y in 0..<height {
-            let row = b.row(y).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<width {
-                row[x * 4] = UInt8((x * 255 / max(1, width - 1) + seed * 37) & 255)
-                row[x * 4 + 1] = UInt8((y * 255 / max(1, height - 1)) & 255)
-                row[x * 4 + 2] = UInt8((x + y + seed) & 255)
-                row[x * 4 + 3] = 255
-            }
-        }
-        return b
+        try! TestBitmaps.seeded(width: width, height: height, seed: seed)
     }
 }
 
@@ -70,17 +61,6 @@ final class TestDataCache: DataCaching {
     func removeData(forKey key: String) { entries.withLock { $0[key] = nil } }
     func keys() -> [String] { entries.withLock { Array($0.keys) } }
     func entry(_ key: String) -> CachedData? { entries.withLock { $0[key] } }
-}
-
-/// Polls `condition` every 5 ms for up to `seconds` (generous: the whole suite shares 2 cores with the other
-/// test targets); returns whether it became true.
-func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-    let deadline = MonotonicClock.seconds() + seconds
-    while MonotonicClock.seconds() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }
 
 /// Builds a pipeline for tests: test caches, an HTTP loader with short timeouts and fast retries.

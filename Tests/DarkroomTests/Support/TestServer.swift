@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import DarkroomTestSupport
 @testable import Darkroom
 
 /// A real HTTP/1.1 server on 127.0.0.1 (ephemeral port) for pipeline tests, with routes that misbehave on
@@ -31,8 +32,7 @@ final class TestServer: Sendable {
         var closedEarly: [String: Int] = [:]
     }
 
-    let port: Int
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    private let http = Locked<LoopbackHTTPServer?>(nil)
     private let stats = Locked(Stats())
     private let images = Locked<[String: [UInt8]]>([:])
     private let flaky = Locked<[String: Int]>([:])
@@ -44,29 +44,25 @@ final class TestServer: Sendable {
     func release(_ name: String) { holds.withLock { _ = $0.remove(name) } }
 
     static func start() async throws -> TestServer {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { child in
-                child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: child)
-                }
-            }
-        let server = TestServer(channel: channel)
-        Task { await server.run() }
+        let server = TestServer()
+        let http = try await LoopbackHTTPServer.start { [server] request, response in
+            try await server.respond(request, response)
+        }
+        server.http.withLock { $0 = http }
         return server
     }
 
-    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>) {
-        self.channel = channel
-        port = channel.channel.localAddress?.port ?? 0
-    }
+    private init() {}
+
+    private var server: LoopbackHTTPServer { http.withLock { $0! } }
+
+    var port: Int { server.port }
 
     func stop() async {
-        try? await channel.channel.close()
+        await server.stop()
     }
 
-    func url(_ path: String, host: String = "127.0.0.1") -> URL { URL(string: "http://\(host):\(port)\(path)")! }
+    func url(_ path: String, host: String = "127.0.0.1") -> URL { server.url(path, host: host) }
 
     func register(_ name: String, _ bytes: [UInt8]) { images.withLock { $0[name] = bytes } }
 
@@ -74,38 +70,13 @@ final class TestServer: Sendable {
     func requests(_ path: String) -> Int { stats.withLock { $0.requests[path] ?? 0 } }
     func bytesSent(_ path: String) -> Int { stats.withLock { $0.bytesSent[path] ?? 0 } }
 
-    private func run() async {
-        try? await channel.executeThenClose { inbound in
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await connection in inbound {
-                    group.addTask { await self.serve(connection) }
-                }
-            }
-        }
-    }
-
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
-        try? await connection.executeThenClose { inbound, outbound in
-            var head: HTTPRequestHead?
-            for try await part in inbound {
-                switch part {
-                case .head(let h): head = h
-                case .body: break
-                case .end:
-                    guard let head else { return }
-                    let keepOpen = try await respond(head, outbound, channel: connection.channel)
-                    if !keepOpen { return }
-                }
-            }
-        }
-    }
-
     /// Responds; returns whether the connection may be reused.
-    private func respond(_ head: HTTPRequestHead, _ out: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-                         channel: any Channel) async throws -> Bool {
-        let components = URLComponents(string: head.uri)!
-        let path = components.path
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+    private func respond(_ request: LoopbackHTTPServer.Request, _ response: LoopbackHTTPServer.Response) async throws -> Bool {
+        let head = request.head
+        let path = request.path
+        let query = request.query
+        let out = response.outbound
+        let channel = response.channel
         stats.withLock { s in
             s.requests[path, default: 0] += 1
             s.inFlight += 1

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The `darkroom` command-line tool.
 @main
-struct Darkroom: AsyncParsableCommand {
+struct DarkroomCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "darkroom",
         abstract: "Fast, memory-lean image decoding and thumbnailing.",
