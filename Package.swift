@@ -22,7 +22,6 @@ let package = Package(
         .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
         .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
-        .library(name: "DarkroomBenchKit", targets: ["DarkroomBenchKit"]),
         .library(name: "DarkroomServer", targets: ["DarkroomServer"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
@@ -90,8 +89,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        // The scroll simulator's logic (grid, cell reuse, frame accounting, strategies), testable apart from the CLI.
-        .target(name: "DarkroomBenchKit", dependencies: ["DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage"]),
+        // The benchmarks behind `darkroom bench` (decode against TurboJPEG, caches, tables, pipeline, the scroll
+        // simulator), testable apart from the CLI; not a product. The only target that links libturbojpeg.
+        .target(
+            name: "DarkroomBenchKit",
+            dependencies: ["DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage", "DarkroomCache", "CTurboJPEG"]),
         // The thumbnail server: HTTP routes, source safety (paths, hosts, addresses, signatures), admission control,
         // the encoded-thumbnail cache and the gallery page.
         .target(
@@ -111,8 +113,8 @@ let package = Package(
         .executableTarget(
             name: "darkroom",
             dependencies: [
-                "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit", "DarkroomServer",
-                "CTurboJPEG",
+                "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
+                "DarkroomServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,16 +1,16 @@
 import Foundation
 
 /// Process-level measurements for summaries and benchmarks.
-enum ProcessStats {
+package enum ProcessStats {
     /// Peak resident set size of this process so far, in bytes (getrusage ru_maxrss).
-    static var peakRSSBytes: Int {
+    package static var peakRSSBytes: Int {
         var usage = rusage()
         getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
         return usage.ru_maxrss * 1024
     }
 
     /// Current resident set size in bytes, from /proc/self/statm.
-    static var currentRSSBytes: Int {
+    package static var currentRSSBytes: Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
@@ -18,5 +18,5 @@ enum ProcessStats {
     }
 
     /// CPUs this process may use (Foundation honours the affinity mask and cgroup CPU quota), at least 1.
-    static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    package static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 }

@@ -1,3 +1,4 @@
+import DarkroomBenchKit
 import DarkroomSupport
 import ArgumentParser
 import Darkroom
@@ -137,59 +138,6 @@ struct FetchCommand: ParsableCommand {
             guard written.insert(name).inserted else { continue }
             try FileBytes.writeAtomically(try ImageEncoder.encode(bitmap, as: format), to: dir + "/" + name)
         }
-    }
-}
-
-/// Runs requests `concurrency` at a time through a pipeline from a synchronous command (the calling thread
-/// waits; Swift's cooperative pool only awaits).
-enum FetchRunner {
-    static func run(_ requests: [ImageRequest], pipeline: ImagePipeline, concurrency: Int,
-                    report: @escaping @Sendable (Int, Result<ImageResponse, DarkroomError>) -> Void) -> [ImageResponse?] {
-        final class Shared: Sendable {
-            let results: Locked<[ImageResponse?]>
-            let next = Atomic(0)
-            init(_ count: Int) { results = Locked(Array(repeating: nil, count: count)) }
-        }
-        let shared = Shared(requests.count)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<min(concurrency, requests.count) {
-                    group.addTask {
-                        while true {
-                            let i = shared.next.add(1, ordering: .relaxed).oldValue
-                            guard i < requests.count else { return }
-                            let result: Result<ImageResponse, DarkroomError>
-                            do throws(DarkroomError) {
-                                result = .success(try await pipeline.image(for: requests[i]))
-                            } catch {
-                                result = .failure(error)
-                            }
-                            if case .success(let r) = result { shared.results.withLock { $0[i] = r } }
-                            report(i, result)
-                        }
-                    }
-                }
-            }
-            done.signal()
-        }
-        done.wait()
-        return shared.results.withLock { $0 }
-    }
-
-    /// Median cost of one synchronous memory-cache hit (key hashing included), in ns, over 9 runs of 100,000.
-    static func memoryHitNanoseconds(_ pipeline: ImagePipeline, _ request: ImageRequest?) -> Double? {
-        guard let request, pipeline.cachedImage(for: request) != nil else { return nil }
-        var samples: [Double] = []
-        for _ in 0..<9 {
-            let n = 100_000
-            let t0 = MonotonicClock.seconds()
-            var hits = 0
-            for _ in 0..<n where pipeline.cachedImage(for: request) != nil { hits += 1 }
-            samples.append((MonotonicClock.seconds() - t0) / Double(n) * 1e9)
-            precondition(hits == n)
-        }
-        return median(samples)
     }
 }
 

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
 import Foundation
@@ -56,19 +57,7 @@ struct ProbeCommand: ParsableCommand {
     }
 }
 
-/// Compact single-line JSON for `--json` outputs (sorted keys, so lines are stable).
-enum JSONLine {
-    static func encode(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// An `Encodable` value as a JSON object for ``encode(_:)``.
-    static func object(_ value: some Encodable) -> Any {
-        guard let data = try? JSONEncoder().encode(value) else { return [:] as [String: Any] }
-        return (try? JSONSerialization.jsonObject(with: data)) ?? [:] as [String: Any]
-    }
-
+extension JSONLine {
     static func error(_ e: DarkroomImageError) -> [String: Any] {
         var o: [String: Any] = ["code": e.code.rawValue, "message": e.message]
         if let codec = e.codecMessage { o["codec_message"] = codec }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import ArgumentParser
 import DarkroomCache
 import DarkroomImage

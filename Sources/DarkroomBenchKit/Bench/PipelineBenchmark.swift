@@ -1,5 +1,4 @@
 import DarkroomSupport
-import ArgumentParser
 import Darkroom
 import DarkroomCache
 import DarkroomImage
@@ -8,16 +7,22 @@ import Synchronization
 
 /// `darkroom bench pipeline`: the synchronous memory-hit path (key hashing included), and what the pipeline's
 /// machinery costs per request over decoding directly on a thread pool.
-struct BenchPipelineCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pipeline", abstract: "Memory-hit latency and per-request pipeline overhead over direct decodes.")
+package struct PipelineBenchmark {
+    /// Runs with the defaults below; set the properties to change them.
+    package init() {}
 
-    @Option(help: "Folder of JPEGs to decode (default: ../shared/photos/jpeg).") var photos: String?
-    @Option(help: "Thumbnail size.") var size: Int = 256
-    @Option(help: "Requests per decode round (distinct images, cycled).") var requests: Int = 64
-    @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    /// Folder of JPEGs to decode (default: ../shared/photos/jpeg).
+    package var photos: String?
+    /// Thumbnail size.
+    package var size: Int = 256
+    /// Requests per decode round (distinct images, cycled).
+    package var requests: Int = 64
+    /// Print JSON.
+    package var json = false
+
+    /// Runs the benchmark and prints its report (JSON with ``json``).
+    package func run() throws {
         var results: [String: Any] = ["benchmark": "pipeline", "size": size]
 
         // 1. Memory hits: median ns per `cachedImage(for:)` over 9 × 200,000 calls, per cache and key shape.
@@ -26,7 +31,7 @@ struct BenchPipelineCommand: ParsableCommand {
         let plain = ImageRequest(url: url, size: .maxPixelSize(size))
         let processed = ImageRequest(url: url, size: .maxPixelSize(size), processors: [
             ImageProcessors.Crop(x: 0, y: 0, width: 128, height: 128), ImageProcessors.RoundedCorners(radius: 12)])
-        for (name, cache) in BenchPipelineCommand.caches() {
+        for (name, cache) in PipelineBenchmark.caches() {
             let pipeline = ImagePipeline(configuration: .init(imageCache: cache))
             for (shape, request) in [("plain", plain), ("two_processors", processed)] {
                 pipeline.storeCachedImage(ImageContainer(bitmap: bitmap), for: request)
@@ -37,9 +42,9 @@ struct BenchPipelineCommand: ParsableCommand {
 
         // 2. Pipeline vs direct: the same thumbnails through `image(for:)` (in-memory sources, no caches) and
         //    through ImageDecoder on a fixed pool of the same size.
-        guard let root = SamplePhotos.root() else { throw ValidationError("sample photos not found; set DARKROOM_PHOTOS") }
-        let files = SamplePhotos.files(in: photos ?? root + "/jpeg").filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".jpeg") }
-        guard !files.isEmpty else { throw ValidationError("no JPEGs found") }
+        guard let root = BenchPhotos.root() else { throw BenchError("sample photos not found; set DARKROOM_PHOTOS") }
+        let files = BenchPhotos.files(in: photos ?? root + "/jpeg").filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".jpeg") }
+        guard !files.isEmpty else { throw BenchError("no JPEGs found") }
         let inputs = try files.map { try FileBytes.read($0) }
         let cores = ProcessStats.activeCores
         var direct: [Double] = [], piped: [Double] = []

@@ -1,5 +1,4 @@
 import DarkroomSupport
-import ArgumentParser
 import DarkroomImage
 import DarkroomTables
 import Foundation
@@ -7,29 +6,40 @@ import Foundation
 /// `darkroom bench table`: a hot 256×256 BGRA table entry against decoding the same thumbnail from JPEG, PNG and
 /// WebP and against `read()` + copy of its raw pixels from one file per thumbnail; the same reads with a cold page
 /// cache; and a sequential scroll over every entry of a large table. One run, side by side.
-struct BenchTableCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "table", abstract: "Table entries against thumbnail decodes and raw-file reads (hot, cold, scroll).")
+package struct TableBenchmark {
+    /// Runs with the defaults below; set the properties to change them.
+    package init() {}
 
-    @Option(help: "Entries in the table (the scroll goes over all of them).") var entries: Int = 10_000
-    @Option(help: "Raw pixel files, one per thumbnail, for the read()+copy comparison.") var files: Int = 1_000
-    @Option(help: "Calls per timed batch of entry gets.") var gets: Int = 200_000
-    @Option(help: "Decodes per timed batch of thumbnail decodes.") var decodes: Int = 200
-    @Option(help: "Timed batches (medians are reported; gets, decodes and reads alternate).") var batches: Int = 5
-    @Option(help: "Random entries read per cold-cache measurement.") var coldReads: Int = 300
-    @Option(help: "Scratch folder (default: a new folder in the temporary directory; removed afterwards).") var dir: String?
-    @Flag(help: "Print JSON.") var json = false
 
-    func validate() throws {
+    /// Entries in the table (the scroll goes over all of them).
+    package var entries: Int = 10_000
+    /// Raw pixel files, one per thumbnail, for the read()+copy comparison.
+    package var files: Int = 1_000
+    /// Calls per timed batch of entry gets.
+    package var gets: Int = 200_000
+    /// Decodes per timed batch of thumbnail decodes.
+    package var decodes: Int = 200
+    /// Timed batches (medians are reported; gets, decodes and reads alternate).
+    package var batches: Int = 5
+    /// Random entries read per cold-cache measurement.
+    package var coldReads: Int = 300
+    /// Scratch folder (default: a new folder in the temporary directory; removed afterwards).
+    package var dir: String?
+    /// Print JSON.
+    package var json = false
+
+    /// Checks the settings before a run.
+    package func validate() throws {
         guard entries >= 16, files >= 16, gets > 0, decodes > 0, batches > 0, coldReads > 0 else {
-            throw ValidationError("counts must be positive (entries and files at least 16)")
+            throw BenchError("counts must be positive (entries and files at least 16)")
         }
     }
 
-    func run() throws {
-        guard let root = SamplePhotos.root() else { throw ValidationError("sample photos not found; set DARKROOM_PHOTOS") }
-        let photos = SamplePhotos.files(in: root + "/jpeg")
-        guard let photo = photos.first else { throw ValidationError("no JPEGs in \(root)/jpeg") }
+    /// Runs the benchmark and prints its report (JSON with ``json``).
+    package func run() throws {
+        guard let root = BenchPhotos.root() else { throw BenchError("sample photos not found; set DARKROOM_PHOTOS") }
+        let photos = BenchPhotos.files(in: root + "/jpeg")
+        guard let photo = photos.first else { throw BenchError("no JPEGs in \(root)/jpeg") }
         let scratch = dir ?? NSTemporaryDirectory() + "/darkroom-bench-table-\(getpid())"
         try FileManager.default.createDirectory(atPath: scratch + "/raw", withIntermediateDirectories: true)
         defer { if dir == nil { try? FileManager.default.removeItem(atPath: scratch) } }
@@ -204,7 +214,7 @@ struct BenchTableCommand: ParsableCommand {
         let t0 = MonotonicClock.seconds()
         var sum: UInt64 = 0
         for i in 0..<entries {
-            guard let b = try table.entry(for: "e\(i)") else { throw ValidationError("entry e\(i) missing") }
+            guard let b = try table.entry(for: "e\(i)") else { throw BenchError("entry e\(i) missing") }
             sum &+= TableBench.touch(b)
         }
         blackHole(sum)

@@ -33,7 +33,7 @@ enum FormatBench {
 
     /// The image files of a sample folder (not its scripts, manifest or sub-folders).
     static func images(in folder: String) -> [String] {
-        SamplePhotos.files(in: folder).filter { ["jpg", "png", "webp", "heic", "avif"].contains(($0 as NSString).pathExtension) }
+        BenchPhotos.files(in: folder).filter { ["jpg", "png", "webp", "heic", "avif"].contains(($0 as NSString).pathExtension) }
     }
 
     /// HEIC and AVIF samples to thumbnails, and each thumbnail encoded as AVIF (speed 8 and 6) and WebP.

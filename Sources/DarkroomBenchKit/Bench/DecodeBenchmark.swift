@@ -1,25 +1,30 @@
 import DarkroomSupport
-import ArgumentParser
 import CTurboJPEG
 import DarkroomImage
 import Foundation
 
 /// `darkroom bench decode`: Darkroom's decoders against libjpeg-turbo's own TurboJPEG API on the same bytes,
 /// interleaved in one run, plus PNG/WebP thumbnails, peak decoded bytes and the shrink-on-load quality rule.
-struct BenchDecodeCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "decode", abstract: "Decode speed and memory against libjpeg-turbo's own decode (the floor).")
+package struct DecodeBenchmark {
+    /// Runs with the defaults below; set the properties to change them.
+    package init() {}
 
-    @Option(help: "Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).") var photos: String?
-    @Option(help: "Timed iterations per file and variant (the median is reported).") var iterations: Int = 7
-    @Option(help: "Thumbnail size for the shrink-on-load measurements.") var size: Int = 256
-    @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
-        guard let root = SamplePhotos.root() else { throw ValidationError("sample photos not found; set DARKROOM_PHOTOS") }
+    /// Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).
+    package var photos: String?
+    /// Timed iterations per file and variant (the median is reported).
+    package var iterations: Int = 7
+    /// Thumbnail size for the shrink-on-load measurements.
+    package var size: Int = 256
+    /// Print JSON.
+    package var json = false
+
+    /// Runs the benchmark and prints its report (JSON with ``json``).
+    package func run() throws {
+        guard let root = BenchPhotos.root() else { throw BenchError("sample photos not found; set DARKROOM_PHOTOS") }
         let jpegDir = photos ?? root + "/jpeg-12mp"
-        let jpegs = SamplePhotos.files(in: jpegDir)
-        guard !jpegs.isEmpty else { throw ValidationError("no files in \(jpegDir)") }
+        let jpegs = BenchPhotos.files(in: jpegDir)
+        guard !jpegs.isEmpty else { throw BenchError("no files in \(jpegDir)") }
         let decoder = ImageDecoder()
         var perFile: [[String: Any]] = []
         var full = [Double](), tjFull = [Double](), thumb = [Double](), tjEighth = [Double](), peaks = [Int](), psnrs = [Double]()
@@ -66,7 +71,7 @@ struct BenchDecodeCommand: ParsableCommand {
 
         var pngResults: [[String: Any]] = [], webpResults: [[String: Any]] = []
         for (dir, sink) in [("png", 0), ("webp", 1)] {
-            for path in SamplePhotos.files(in: root + "/" + dir) {
+            for path in BenchPhotos.files(in: root + "/" + dir) {
                 let bytes = try FileBytes.read(path)
                 var t = [Double]()
                 for _ in 0..<max(3, iterations / 2) {
@@ -143,13 +148,13 @@ final class TurboJPEG {
     let width: Int32, height: Int32
 
     init(_ bytes: [UInt8]) throws {
-        guard let h = tjInitDecompress() else { throw ValidationError("tjInitDecompress failed") }
+        guard let h = tjInitDecompress() else { throw BenchError("tjInitDecompress failed") }
         handle = h
         self.bytes = bytes
         var w: Int32 = 0, hh: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
         guard tjDecompressHeader3(h, bytes, UInt(bytes.count), &w, &hh, &sub, &cs) == 0 else {
             tjDestroy(h)
-            throw ValidationError("tjDecompressHeader3 failed")
+            throw BenchError("tjDecompressHeader3 failed")
         }
         width = w; height = hh
     }
@@ -163,7 +168,7 @@ final class TurboJPEG {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: pitch * Int(h))
         defer { buffer.deallocate() }
         guard tjDecompress2(handle, bytes, UInt(bytes.count), buffer, w, Int32(pitch), h, Int32(TJPF_BGRA.rawValue), 0) == 0 else {
-            throw ValidationError("tjDecompress2 failed: \(String(cString: tjGetErrorStr2(handle)))")
+            throw BenchError("tjDecompress2 failed: \(String(cString: tjGetErrorStr2(handle)))")
         }
     }
 }

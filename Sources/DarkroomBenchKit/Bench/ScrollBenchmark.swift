@@ -1,36 +1,45 @@
 import DarkroomSupport
-import ArgumentParser
-import DarkroomBenchKit
 import DarkroomImage
 import Foundation
 
 /// `darkroom bench scroll`: a simulated photo grid scrolled in real time with five ways of getting its images,
 /// side by side. Each strategy runs in a child process of its own (this command re-invoked with `--strategy`), so
 /// peak RSS and thread counts are per strategy.
-struct BenchScrollCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "scroll", abstract: "Frame-budget scroll simulation: naive, background, downsampled, pipeline, table.")
+package struct ScrollBenchmark {
+    /// Runs with the defaults below; set the properties to change them.
+    package init() {}
+
 
     static let strategies = ["naive", "background", "downsampled", "pipeline", "table"]
 
-    @Option(help: "Folder of photos, cycled over the cells (default: ../shared/photos/jpeg-12mp).") var photos: String?
-    @Option(help: "Cells in the grid.") var count: Int = 1_000
-    @Option(help: "Columns (cells are 1080/columns px square on a 1080×1920 viewport).") var columns: Int = 4
-    @Option(help: "Frames per second (60 or 120).") var fps: Int = 120
-    @Option(help: "Scroll speed in rows per second.") var speed: Double = 10
-    @Option(help: "Run only this strategy, in this process (what the parent runs in each child).") var strategy: String?
-    @Flag(help: "Print JSON.") var json = false
-    @Option(help: "Write an SVG chart here.") var chart: String?
+    /// Folder of photos, cycled over the cells (default: ../shared/photos/jpeg-12mp).
+    package var photos: String?
+    /// Cells in the grid.
+    package var count: Int = 1_000
+    /// Columns (cells are 1080/columns px square on a 1080×1920 viewport).
+    package var columns: Int = 4
+    /// Frames per second (60 or 120).
+    package var fps: Int = 120
+    /// Scroll speed in rows per second.
+    package var speed: Double = 10
+    /// Run only this strategy, in this process (what the parent runs in each child).
+    package var strategy: String?
+    /// Print JSON.
+    package var json = false
+    /// Write an SVG chart here.
+    package var chart: String?
 
-    func validate() throws {
-        guard count > 0, columns > 0, speed > 0 else { throw ValidationError("count, columns and speed must be positive") }
-        guard fps == 60 || fps == 120 else { throw ValidationError("--fps must be 60 or 120") }
+    /// Checks the settings before a run.
+    package func validate() throws {
+        guard count > 0, columns > 0, speed > 0 else { throw BenchError("count, columns and speed must be positive") }
+        guard fps == 60 || fps == 120 else { throw BenchError("--fps must be 60 or 120") }
         if let strategy, !Self.strategies.contains(strategy) {
-            throw ValidationError("--strategy must be one of \(Self.strategies.joined(separator: ", "))")
+            throw BenchError("--strategy must be one of \(Self.strategies.joined(separator: ", "))")
         }
     }
 
-    func run() throws {
+    /// Runs the benchmark and prints its report (JSON with ``json``).
+    package func run() throws {
         let geometry = ScrollGeometry.phone(count: count, columns: columns)
         if let strategy {
             print(JSONLine.encode(try runOne(strategy, geometry: geometry)))
@@ -67,13 +76,13 @@ struct BenchScrollCommand: ParsableCommand {
     }
 
     func photoDir() -> String {
-        photos ?? (SamplePhotos.root() ?? "../shared/photos") + "/jpeg-12mp"
+        photos ?? (BenchPhotos.root() ?? "../shared/photos") + "/jpeg-12mp"
     }
 
     /// Runs `name` here and returns its JSON-ready numbers.
     func runOne(_ name: String, geometry: ScrollGeometry) throws -> [String: Any] {
-        let files = SamplePhotos.files(in: photoDir())
-        guard !files.isEmpty else { throw ValidationError("no photos in \(photoDir())") }
+        let files = BenchPhotos.files(in: photoDir())
+        guard !files.isEmpty else { throw BenchError("no photos in \(photoDir())") }
         let set = PhotoSet(try files.map { try FileBytes.read($0) })
         let workers = ProcessStats.activeCores
         var scratch: String?
@@ -119,7 +128,7 @@ struct BenchScrollCommand: ParsableCommand {
         process.waitUntilExit()
         guard process.terminationStatus == 0,
               let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw ValidationError("strategy \(name) failed (status \(process.terminationStatus))")
+            throw BenchError("strategy \(name) failed (status \(process.terminationStatus))")
         }
         return object
     }

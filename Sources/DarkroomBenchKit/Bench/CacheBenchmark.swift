@@ -1,4 +1,4 @@
-import ArgumentParser
+import DarkroomSupport
 import DarkroomCache
 import Dispatch
 import Foundation
@@ -13,19 +13,24 @@ import Synchronization
 /// Larger values: the disk cache fsyncs each value file before renaming it (its crash guarantee needs it); one
 /// file per key is measured both without fsync (as those libraries do) and with (`files_fsync_*`). Reads of both
 /// come from the page cache (values just written); the disk cache also verifies size and XXH64 on every read.
-struct BenchCacheCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cache", abstract: "Memory and disk cache speed against NSCache, a locked Dictionary and one file per key.")
+package struct CacheBenchmark {
+    /// Runs with the defaults below; set the properties to change them.
+    package init() {}
 
-    @Option(help: "Memory-cache operations per thread per measurement.") var memoryOps: Int = 1_000_000
-    @Option(help: "Repetitions of each measurement (the median is reported).") var repeats: Int = 5
-    @Option(help: "Scratch directory for the disk measurements (default: a fresh one under the temporary directory).")
-    var dir: String?
-    @Flag(help: "Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).")
-    var thresholdSweep = false
-    @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    /// Memory-cache operations per thread per measurement.
+    package var memoryOps: Int = 1_000_000
+    /// Repetitions of each measurement (the median is reported).
+    package var repeats: Int = 5
+    /// Scratch directory for the disk measurements (default: a fresh one under the temporary directory).
+    package var dir: String?
+    /// Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).
+    package var thresholdSweep = false
+    /// Print JSON.
+    package var json = false
+
+    /// Runs the benchmark and prints its report (JSON with ``json``).
+    package func run() throws {
         var result: [String: Any] = ["benchmark": "cache", "memory_ops_per_thread": memoryOps, "repeats": repeats]
         for (k, v) in MemoryBench(ops: memoryOps, repeats: repeats).run() { result[k] = v }
         let scratch = dir ?? NSTemporaryDirectory() + "darkroom-bench-cache-\(getpid())"
