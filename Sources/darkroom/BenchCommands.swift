@@ -18,6 +18,7 @@ struct BenchCacheCommand: ParsableCommand {
     @Option(help: "Repetitions of each measurement (the median is reported).") var repeats: Int = 5
     @Option(help: "Scratch directory for the disk measurements (default: a fresh one under the temporary directory).") var dir: String?
     @Flag(help: "Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).") var thresholdSweep = false
+    @Option(help: "Disk value sizes to measure, comma-separated (2k, 20k, 100k, 1m; default: all).") var diskSizes: String?
     @Flag(help: "Print JSON.") var json = false
 
     private var benchmark: CacheBenchmark {
@@ -26,6 +27,7 @@ struct BenchCacheCommand: ParsableCommand {
         b.repeats = repeats
         b.dir = dir
         b.thresholdSweep = thresholdSweep
+        b.diskSizes = diskSizes?.split(separator: ",").map(String.init) ?? []
         b.json = json
         return b
     }

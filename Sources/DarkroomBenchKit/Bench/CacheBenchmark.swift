@@ -17,7 +17,6 @@ package struct CacheBenchmark {
     /// Runs with the defaults below; set the properties to change them.
     package init() {}
 
-
     /// Memory-cache operations per thread per measurement.
     package var memoryOps: Int = 1_000_000
     /// Repetitions of each measurement (the median is reported).
@@ -26,6 +25,8 @@ package struct CacheBenchmark {
     package var dir: String?
     /// Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).
     package var thresholdSweep = false
+    /// Value sizes of the disk measurements (`2k`, `20k`, `100k`, `1m`); all four when empty.
+    package var diskSizes: [String] = []
     /// Print JSON.
     package var json = false
 
@@ -35,7 +36,7 @@ package struct CacheBenchmark {
         for (k, v) in MemoryBench(ops: memoryOps, repeats: repeats).run() { result[k] = v }
         let scratch = dir ?? NSTemporaryDirectory() + "darkroom-bench-cache-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let disk = DiskBench(root: scratch, repeats: repeats)
+        let disk = DiskBench(root: scratch, repeats: repeats, only: Set(diskSizes))
         for (k, v) in try disk.run() { result[k] = v }
         if thresholdSweep { result["threshold_sweep"] = try disk.thresholdSweep() }
         if json {

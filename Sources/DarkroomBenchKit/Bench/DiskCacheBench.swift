@@ -8,6 +8,8 @@ import Foundation
 struct DiskBench {
     let root: String
     let repeats: Int
+    /// Size labels to measure; all when empty.
+    var only: Set<String> = []
 
     static let sizes: [(label: String, bytes: Int, count: Int)] = [
         ("2k", 2 * 1024, 3000), ("20k", 20 * 1024, 2000), ("100k", 100 * 1024, 600), ("1m", 1024 * 1024, 150),
@@ -15,7 +17,7 @@ struct DiskBench {
 
     func run() throws -> [String: Any] {
         var out: [String: Any] = [:]
-        for size in Self.sizes {
+        for size in Self.sizes where only.isEmpty || only.contains(size.label) {
             let values = (0..<16).map { v in (0..<size.bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ v) } }
             let keys = (0..<size.count).map { "https://images.example.com/photos/\($0).jpg?w=256" }
             var samples: [String: [Double]] = [:]
@@ -43,7 +45,7 @@ struct DiskBench {
                 }
             }
             for (k, v) in samples { out[k] = median(v) }
-            for op in ["write", "read"] {
+            for op in ["write", "read"] where samples["files_\(op)_\(size.label)_ops"] != nil {
                 out["disk_vs_files_\(op)_\(size.label)"] =
                     median(samples["disk_\(op)_\(size.label)_ops"]!) / median(samples["files_\(op)_\(size.label)_ops"]!)
             }

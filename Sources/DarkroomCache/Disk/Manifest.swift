@@ -10,6 +10,12 @@ final class Manifest {
     /// Page size of a new manifest.
     static let pageSize = 8192
     let db: SQLiteDatabase
+    /// A read handle on `entries.inline_data`, moved from row to row with `sqlite3_blob_reopen` (see
+    /// Manifest+InlineBlob.swift). Kept open between reads only when this process holds the manifest exclusively.
+    var inlineBlob: OpaquePointer?
+    /// Whether ``inlineBlob`` stays open between reads (exclusive locking: no other process can write, so the
+    /// read transaction it holds open never hides another writer's rows).
+    let keepsInlineBlobOpen: Bool
 
     /// A row as read for a lookup.
     struct Record {
@@ -35,6 +41,7 @@ final class Manifest {
     /// exclusively (or, with `exclusive`, holds it at all).
     init(path: String, fullSync: Bool, exclusive: Bool) throws(SQLiteError) {
         db = try SQLiteDatabase(path: path)
+        keepsInlineBlobOpen = exclusive
         sqlite3_busy_timeout(db.handle, exclusive ? 250 : 5000)
         if exclusive {
             // Set before the first WAL access: no shared-memory wal-index and no POSIX lock calls per
@@ -80,17 +87,24 @@ final class Manifest {
 
     // MARK: Rows
 
+    deinit { closeInlineBlob() }
+
+    /// The row for `key`; an inline value is read with ``readInline(rowid:)`` straight into the returned array
+    /// (one copy from the mapped pages), not through the statement's column buffer.
     func record(forKey key: String) throws(SQLiteError) -> Record? {
         let s = try Statement(db, """
-            SELECT size, checksum, filename, modified, accessed, extended_data, inline_data FROM entries WHERE key=?
+            SELECT size, checksum, filename, modified, accessed, extended_data, rowid FROM entries WHERE key=?
             """)
         s.bind(1, key)
-        return try s.first { r in
-            let filename = r.text(2)
-            return Record(size: Int(r.int64(0)), checksum: UInt64(bitPattern: r.int64(1)),
-                          inlineData: filename == nil ? (r.bytes(6) ?? []) : nil, filename: filename,
-                          modified: r.double(3), accessed: r.double(4), extendedData: r.bytes(5))
+        let found = try s.first { r in
+            (record: Record(size: Int(r.int64(0)), checksum: UInt64(bitPattern: r.int64(1)), inlineData: nil,
+                            filename: r.text(2), modified: r.double(3), accessed: r.double(4), extendedData: r.bytes(5)),
+             rowid: r.int64(6))
         }
+        guard let found else { return nil }
+        var record = found.record
+        if record.filename == nil { record.inlineData = try readInline(rowid: found.rowid) }
+        return record
     }
 
     func contains(_ key: String, modifiedAfter: Double) throws(SQLiteError) -> Bool {
@@ -103,7 +117,8 @@ final class Manifest {
     /// Inserts or replaces the row for `key` in one transaction, returning what it replaced.
     func upsert(key: String, size: Int, checksum: UInt64, inline: UnsafeRawBufferPointer?, filename: String?,
                 extendedData: [UInt8]?, now: Double) throws(SQLiteError) -> Replaced? {
-        try db.transaction { () throws(SQLiteError) -> Replaced? in
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        return try db.transaction { () throws(SQLiteError) -> Replaced? in
             let old = try replacedRow(key)
             let s = try Statement(db, """
                 INSERT OR REPLACE INTO entries(key, size, checksum, filename, modified, accessed, extended_data, inline_data)
@@ -130,6 +145,7 @@ final class Manifest {
 
     /// Deletes the row for `key`, returning what it held.
     func delete(key: String) throws(SQLiteError) -> Replaced? {
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         let s = try Statement(db, "DELETE FROM entries WHERE key=? RETURNING filename, size, filename IS NULL")
         s.bind(1, key)
         return try s.first { r in Replaced(filename: r.text(0), size: Int(r.int64(1)), wasInline: r.int64(2) != 0) }
@@ -137,6 +153,7 @@ final class Manifest {
 
     /// Deletes the row for `key` only if it is still the one that was read (same checksum and file).
     func deleteIfUnchanged(key: String, checksum: UInt64, filename: String?) throws(SQLiteError) -> Replaced? {
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         let s = try Statement(db, """
             DELETE FROM entries WHERE key=? AND checksum=? AND filename IS ? RETURNING filename, size, filename IS NULL
             """)
@@ -148,6 +165,7 @@ final class Manifest {
 
     /// Records read times, in one transaction.
     func touch(_ accesses: [(key: String, time: Double)]) throws(SQLiteError) {
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         guard !accesses.isEmpty else { return }
         try db.transaction { () throws(SQLiteError) in
             let s = try Statement(db, "UPDATE entries SET accessed=max(accessed, ?) WHERE key=?")
@@ -162,7 +180,8 @@ final class Manifest {
     /// Deletes the least recently used rows until `bytes` bytes and `count` rows have gone, at most `limit` rows,
     /// in one transaction, returning what they held.
     func deleteLeastRecentlyUsed(bytes: Int, count: Int, limit: Int) throws(SQLiteError) -> [Replaced] {
-        try db.transaction { () throws(SQLiteError) -> [Replaced] in
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let select = try Statement(db, "SELECT key, size FROM entries ORDER BY accessed LIMIT ?")
             select.bind(1, Int64(limit))
             var victims: [String] = []
@@ -181,7 +200,8 @@ final class Manifest {
 
     /// Deletes up to `limit` rows written before `modifiedBefore`, in one transaction, returning what they held.
     func deleteModified(before modifiedBefore: Double, limit: Int) throws(SQLiteError) -> [Replaced] {
-        try db.transaction { () throws(SQLiteError) -> [Replaced] in
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let s = try Statement(db, """
                 DELETE FROM entries WHERE rowid IN (SELECT rowid FROM entries WHERE modified<? ORDER BY modified LIMIT ?)
                 RETURNING filename, size, filename IS NULL
@@ -196,7 +216,8 @@ final class Manifest {
 
     /// Deletes every row, returning the file names they referenced.
     func deleteAll() throws(SQLiteError) -> [String] {
-        try db.transaction { () throws(SQLiteError) -> [String] in
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        return try db.transaction { () throws(SQLiteError) -> [String] in
             let s = try Statement(db, "DELETE FROM entries RETURNING filename")
             var names: [String] = []
             try s.run { r in if let n = r.text(0) { names.append(n) } }
@@ -220,6 +241,7 @@ final class Manifest {
 
     /// Returns freed pages to the file system (the database was created with `auto_vacuum=INCREMENTAL`).
     func releaseFreePages() {
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         _ = sqlite3_exec(db.handle, "PRAGMA incremental_vacuum", nil, nil, nil)
     }
 }
@@ -227,6 +249,7 @@ final class Manifest {
 extension Manifest {
     /// Deletes the row for `key` only if it still names `filename` (an orphan row whose file is gone).
     func delete(key: String, ifFilename filename: String) throws(SQLiteError) -> Replaced? {
+        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         let s = try Statement(db, """
             DELETE FROM entries WHERE key=? AND filename=? RETURNING filename, size, filename IS NULL
             """)
