@@ -76,7 +76,9 @@ let package = Package(
         .target(name: "DarkroomSupport"),
         .target(
             name: "DarkroomImage",
-            dependencies: ["DarkroomSupport", "CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP", "CLCMS2", "CHeif", "CAVIF"]),
+            dependencies: [
+                "DarkroomSupport", "CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP", "CLCMS2", "CHeif", "CAVIF",
+            ]),
         .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite"]),
         .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage"]),
         .target(
@@ -93,7 +95,9 @@ let package = Package(
         // simulator), testable apart from the CLI; not a product. The only target that links libturbojpeg.
         .target(
             name: "DarkroomBenchKit",
-            dependencies: ["DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage", "DarkroomCache", "CTurboJPEG"]),
+            dependencies: [
+                "DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage", "DarkroomCache", "CTurboJPEG",
+            ]),
         // The thumbnail server: HTTP routes, source safety (paths, hosts, addresses, signatures), admission control,
         // the encoded-thumbnail cache and the gallery page.
         .target(
@@ -133,10 +137,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/DarkroomTestSupport"),
-        .testTarget(name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomImage"]),
-        .testTarget(name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
-        .testTarget(name: "DarkroomTablesTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomTables", "DarkroomImage"]),
-        .testTarget(name: "DarkroomBenchKitTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomBenchKit", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
+        .testTarget(
+            name: "DarkroomTablesTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomTables", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomBenchKitTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomBenchKit", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomServerTests",
             dependencies: [
@@ -151,7 +161,8 @@ let package = Package(
         .testTarget(
             name: "DarkroomTests",
             dependencies: [
-                "DarkroomSupport", "DarkroomTestSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables",
+                "DarkroomSupport", "DarkroomTestSupport", "Darkroom", "DarkroomImage", "DarkroomCache",
+                "DarkroomTables",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -43,9 +43,9 @@ public final class BackgroundQueue: Sendable {
 /// An id for the calling thread (its pthread handle), for counting distinct threads.
 func currentThreadID() -> UInt {
     #if os(Linux)
-    UInt(pthread_self())
+        UInt(pthread_self())
     #else
-    UInt(bitPattern: pthread_self())
+        UInt(bitPattern: pthread_self())
     #endif
 }
 
@@ -53,7 +53,10 @@ func currentThreadID() -> UInt {
 final class ThreadRecorder: Sendable {
     private let ids = Locked<Set<UInt>>([])
     /// Notes the calling thread.
-    func record() { let id = currentThreadID(); ids.withLock { _ = $0.insert(id) } }
+    func record() {
+        let id = currentThreadID()
+        ids.withLock { _ = $0.insert(id) }
+    }
     /// Threads noted so far.
     var count: Int { ids.withLock { $0.count } }
 }

@@ -27,5 +27,3 @@ package enum BenchPhotos {
             .map { dir + "/" + $0 }
     }
 }
-
-import Foundation

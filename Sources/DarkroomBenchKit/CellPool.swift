@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 import Synchronization
 
 /// One reusable on-screen cell, as a grid view keeps them.
@@ -45,7 +45,12 @@ public final class DeliveryInbox: Sendable {
     /// Posts a result (any thread).
     public func post(_ delivery: Delivery) { pending.withLock { $0.append(delivery) } }
     /// Takes everything posted so far (render thread).
-    public func drain() -> [Delivery] { pending.withLock { d in defer { d = [] }; return d } }
+    public func drain() -> [Delivery] {
+        pending.withLock { d in
+            defer { d = [] }
+            return d
+        }
+    }
 }
 
 /// What happened when a cell left the screen.
@@ -118,7 +123,8 @@ public struct CellPool: Sendable {
     /// Returns the latency from visible to shown, or `nil` when refused (stale).
     public mutating func show(_ bitmap: Bitmap, slot: Int, generation: UInt64, now: Double) -> Double? {
         guard slot < cells.count, cells[slot].index != nil, cells[slot].generation == generation,
-              cells[slot].image == nil else {
+            cells[slot].image == nil
+        else {
             staleDeliveries += 1
             return nil
         }
@@ -139,6 +145,8 @@ public struct CellPool: Sendable {
 
     /// The cells bound now, as unbound records (used at the end of a run to account for the last screen).
     public func boundCells() -> [Unbound] {
-        slotForIndex.map { Unbound(slot: $1, index: $0, wasShown: cells[$1].shownAt != nil, wasBlank: cells[$1].wasBlank) }
+        slotForIndex.map {
+            Unbound(slot: $1, index: $0, wasShown: cells[$1].shownAt != nil, wasBlank: cells[$1].wasBlank)
+        }
     }
 }

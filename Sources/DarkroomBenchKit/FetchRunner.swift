@@ -6,8 +6,10 @@ import Synchronization
 /// Runs requests `concurrency` at a time through a pipeline from a synchronous command (the calling thread
 /// waits; Swift's cooperative pool only awaits).
 package enum FetchRunner {
-    package static func run(_ requests: [ImageRequest], pipeline: ImagePipeline, concurrency: Int,
-                    report: @escaping @Sendable (Int, Result<ImageResponse, DarkroomError>) -> Void) -> [ImageResponse?] {
+    package static func run(
+        _ requests: [ImageRequest], pipeline: ImagePipeline, concurrency: Int,
+        report: @escaping @Sendable (Int, Result<ImageResponse, DarkroomError>) -> Void
+    ) -> [ImageResponse?] {
         final class Shared: Sendable {
             let results: Locked<[ImageResponse?]>
             let next = Atomic(0)

@@ -74,8 +74,10 @@ public struct ScrollResult: Sendable {
     public var extra: [String: Double] = [:]
 
     /// Creates a result; the process-level numbers are filled in afterwards.
-    public init(name: String, stats: FrameStats, seconds: Double, rowsScrolled: Double, reuses: Int,
-                staleDeliveries: Int, cellsMade: Int, workThreads: Int = 0) {
+    public init(
+        name: String, stats: FrameStats, seconds: Double, rowsScrolled: Double, reuses: Int,
+        staleDeliveries: Int, cellsMade: Int, workThreads: Int = 0
+    ) {
         self.name = name
         self.stats = stats
         self.seconds = seconds
@@ -91,7 +93,8 @@ public struct ScrollResult: Sendable {
         var d: [String: Any] = [
             "name": name, "frames": stats.frames, "frames_over_budget": stats.overBudget,
             "frames_over_budget_percent": stats.overBudgetPercent, "dropped_vsyncs": stats.droppedVsyncs,
-            "frame_ms_p50": percentile(stats.frameTimes, 50) * 1e3, "frame_ms_p99": percentile(stats.frameTimes, 99) * 1e3,
+            "frame_ms_p50": percentile(stats.frameTimes, 50) * 1e3,
+            "frame_ms_p99": percentile(stats.frameTimes, 99) * 1e3,
             "frame_ms_max": (stats.frameTimes.max() ?? 0) * 1e3,
             "visible_to_shown_ms_p50": percentile(stats.latencies, 50) * 1e3,
             "visible_to_shown_ms_p99": percentile(stats.latencies, 99) * 1e3,

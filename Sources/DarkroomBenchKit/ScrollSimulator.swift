@@ -38,7 +38,10 @@ public func touchRows(_ bitmap: Bitmap) -> UInt64 {
     for y in 0..<bitmap.height {
         let row = UnsafeRawPointer(bitmap.row(y)).assumingMemoryBound(to: UInt8.self)
         var x = 0
-        while x < width { sum &+= UInt64(row[x]); x += 64 }
+        while x < width {
+            sum &+= UInt64(row[x])
+            x += 64
+        }
     }
     return sum
 }
@@ -95,7 +98,8 @@ public struct ScrollSimulator {
             stats.recordBound(bound.count)
             for slot in bound {
                 let cell = pool.cells[slot]
-                if let bitmap = strategy.bind(index: cell.index!, slot: slot, generation: cell.generation, inbox: inbox) {
+                if let bitmap = strategy.bind(index: cell.index!, slot: slot, generation: cell.generation, inbox: inbox)
+                {
                     checksum &+= touchRows(bitmap)
                     if let latency = pool.show(bitmap, slot: slot, generation: cell.generation, now: clock()) {
                         stats.recordShown(latency: latency)
@@ -103,7 +107,9 @@ public struct ScrollSimulator {
                 }
             }
             for d in inbox.drain() {
-                guard let latency = pool.show(d.bitmap, slot: d.slot, generation: d.generation, now: clock()) else { continue }
+                guard let latency = pool.show(d.bitmap, slot: d.slot, generation: d.generation, now: clock()) else {
+                    continue
+                }
                 checksum &+= touchRows(d.bitmap)
                 stats.recordShown(latency: latency)
             }
@@ -119,8 +125,9 @@ public struct ScrollSimulator {
         strategy.finish()
         for cell in pool.boundCells() { stats.recordLeft(cell) }
         withExtendedLifetime(checksum) {}
-        return ScrollResult(name: strategy.name, stats: stats, seconds: seconds, rowsScrolled: offset,
-                            reuses: pool.reuses, staleDeliveries: pool.staleDeliveries, cellsMade: pool.cells.count,
-                            workThreads: strategy.workThreads)
+        return ScrollResult(
+            name: strategy.name, stats: stats, seconds: seconds, rowsScrolled: offset,
+            reuses: pool.reuses, staleDeliveries: pool.staleDeliveries, cellsMade: pool.cells.count,
+            workThreads: strategy.workThreads)
     }
 }

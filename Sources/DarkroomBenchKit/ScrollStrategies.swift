@@ -47,7 +47,8 @@ public final class BackgroundStrategy: ScrollStrategy {
     }
 
     public func bind(index: Int, slot: Int, generation: UInt64, inbox: DeliveryInbox) -> Bitmap? {
-        let bytes = photos.bytes(for: index), options = options
+        let bytes = photos.bytes(for: index)
+        let options = options
         queue.async {
             guard let image = try? ImageDecoder().decode(bytes, options: options) else { return }
             inbox.post(Delivery(slot: slot, generation: generation, bitmap: image.bitmap))
@@ -83,8 +84,9 @@ public final class PipelineStrategy: ScrollStrategy {
 
     /// The request for cell `index` (a distinct image per cell).
     public func request(_ index: Int) -> ImageRequest {
-        ImageRequest(source: .data(id: "cell-\(index)", bytes: photos.bytes(for: index)),
-                     size: .fill(width: geometry.cellPixels, height: geometry.cellPixels))
+        ImageRequest(
+            source: .data(id: "cell-\(index)", bytes: photos.bytes(for: index)),
+            size: .fill(width: geometry.cellPixels, height: geometry.cellPixels))
     }
 
     public func bind(index: Int, slot: Int, generation: UInt64, inbox: DeliveryInbox) -> Bitmap? {
@@ -133,8 +135,9 @@ public final class TableStrategy: ScrollStrategy {
     public init(photos: PhotoSet, geometry: ScrollGeometry, path: String, clock: () -> Double) throws {
         let t0 = clock()
         let side = geometry.cellPixels
-        let format = ImageFormat(name: "scroll", width: side, height: side, pixelFormat: .bgra8Premultiplied,
-                                 maximumCount: max(1, geometry.count))
+        let format = ImageFormat(
+            name: "scroll", width: side, height: side, pixelFormat: .bgra8Premultiplied,
+            maximumCount: max(1, geometry.count))
         let table = try ImageTable(path: path, format: format, options: .init(indexSaveInterval: 0))
         let options = DecodeOptions(size: .fill(width: side, height: side), pixelFormat: .exactly(.bgra8Premultiplied))
         let thumbnails = try photos.photos.map { try ImageDecoder().decode($0, options: options).bitmap }

@@ -1,4 +1,5 @@
 import DarkroomSupport
+
 /// The error every DarkroomCache operation throws: a stable ``code``, a human-readable ``message``, what SQLite
 /// or the operating system said (``systemMessage``), and the underlying error when there is one.
 ///
@@ -29,8 +30,10 @@ public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible, Code
     public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, systemMessage: String? = nil,
-                underlying: (any Error & Sendable)? = nil) {
+    public init(
+        _ code: Code, _ message: String, systemMessage: String? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
         self.code = code
         self.message = message
         self.systemMessage = systemMessage

@@ -9,8 +9,10 @@ enum PixelConversion {
 
     /// Converts `width` pixels from `from` to `to`. Supported sources: ``PixelFormat/bgra8Premultiplied``,
     /// ``PixelFormat/gray8`` and ``PixelFormat/rgba8``; every destination.
-    static func convertRow(_ src: UnsafeRawPointer, from: PixelFormat, _ dst: UnsafeMutableRawPointer,
-                           to: PixelFormat, width: Int) {
+    static func convertRow(
+        _ src: UnsafeRawPointer, from: PixelFormat, _ dst: UnsafeMutableRawPointer,
+        to: PixelFormat, width: Int
+    ) {
         if from == to {
             dst.copyMemory(from: src, byteCount: width * from.bytesPerPixel)
             return
@@ -19,7 +21,13 @@ enum PixelConversion {
         let d = dst.assumingMemoryBound(to: UInt8.self)
         switch (from, to) {
         case (.gray8, .bgra8Premultiplied), (.gray8, .rgba8):
-            for x in 0..<width { let g = s[x]; d[4 * x] = g; d[4 * x + 1] = g; d[4 * x + 2] = g; d[4 * x + 3] = 255 }
+            for x in 0..<width {
+                let g = s[x]
+                d[4 * x] = g
+                d[4 * x + 1] = g
+                d[4 * x + 2] = g
+                d[4 * x + 3] = 255
+            }
         case (.gray8, .rgb565):
             let d16 = dst.assumingMemoryBound(to: UInt16.self)
             for x in 0..<width { d16[x] = rgb565(r: s[x], g: s[x], b: s[x]) }
@@ -28,14 +36,18 @@ enum PixelConversion {
         case (.bgra8Premultiplied, .rgba8):
             for x in 0..<width {
                 let a = s[4 * x + 3]
-                d[4 * x] = unpremultiply(s[4 * x + 2], a); d[4 * x + 1] = unpremultiply(s[4 * x + 1], a)
-                d[4 * x + 2] = unpremultiply(s[4 * x], a); d[4 * x + 3] = a
+                d[4 * x] = unpremultiply(s[4 * x + 2], a)
+                d[4 * x + 1] = unpremultiply(s[4 * x + 1], a)
+                d[4 * x + 2] = unpremultiply(s[4 * x], a)
+                d[4 * x + 3] = a
             }
         case (.rgba8, .bgra8Premultiplied):
             for x in 0..<width {
                 let a = s[4 * x + 3]
-                d[4 * x] = premultiply(s[4 * x + 2], a); d[4 * x + 1] = premultiply(s[4 * x + 1], a)
-                d[4 * x + 2] = premultiply(s[4 * x], a); d[4 * x + 3] = a
+                d[4 * x] = premultiply(s[4 * x + 2], a)
+                d[4 * x + 1] = premultiply(s[4 * x + 1], a)
+                d[4 * x + 2] = premultiply(s[4 * x], a)
+                d[4 * x + 3] = a
             }
         case (.bgra8Premultiplied, .gray8):
             // Premultiplied color: the gray of the image composited over black.
@@ -43,7 +55,8 @@ enum PixelConversion {
         case (.rgba8, .gray8):
             for x in 0..<width {
                 let a = s[4 * x + 3]
-                d[x] = luma(b: premultiply(s[4 * x + 2], a), g: premultiply(s[4 * x + 1], a), r: premultiply(s[4 * x], a))
+                d[x] = luma(
+                    b: premultiply(s[4 * x + 2], a), g: premultiply(s[4 * x + 1], a), r: premultiply(s[4 * x], a))
             }
         case (.bgra8Premultiplied, .rgb565):
             let d16 = dst.assumingMemoryBound(to: UInt16.self)
@@ -52,7 +65,8 @@ enum PixelConversion {
             let d16 = dst.assumingMemoryBound(to: UInt16.self)
             for x in 0..<width {
                 let a = s[4 * x + 3]
-                d16[x] = rgb565(r: premultiply(s[4 * x], a), g: premultiply(s[4 * x + 1], a), b: premultiply(s[4 * x + 2], a))
+                d16[x] = rgb565(
+                    r: premultiply(s[4 * x], a), g: premultiply(s[4 * x + 1], a), b: premultiply(s[4 * x + 2], a))
             }
         case (.bgra8Premultiplied, .alpha8), (.rgba8, .alpha8):
             for x in 0..<width { d[x] = s[4 * x + 3] }

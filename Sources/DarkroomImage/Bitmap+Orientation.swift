@@ -23,7 +23,8 @@ extension Bitmap {
     /// Writes every destination pixel from its source pixel. For destination (dx, dy) the stored source pixel
     /// is found by inverting the EXIF transform.
     private func transform<P: FixedWidthInteger>(into out: Bitmap, _ o: ExifOrientation, _: P.Type) {
-        let sw = width, sh = height
+        let sw = width
+        let sh = height
         let srcStride = bytesPerRow / MemoryLayout<P>.stride
         let src = UnsafePointer(storage.baseAddress.assumingMemoryBound(to: P.self))
         for dy in 0..<out.height {

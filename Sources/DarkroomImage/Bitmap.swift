@@ -38,8 +38,10 @@ public struct Bitmap: Sendable {
     }
 
     /// Allocates without clearing; for decoders that write every row.
-    init(uninitializedWidth width: Int, height: Int, format: PixelFormat, isOpaque: Bool? = nil,
-         zeroed: Bool = false) throws(DarkroomImageError) {
+    init(
+        uninitializedWidth width: Int, height: Int, format: PixelFormat, isOpaque: Bool? = nil,
+        zeroed: Bool = false
+    ) throws(DarkroomImageError) {
         guard width > 0, height > 0 else {
             throw DarkroomImageError(.invalidArgument, "bitmap size must be positive, got \(width)×\(height)")
         }
@@ -47,27 +49,35 @@ public struct Bitmap: Sendable {
         let (bytes, overflow) = bpr.multipliedReportingOverflow(by: height)
         guard !overflow else { throw DarkroomImageError(.limitExceeded, "bitmap \(width)×\(height) is too large") }
         let storage = try HeapBitmapStorage(byteCount: bytes, zeroed: zeroed)
-        self.init(trusted: width, height: height, format: format, bytesPerRow: bpr,
-                  isOpaque: isOpaque ?? !format.hasAlpha, storage: storage)
+        self.init(
+            trusted: width, height: height, format: format, bytesPerRow: bpr,
+            isOpaque: isOpaque ?? !format.hasAlpha, storage: storage)
     }
 
     /// Wraps existing storage without copying. `bytesPerRow` must be a multiple of 64 and the storage must hold
     /// `bytesPerRow × height` bytes.
     /// - Throws: ``DarkroomImageError`` `.invalidArgument` when the geometry does not fit the storage.
-    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
-                storage: any BitmapStorage) throws(DarkroomImageError) {
+    public init(
+        width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
+        storage: any BitmapStorage
+    ) throws(DarkroomImageError) {
         guard width > 0, height > 0, bytesPerRow >= width * format.bytesPerPixel,
-              bytesPerRow % Bitmap.rowAlignment == 0, storage.byteCount >= bytesPerRow * height
+            bytesPerRow % Bitmap.rowAlignment == 0, storage.byteCount >= bytesPerRow * height
         else {
-            throw DarkroomImageError(.invalidArgument,
-                "storage of \(storage.byteCount) bytes cannot hold \(width)×\(height) \(format) at \(bytesPerRow) bytes per row")
+            throw DarkroomImageError(
+                .invalidArgument,
+                "storage of \(storage.byteCount) bytes cannot hold \(width)×\(height) \(format) at \(bytesPerRow) bytes per row"
+            )
         }
-        self.init(trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
-                  isOpaque: isOpaque, storage: storage)
+        self.init(
+            trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
+            isOpaque: isOpaque, storage: storage)
     }
 
-    private init(trusted width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
-                 storage: any BitmapStorage) {
+    private init(
+        trusted width: Int, height: Int, format: PixelFormat, bytesPerRow: Int, isOpaque: Bool,
+        storage: any BitmapStorage
+    ) {
         self.width = width
         self.height = height
         self.format = format
@@ -78,8 +88,9 @@ public struct Bitmap: Sendable {
 
     /// Returns a copy of this bitmap's description with a different opacity hint (no pixel copy).
     func with(isOpaque: Bool) -> Bitmap {
-        Bitmap(trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
-               isOpaque: isOpaque, storage: storage)
+        Bitmap(
+            trusted: width, height: height, format: format, bytesPerRow: bytesPerRow,
+            isOpaque: isOpaque, storage: storage)
     }
 
     /// The first byte of row `y`. Valid while this bitmap (or its storage) is alive.
@@ -104,7 +115,7 @@ public struct Bitmap: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -8,18 +8,24 @@ public typealias BitmapAllocator =
 
 extension Bitmap {
     /// The default ``BitmapAllocator``: uninitialized, 64-byte-aligned heap memory counted by ``PixelMemory``.
-    static func allocateOnHeap(width: Int, height: Int, format: PixelFormat, isOpaque: Bool) throws(DarkroomImageError) -> Bitmap {
+    static func allocateOnHeap(width: Int, height: Int, format: PixelFormat, isOpaque: Bool) throws(DarkroomImageError)
+        -> Bitmap
+    {
         try Bitmap(uninitializedWidth: width, height: height, format: format, isOpaque: isOpaque)
     }
 
     /// Calls `allocate` and checks that it kept its promise (the exact geometry asked for).
     /// - Throws: whatever `allocate` throws, or `.invalidArgument` for a bitmap of another size or format.
-    static func allocate(_ width: Int, _ height: Int, _ format: PixelFormat, _ isOpaque: Bool,
-                         using allocate: BitmapAllocator) throws(DarkroomImageError) -> Bitmap {
+    static func allocate(
+        _ width: Int, _ height: Int, _ format: PixelFormat, _ isOpaque: Bool,
+        using allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> Bitmap {
         let bitmap = try allocate(width, height, format, isOpaque)
         guard bitmap.width == width, bitmap.height == height, bitmap.format == format else {
-            throw DarkroomImageError(.invalidArgument,
-                "the allocator returned \(bitmap.width)×\(bitmap.height) \(bitmap.format.rawValue) for \(width)×\(height) \(format.rawValue)")
+            throw DarkroomImageError(
+                .invalidArgument,
+                "the allocator returned \(bitmap.width)×\(bitmap.height) \(bitmap.format.rawValue) for \(width)×\(height) \(format.rawValue)"
+            )
         }
         return bitmap
     }

@@ -1,4 +1,5 @@
 import DarkroomSupport
+
 /// The error every DarkroomImage operation throws: a stable ``code``, a human-readable ``message``, and
 /// the codec's own words (``codecMessage``) or an underlying error when there is one.
 public struct DarkroomImageError: Error, Sendable, CustomStringConvertible, CodedError {
@@ -38,8 +39,10 @@ public struct DarkroomImageError: Error, Sendable, CustomStringConvertible, Code
     public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, codecMessage: String? = nil,
-                underlying: (any Error & Sendable)? = nil) {
+    public init(
+        _ code: Code, _ message: String, codecMessage: String? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
         self.code = code
         self.message = message
         self.codecMessage = codecMessage

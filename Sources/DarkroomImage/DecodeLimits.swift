@@ -27,9 +27,11 @@ public struct DecodeLimits: Sendable, Hashable {
     public static let `default` = DecodeLimits()
 
     /// Creates limits; omitted values take their documented defaults.
-    public init(maxInputBytes: Int = 256 << 20, maxSourcePixels: Int = 16384 * 16384, maxDimension: Int = 65535,
-                maxDecodedBytes: Int = 512 << 20, maxProgressiveScans: Int = 100, maxFrames: Int = 10_000,
-                maxColorProfileBytes: Int = 4 << 20) {
+    public init(
+        maxInputBytes: Int = 256 << 20, maxSourcePixels: Int = 16384 * 16384, maxDimension: Int = 65535,
+        maxDecodedBytes: Int = 512 << 20, maxProgressiveScans: Int = 100, maxFrames: Int = 10_000,
+        maxColorProfileBytes: Int = 4 << 20
+    ) {
         self.maxInputBytes = maxInputBytes
         self.maxSourcePixels = maxSourcePixels
         self.maxDimension = maxDimension

@@ -55,10 +55,12 @@ public struct DecodeOptions: Sendable, Hashable {
     public var colorSpace: OutputColorSpace
 
     /// Creates options; omitted values take their documented defaults.
-    public init(size: TargetSize = .original, applyOrientation: Bool = true, pixelFormat: PixelFormatPreference = .auto,
-                allowUpscaling: Bool = false, filter: ResamplingFilter = .lanczos3, shrinkOnLoadMargin: Double = 1.0,
-                acceptTruncated: Bool = false, limits: DecodeLimits = .default, chromaFromDC: Bool = true,
-                colorSpace: OutputColorSpace = .sRGB) {
+    public init(
+        size: TargetSize = .original, applyOrientation: Bool = true, pixelFormat: PixelFormatPreference = .auto,
+        allowUpscaling: Bool = false, filter: ResamplingFilter = .lanczos3, shrinkOnLoadMargin: Double = 1.0,
+        acceptTruncated: Bool = false, limits: DecodeLimits = .default, chromaFromDC: Bool = true,
+        colorSpace: OutputColorSpace = .sRGB
+    ) {
         self.size = size
         self.applyOrientation = applyOrientation
         self.pixelFormat = pixelFormat

@@ -16,38 +16,52 @@ struct DecodePlan: Sendable, Hashable {
     /// - Throws: `.invalidArgument` for non-positive target sizes.
     init(probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) {
         let transposed = options.applyOrientation && probe.orientation.swapsDimensions
-        let ow = Double(transposed ? probe.height : probe.width)   // oriented source size
+        let ow = Double(transposed ? probe.height : probe.width)  // oriented source size
         let oh = Double(transposed ? probe.width : probe.height)
         let cap = options.allowUpscaling ? Double.infinity : 1.0
-        var outW: Int, outH: Int
-        var cropW = ow, cropH = oh
+        var outW: Int
+        var outH: Int
+        var cropW = ow
+        var cropH = oh
         func scaled(_ v: Double, _ s: Double) -> Int { max(1, Int((v * s).rounded())) }
         switch options.size {
         case .original:
-            outW = Int(ow); outH = Int(oh)
+            outW = Int(ow)
+            outH = Int(oh)
         case .maxPixelSize(let n):
             guard n > 0 else { throw DarkroomImageError(.invalidArgument, "max pixel size must be positive, got \(n)") }
             let s = min(Double(n) / max(ow, oh), cap)
-            outW = scaled(ow, s); outH = scaled(oh, s)
+            outW = scaled(ow, s)
+            outH = scaled(oh, s)
             if max(outW, outH) > n { if outW >= outH { outW = n } else { outH = n } }
         case .fit(let w, let h):
-            guard w > 0, h > 0 else { throw DarkroomImageError(.invalidArgument, "fit size must be positive, got \(w)×\(h)") }
+            guard w > 0, h > 0 else {
+                throw DarkroomImageError(.invalidArgument, "fit size must be positive, got \(w)×\(h)")
+            }
             let s = min(min(Double(w) / ow, Double(h) / oh), cap)
-            outW = min(w, scaled(ow, s)); outH = min(h, scaled(oh, s))
+            outW = min(w, scaled(ow, s))
+            outH = min(h, scaled(oh, s))
         case .fill(let w, let h):
-            guard w > 0, h > 0 else { throw DarkroomImageError(.invalidArgument, "fill size must be positive, got \(w)×\(h)") }
+            guard w > 0, h > 0 else {
+                throw DarkroomImageError(.invalidArgument, "fill size must be positive, got \(w)×\(h)")
+            }
             let s = min(max(Double(w) / ow, Double(h) / oh), cap)
-            outW = min(w, scaled(ow, s)); outH = min(h, scaled(oh, s))
-            cropW = min(ow, Double(outW) / s); cropH = min(oh, Double(outH) / s)
+            outW = min(w, scaled(ow, s))
+            outH = min(h, scaled(oh, s))
+            cropW = min(ow, Double(outW) / s)
+            cropH = min(oh, Double(outH) / s)
         }
-        let cropX = (ow - cropW) / 2, cropY = (oh - cropH) / 2
+        let cropX = (ow - cropW) / 2
+        let cropY = (oh - cropH) / 2
         // A centered crop stays centered under every flip and rotation, so mapping to stored coordinates only
         // swaps the axes when the orientation transposes.
         if transposed {
-            outputWidth = outH; outputHeight = outW
+            outputWidth = outH
+            outputHeight = outW
             sourceRect = SourceRect(x: cropY, y: cropX, width: cropH, height: cropW)
         } else {
-            outputWidth = outW; outputHeight = outH
+            outputWidth = outW
+            outputHeight = outH
             sourceRect = SourceRect(x: cropX, y: cropY, width: cropW, height: cropH)
         }
         sourceWidth = probe.width
@@ -62,10 +76,12 @@ struct DecodePlan: Sendable, Hashable {
 
     /// The source rectangle in the coordinates of a source the codec already shrank to `width × height`.
     func sourceRect(scaledTo width: Int, _ height: Int) -> SourceRect {
-        let sx = Double(width) / Double(sourceWidth), sy = Double(height) / Double(sourceHeight)
+        let sx = Double(width) / Double(sourceWidth)
+        let sy = Double(height) / Double(sourceHeight)
         if isFullSource { return SourceRect(x: 0, y: 0, width: Double(width), height: Double(height)) }
-        return SourceRect(x: sourceRect.x * sx, y: sourceRect.y * sy,
-                          width: min(sourceRect.width * sx, Double(width)), height: min(sourceRect.height * sy, Double(height)))
+        return SourceRect(
+            x: sourceRect.x * sx, y: sourceRect.y * sy,
+            width: min(sourceRect.width * sx, Double(width)), height: min(sourceRect.height * sy, Double(height)))
     }
 
     /// Whether a source already at `width × height` is the output as is (no resample, no crop).
@@ -77,7 +93,8 @@ struct DecodePlan: Sendable, Hashable {
     /// cropped source at least `margin ×` the output on both axes; 1 when none does.
     func shrinkDenominator(from denominators: [Int], margin: Double) -> Int {
         for d in denominators.sorted(by: >) where d > 1 {
-            let w = sourceRect.width / Double(d), h = sourceRect.height / Double(d)
+            let w = sourceRect.width / Double(d)
+            let h = sourceRect.height / Double(d)
             if w >= Double(outputWidth) * margin && h >= Double(outputHeight) * margin { return d }
         }
         return 1

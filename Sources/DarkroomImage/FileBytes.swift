@@ -1,15 +1,18 @@
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Whole-file reads and atomic writes with POSIX calls: no Foundation, errors as ``DarkroomImageError``.
 public enum FileBytes {
     /// Reads a whole file, refusing one larger than `limit` bytes before reading it.
     /// - Throws: `.io` (with the errno text) or `.limitExceeded`.
-    public static func read(_ path: String, limit: Int = DecodeLimits.default.maxInputBytes) throws(DarkroomImageError) -> [UInt8] {
+    public static func read(_ path: String, limit: Int = DecodeLimits.default.maxInputBytes) throws(DarkroomImageError)
+        -> [UInt8]
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
         defer { close(fd) }
@@ -38,7 +41,10 @@ public enum FileBytes {
         if !bytes.withUnsafeBytes({ POSIXIO.write(fd, $0) }) { failure = ioError("cannot write \(temp)") }
         close(fd)
         if failure == nil && rename(temp, path) != 0 { failure = ioError("cannot rename \(temp) to \(path)") }
-        if let failure { unlink(temp); throw failure }
+        if let failure {
+            unlink(temp)
+            throw failure
+        }
     }
 
     /// An `.io` error (`.notFound` when `missing`) with the system's text for the current `errno`.

@@ -17,8 +17,10 @@ public struct DecodedImage: Sendable {
     public var usedEmbeddedThumbnail = false
 
     /// Creates a result.
-    public init(bitmap: Bitmap, probe: ImageProbe, shrinkDenominator: Int, colorProfile: ColorProfile? = nil,
-                convertedToSRGB: Bool = false, colorProblem: String? = nil) {
+    public init(
+        bitmap: Bitmap, probe: ImageProbe, shrinkDenominator: Int, colorProfile: ColorProfile? = nil,
+        convertedToSRGB: Bool = false, colorProblem: String? = nil
+    ) {
         self.bitmap = bitmap
         self.probe = probe
         self.shrinkDenominator = shrinkDenominator
@@ -42,8 +44,10 @@ public struct ImageDecoder: Sendable {
     /// Decoders consulted before the built-in ones, in order.
     public var customDecoders: [any ImageDecoding]
 
-    private let codecs: [any CodecDecoder] = [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), HEIFDecoder(),
-                                              AVIFDecoder()]
+    private let codecs: [any CodecDecoder] = [
+        JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), HEIFDecoder(),
+        AVIFDecoder(),
+    ]
 
     /// Creates a decoder; `customDecoders` are tried first.
     public init(customDecoders: [any ImageDecoding] = []) {
@@ -52,7 +56,9 @@ public struct ImageDecoder: Sendable {
 
     /// Decodes in-memory bytes. Thread-safe; allocates only the output and a few working rows (see type docs).
     /// - Throws: ``DarkroomImageError`` for empty, unsupported, corrupt, truncated or over-limit input.
-    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError) -> DecodedImage {
+    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions())
+        throws(DarkroomImageError) -> DecodedImage
+    {
         try decode(bytes, options: options, into: Bitmap.allocateOnHeap)
     }
 
@@ -64,18 +70,22 @@ public struct ImageDecoder: Sendable {
     /// result is copied into it. Thread-safe as ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.
     /// - Throws: ``DarkroomImageError`` as the other overload, whatever `allocate` throws, and `.invalidArgument`
     ///   when `allocate` returns a bitmap of another size or format.
-    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
-                       into allocate: BitmapAllocator) throws(DarkroomImageError) -> DecodedImage {
+    public func decode(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
+        into allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> DecodedImage {
         guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the input is empty") }
         guard bytes.count <= options.limits.maxInputBytes else {
-            throw DarkroomImageError(.limitExceeded,
+            throw DarkroomImageError(
+                .limitExceeded,
                 "input of \(bytes.count) bytes exceeds maxInputBytes (\(options.limits.maxInputBytes))")
         }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
         try Self.checkSource(probe, options.limits)
         if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
             let decoded = try custom.decode(bytes, probe: probe, options: options)
-            let bitmap = try Bitmap.allocate(decoded.width, decoded.height, decoded.format, decoded.isOpaque, using: allocate)
+            let bitmap = try Bitmap.allocate(
+                decoded.width, decoded.height, decoded.format, decoded.isOpaque, using: allocate)
             for y in 0..<decoded.height {
                 bitmap.row(y).copyMemory(from: decoded.row(y), byteCount: decoded.width * decoded.format.bytesPerPixel)
             }
@@ -95,40 +105,54 @@ public struct ImageDecoder: Sendable {
         let working: PixelFormat = grayIsEnough ? .gray8 : .bgra8Premultiplied
         let outBytes = plan.outputBytes(working) + (final == working ? 0 : plan.outputBytes(final))
         guard outBytes <= options.limits.maxDecodedBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                "decoding to \(plan.outputWidth)×\(plan.outputHeight) needs \(outBytes) bytes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding to \(plan.outputWidth)×\(plan.outputHeight) needs \(outBytes) bytes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))"
+            )
         }
         // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps. The codec's
         // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
         // the working format, so this is decided by the format the codec asks for); CMYK never is.
         let orient = options.applyOrientation && probe.orientation != .up
-        let output = try codec.decode(bytes, probe: probe, plan: plan, working: working, options: options, allocate: {
-            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
-            format == final && !orient && !probe.isCMYK ? try allocate(w, h, format, opaque)
-                                                         : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
-        })
+        let output = try codec.decode(
+            bytes, probe: probe, plan: plan, working: working, options: options,
+            allocate: {
+                (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+                format == final && !orient && !probe.isCMYK
+                    ? try allocate(w, h, format, opaque)
+                    : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+            })
         var codecOutput = output
         if codecOutput.colorReading == nil { codecOutput.colorReading = colorReading }
-        let color = try Self.manageColor(codecOutput, bytes: bytes, probe: probe, options: options, allocate: {
-            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
-            format == final && !orient ? try allocate(w, h, format, opaque)
-                                       : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
-        })
+        let color = try Self.manageColor(
+            codecOutput, bytes: bytes, probe: probe, options: options,
+            allocate: {
+                (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+                format == final && !orient
+                    ? try allocate(w, h, format, opaque)
+                    : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+            })
         var bitmap = color.bitmap
         if bitmap.format != final {
-            bitmap = orient ? try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap)
-                            : try bitmap.converted(to: final, allocate: allocate)
+            bitmap =
+                orient
+                ? try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap)
+                : try bitmap.converted(to: final, allocate: allocate)
         }
         if orient { bitmap = try bitmap.applying(probe.orientation, allocate: allocate) }
-        var result = DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator,
-                                  colorProfile: color.profile, convertedToSRGB: color.converted, colorProblem: color.problem)
+        var result = DecodedImage(
+            bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator,
+            colorProfile: color.profile, convertedToSRGB: color.converted, colorProblem: color.problem)
         result.usedEmbeddedThumbnail = output.usedEmbeddedThumbnail
         return result
     }
 
     /// Decodes a byte array. See ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.
-    public func decode(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError) -> DecodedImage {
-        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try decode(raw, options: options) } }.get()
+    public func decode(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try decode(raw, options: options) }
+        }.get()
     }
 
     /// The pixel format a decode produces for `probe` under `preference`.
@@ -144,16 +168,19 @@ public struct ImageDecoder: Sendable {
             throw DarkroomImageError(.corrupt, "the header gives an empty size \(probe.width)×\(probe.height)")
         }
         guard probe.width <= limits.maxDimension, probe.height <= limits.maxDimension else {
-            throw DarkroomImageError(.limitExceeded,
+            throw DarkroomImageError(
+                .limitExceeded,
                 "\(probe.width)×\(probe.height) has a side over maxDimension (\(limits.maxDimension))")
         }
         guard probe.width * probe.height <= limits.maxSourcePixels else {
-            throw DarkroomImageError(.limitExceeded,
-                "\(probe.width)×\(probe.height) = \(probe.width * probe.height) pixels exceeds maxSourcePixels (\(limits.maxSourcePixels))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "\(probe.width)×\(probe.height) = \(probe.width * probe.height) pixels exceeds maxSourcePixels (\(limits.maxSourcePixels))"
+            )
         }
         guard probe.frameCount <= limits.maxFrames else {
-            throw DarkroomImageError(.limitExceeded, "\(probe.frameCount) frames exceed maxFrames (\(limits.maxFrames))")
+            throw DarkroomImageError(
+                .limitExceeded, "\(probe.frameCount) frames exceed maxFrames (\(limits.maxFrames))")
         }
     }
 }
-

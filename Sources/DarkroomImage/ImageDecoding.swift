@@ -7,7 +7,8 @@ public protocol ImageDecoding: Sendable {
     /// Whether this decoder handles an image with this header.
     func canDecode(_ probe: ImageProbe) -> Bool
     /// Decodes `bytes`, whose header is `probe`, into an upright bitmap of the requested size and format.
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) -> Bitmap
+    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError)
+        -> Bitmap
 }
 
 /// What a built-in codec hands back before orientation and format conversion.
@@ -29,8 +30,10 @@ struct CodecOutput {
 protocol CodecDecoder: Sendable {
     var format: ImageFileFormat { get }
     /// `allocate` supplies the output bitmap (called once, with the plan's output size and `working` format).
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput
 }
 
 /// Feeds rows of a working format to a resampler or straight into a bitmap of the plan's size: the common
@@ -43,18 +46,22 @@ struct RowDestination {
     var requiredRows: Range<Int>
 
     /// Prepares a destination for a source of `width × height` rows (already shrunk by the codec, if it can).
-    init(plan: DecodePlan, sourceWidth width: Int, sourceHeight height: Int, format: PixelFormat,
-         isOpaque: Bool, filter: ResamplingFilter, allocate: BitmapAllocator) throws(DarkroomImageError) {
+    init(
+        plan: DecodePlan, sourceWidth width: Int, sourceHeight height: Int, format: PixelFormat,
+        isOpaque: Bool, filter: ResamplingFilter, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) {
         bitmap = try Bitmap.allocate(plan.outputWidth, plan.outputHeight, format, isOpaque, using: allocate)
         if plan.isIdentity(width: width, height: height) {
             resampler = nil
             requiredRows = 0..<height
         } else {
-            let rows = PixelRows(base: bitmap.storage.baseAddress, width: bitmap.width, height: bitmap.height,
-                                 bytesPerRow: bitmap.bytesPerRow)
-            let r = try RowResampler(sourceWidth: width, sourceHeight: height, channels: format.bytesPerPixel,
-                                     sourceRect: plan.sourceRect(scaledTo: width, height), destination: rows,
-                                     filter: filter, alphaChannel: format == .bgra8Premultiplied && !isOpaque ? 3 : nil)
+            let rows = PixelRows(
+                base: bitmap.storage.baseAddress, width: bitmap.width, height: bitmap.height,
+                bytesPerRow: bitmap.bytesPerRow)
+            let r = try RowResampler(
+                sourceWidth: width, sourceHeight: height, channels: format.bytesPerPixel,
+                sourceRect: plan.sourceRect(scaledTo: width, height), destination: rows,
+                filter: filter, alphaChannel: format == .bgra8Premultiplied && !isOpaque ? 3 : nil)
             resampler = r
             requiredRows = r.requiredSourceRows
         }

@@ -72,9 +72,11 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     public var colorProfile: ColorProfileSummary?
 
     /// Creates a probe result.
-    public init(format: ImageFileFormat, width: Int, height: Int, orientation: ExifOrientation = .up,
-                hasAlpha: Bool = false, isGrayscale: Bool = false, frameCount: Int = 1, isProgressive: Bool = false,
-                hasICCProfile: Bool = false, bitDepth: Int = 8, isCMYK: Bool = false, heif: HEIFDetails? = nil) {
+    public init(
+        format: ImageFileFormat, width: Int, height: Int, orientation: ExifOrientation = .up,
+        hasAlpha: Bool = false, isGrayscale: Bool = false, frameCount: Int = 1, isProgressive: Bool = false,
+        hasICCProfile: Bool = false, bitDepth: Int = 8, isCMYK: Bool = false, heif: HEIFDetails? = nil
+    ) {
         self.format = format
         self.width = width
         self.height = height
@@ -112,8 +114,10 @@ public struct HEIFDetails: Sendable, Hashable, Codable {
     public var codec: String
 
     /// Creates details.
-    public init(codedWidth: Int, codedHeight: Int, hasTransformations: Bool, imageCount: Int,
-                thumbnailSizes: [[Int]], codec: String) {
+    public init(
+        codedWidth: Int, codedHeight: Int, hasTransformations: Bool, imageCount: Int,
+        thumbnailSizes: [[Int]], codec: String
+    ) {
         self.codedWidth = codedWidth
         self.codedHeight = codedHeight
         self.hasTransformations = hasTransformations

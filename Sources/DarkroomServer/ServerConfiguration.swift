@@ -23,7 +23,8 @@ public struct ServerConfiguration: Sendable {
         /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames, colour
         /// profile bytes). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
         /// 64 MiB of input and 256 MiB of decoded pixels.
-        public var decode = DecodeLimits(maxInputBytes: 64 << 20, maxSourcePixels: 100_000_000, maxDecodedBytes: 256 << 20)
+        public var decode = DecodeLimits(
+            maxInputBytes: 64 << 20, maxSourcePixels: 100_000_000, maxDecodedBytes: 256 << 20)
 
         /// The documented defaults.
         public init() {}

@@ -31,7 +31,9 @@ package struct ServerLogHandler: LogHandler {
     package func log(event: LogEvent) {
         var all = metadata
         if let explicit = event.metadata { all.merge(explicit) { $1 } }
-        let rendered = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let rendered =
+            all.isEmpty
+            ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let time = Date().formatted(.iso8601)
         let text = "\(time) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
         FileHandle.standardError.write(Data(text.utf8))

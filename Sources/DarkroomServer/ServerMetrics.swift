@@ -1,6 +1,6 @@
+import DarkroomCache
 import DarkroomSupport
 import Metrics
-import DarkroomCache
 
 /// The server's swift-metrics instruments (exported by `/metrics` when the process bootstrapped Prometheus):
 ///
@@ -25,7 +25,8 @@ final class ServerMetrics: Sendable {
         let key = ResponseKey(route: route, status: status)
         let counter = responses.withLock { c in
             if let existing = c[key] { return existing }
-            let made = Counter(label: "darkroom_server_requests_total", dimensions: [("route", route), ("status", String(status))])
+            let made = Counter(
+                label: "darkroom_server_requests_total", dimensions: [("route", route), ("status", String(status))])
             c[key] = made
             return made
         }
@@ -51,8 +52,9 @@ final class ServerMetrics: Sendable {
     private func timer(_ route: String) -> Metrics.Timer {
         timers.withLock { t in
             if let existing = t[route] { return existing }
-            let made = Metrics.Timer(label: "darkroom_server_request_duration_seconds", dimensions: [("route", route)],
-                                     preferredDisplayUnit: .seconds)
+            let made = Metrics.Timer(
+                label: "darkroom_server_request_duration_seconds", dimensions: [("route", route)],
+                preferredDisplayUnit: .seconds)
             t[route] = made
             return made
         }

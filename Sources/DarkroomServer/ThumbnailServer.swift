@@ -1,10 +1,10 @@
-import UnixSignals
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 /// `darkroom serve`: the pipeline over HTTP, safe to put on the internet.
 ///
@@ -28,13 +28,17 @@ public final class ThumbnailServer: Sendable {
     ///   - registry: where `/metrics` reads from; bootstrap swift-metrics with a `PrometheusMetricsFactory` on the
     ///     same registry so the pipeline's and the server's instruments land there. `nil`: `/metrics` is empty.
     /// - Throws: ``ServerError`` when the root is not a directory or a cache directory cannot be opened.
-    public convenience init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil) throws(ServerError) {
+    public convenience init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil)
+        throws(ServerError)
+    {
         try self.init(configuration: configuration, registry: registry, resolver: SystemHostResolver())
     }
 
     /// The same, resolving remote hosts with `resolver` (tests inject one).
-    init(configuration: ServerConfiguration, registry: PrometheusCollectorRegistry?,
-         resolver: any HostResolving) throws(ServerError) {
+    init(
+        configuration: ServerConfiguration, registry: PrometheusCollectorRegistry?,
+        resolver: any HostResolving
+    ) throws(ServerError) {
         self.configuration = configuration
         self.registry = registry
         service = try ThumbnailService(configuration: configuration, resolver: resolver)
@@ -42,7 +46,9 @@ public final class ThumbnailServer: Sendable {
 
     /// The Hummingbird application (for tests and for embedding in a larger service group).
     /// `onRunning` gets the bound port once the listener is up.
-    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
         let responder = ServerResponder(
             service: service,
             gallery: GalleryPage(root: service.root, signer: service.signer, limit: configuration.galleryLimit),
@@ -50,8 +56,9 @@ public final class ThumbnailServer: Sendable {
         return Application(
             responder: responder,
             server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
-                                                    serverName: "Darkroom", backlog: 1024),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "Darkroom", backlog: 1024),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: configuration.logger)
     }
@@ -59,8 +66,9 @@ public final class ThumbnailServer: Sendable {
     /// Serves until SIGTERM or SIGINT, then shuts down gracefully. `onRunning` gets the bound port.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let app = makeApplication(onRunning: onRunning)
-        let group = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
         do {
             try await group.run()
         } catch {

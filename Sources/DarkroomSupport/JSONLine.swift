@@ -4,7 +4,8 @@ import Foundation
 package enum JSONLine {
     /// `object` as one line of JSON (`{}` if it cannot be serialised).
     package static func encode(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

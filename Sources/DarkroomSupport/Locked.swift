@@ -1,8 +1,9 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A `Mutex` (Synchronization) that ThreadSanitizer can see through.
@@ -24,7 +25,9 @@ package final class Locked<Value: ~Copyable>: Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    package func withLock<R: ~Copyable, E: Error>(_ body: (inout sending Value) throws(E) -> sending R) throws(E) -> sending R {
+    package func withLock<R: ~Copyable, E: Error>(_ body: (inout sending Value) throws(E) -> sending R) throws(E)
+        -> sending R
+    {
         guard let hooks = ThreadSanitizerHooks.shared else { return try mutex.withLock(body) }
         let token = Unmanaged.passUnretained(self).toOpaque()
         return try mutex.withLock { (value: inout sending Value) throws(E) -> sending R in

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one monotonic clock every module reads: queue waits, timings, cache ages.
@@ -23,9 +23,9 @@ package enum MonotonicClock {
     package static func coarseNanoseconds() -> UInt64 {
         var ts = timespec()
         #if os(Linux)
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
         #else
-        clock_gettime(CLOCK_MONOTONIC, &ts)
+            clock_gettime(CLOCK_MONOTONIC, &ts)
         #endif
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }

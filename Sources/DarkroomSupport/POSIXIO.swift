@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The EINTR-safe read and write loops every module's file code is built on.
@@ -63,9 +63,9 @@ package enum POSIXIO {
 }
 
 #if canImport(Glibc)
-private let systemRead = Glibc.read
-private let systemWrite = Glibc.write
+    private let systemRead = Glibc.read
+    private let systemWrite = Glibc.write
 #else
-private let systemRead = Darwin.read
-private let systemWrite = Darwin.write
+    private let systemRead = Darwin.read
+    private let systemWrite = Darwin.write
 #endif

@@ -20,7 +20,11 @@ package struct SplitMix64: RandomNumberGenerator {
         var i = 0
         while i < count {
             var v = g.next()
-            for _ in 0..<8 where i < count { out[i] = UInt8(truncatingIfNeeded: v); v >>= 8; i += 1 }
+            for _ in 0..<8 where i < count {
+                out[i] = UInt8(truncatingIfNeeded: v)
+                v >>= 8
+                i += 1
+            }
         }
         return out
     }

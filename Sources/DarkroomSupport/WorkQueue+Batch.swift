@@ -8,8 +8,10 @@ extension WorkQueue {
     /// Each thread takes the next index from one atomic counter until none remain (one enqueue per thread, not per
     /// job), so a batch of small jobs pays no per-job queueing. For command-line batches and benchmarks; never call
     /// it from an async context, since it blocks the calling thread.
-    package static func run(count: Int, workers: Int, name: String = "darkroom.batch",
-                            _ job: @escaping @Sendable (Int) -> Void) {
+    package static func run(
+        count: Int, workers: Int, name: String = "darkroom.batch",
+        _ job: @escaping @Sendable (Int) -> Void
+    ) {
         guard count > 0 else { return }
         let threads = max(1, min(workers, count))
         let queue = WorkQueue(name: name, maxConcurrent: threads, idleTimeout: 0.5)

@@ -74,9 +74,12 @@ package final class WorkQueue: Sendable {
         }
 
         mutating func compact(_ l: Int) {
-            if heads[l] == levels[l].count { levels[l].removeAll(keepingCapacity: true); heads[l] = 0 }
-            else if heads[l] > 256 && heads[l] * 2 > levels[l].count {
-                levels[l].removeFirst(heads[l]); heads[l] = 0
+            if heads[l] == levels[l].count {
+                levels[l].removeAll(keepingCapacity: true)
+                heads[l] = 0
+            } else if heads[l] > 256 && heads[l] * 2 > levels[l].count {
+                levels[l].removeFirst(heads[l])
+                heads[l] = 0
             }
         }
     }
@@ -98,13 +101,17 @@ package final class WorkQueue: Sendable {
 
     /// Queues `work` at `priority`; it receives the seconds it waited in the queue.
     @discardableResult
-    package func enqueue(priority: Priority = .normal, _ work: @escaping @Sendable (_ queueWait: Double) -> Void) -> Item {
+    package func enqueue(priority: Priority = .normal, _ work: @escaping @Sendable (_ queueWait: Double) -> Void)
+        -> Item
+    {
         let item = Item(queue: self, work: work)
         let spawn: Bool = state.withLock { s in
             s.levels[priority.rawValue].append(item)
             s.pending[ObjectIdentifier(item)] = priority
             s.stats.pending = s.pending.count
-            guard s.stats.threads < maxConcurrent, s.stats.threads - s.stats.running < s.pending.count else { return false }
+            guard s.stats.threads < maxConcurrent, s.stats.threads - s.stats.running < s.pending.count else {
+                return false
+            }
             s.stats.threads += 1
             s.stats.threadsStarted += 1
             s.stats.maxThreads = max(s.stats.maxThreads, s.stats.threads)

@@ -18,7 +18,10 @@ package enum XXHash64 {
         var offset = 0
         var h: UInt64
         if count >= 32 {
-            var v1 = seed &+ p1 &+ p2, v2 = seed &+ p2, v3 = seed, v4 = seed &- p1
+            var v1 = seed &+ p1 &+ p2
+            var v2 = seed &+ p2
+            var v3 = seed
+            var v4 = seed &- p1
             let limit = count - 32
             while offset <= limit {
                 v1 = round(v1, base.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian)
@@ -28,7 +31,10 @@ package enum XXHash64 {
                 offset += 32
             }
             h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
-            h = merge(h, v1); h = merge(h, v2); h = merge(h, v3); h = merge(h, v4)
+            h = merge(h, v1)
+            h = merge(h, v2)
+            h = merge(h, v3)
+            h = merge(h, v4)
         } else {
             h = seed &+ p5
         }
@@ -42,7 +48,8 @@ package enum XXHash64 {
     }
 
     private static func finish(_ hIn: UInt64, base: UnsafeRawPointer?, offset: Int, end: Int) -> UInt64 {
-        var h = hIn, offset = offset
+        var h = hIn
+        var offset = offset
         if let base {
             while offset + 8 <= end {
                 let k = round(0, base.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian)

@@ -22,8 +22,10 @@ public struct ImageFormat: Sendable, Hashable {
     public var maximumCount: Int
 
     /// Creates a format; values are checked when a table is opened with it.
-    public init(name: String, width: Int, height: Int, pixelFormat: PixelFormat = .bgra8Premultiplied,
-                maximumCount: Int) {
+    public init(
+        name: String, width: Int, height: Int, pixelFormat: PixelFormat = .bgra8Premultiplied,
+        maximumCount: Int
+    ) {
         self.name = name
         self.width = width
         self.height = height
@@ -37,10 +39,12 @@ public struct ImageFormat: Sendable, Hashable {
 
     func validate() throws(ImageTableError) {
         guard (1...Self.maximumSide).contains(width), (1...Self.maximumSide).contains(height) else {
-            throw ImageTableError(.invalidArgument, "format size must be 1...\(Self.maximumSide) on each side, got \(width)×\(height)")
+            throw ImageTableError(
+                .invalidArgument, "format size must be 1...\(Self.maximumSide) on each side, got \(width)×\(height)")
         }
         guard (1...Self.maximumEntries).contains(maximumCount) else {
-            throw ImageTableError(.invalidArgument, "maximumCount must be 1...\(Self.maximumEntries), got \(maximumCount)")
+            throw ImageTableError(
+                .invalidArgument, "maximumCount must be 1...\(Self.maximumEntries), got \(maximumCount)")
         }
     }
 }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 
 extension ImageTable {
     /// A snapshot of a table's size, layout, traffic and what its last open found.
@@ -62,17 +62,23 @@ extension ImageTable {
     public var statistics: Statistics {
         let core = self.core
         let s = core.state.withLock { s in
-            (s.liveCount, s.maximumCount, s.pinnedLiveCount, s.slots.count, s.mappedChunks, s.maximumMappedChunks, s.counters)
+            (
+                s.liveCount, s.maximumCount, s.pinnedLiveCount, s.slots.count, s.mappedChunks, s.maximumMappedChunks,
+                s.counters
+            )
         }
         let report = core.openReport
         let layout = core.layout
         return Statistics(
             count: s.0, maximumCount: s.1, pinnedCount: s.2, slots: s.3,
-            fileBytes: (try? TableFile.size(core.fd)) ?? 0, entryBytes: layout.entryBytes, pixelBytes: layout.pixelBytes,
+            fileBytes: (try? TableFile.size(core.fd)) ?? 0, entryBytes: layout.entryBytes,
+            pixelBytes: layout.pixelBytes,
             bytesPerRow: layout.bytesPerRow, entriesPerChunk: layout.entriesPerChunk, chunkBytes: layout.chunkBytes,
             mappedChunks: s.4, maximumMappedChunks: s.5, hits: s.6.hits, misses: s.6.misses, writes: s.6.writes,
-            evictions: s.6.evictions, indexSaves: s.6.indexSaves, indexSaveFailures: core.saves.withLock { $0.failures },
-            rebuildReason: report.rebuildReason, indexFound: report.indexFound, reconciled: report.scanned, tornAtOpen: report.tornSlots,
+            evictions: s.6.evictions, indexSaves: s.6.indexSaves,
+            indexSaveFailures: core.saves.withLock { $0.failures },
+            rebuildReason: report.rebuildReason, indexFound: report.indexFound, reconciled: report.scanned,
+            tornAtOpen: report.tornSlots,
             checksummedAtOpen: report.checksummed, supersededAtOpen: report.superseded, missingAtOpen: report.missing,
             openSeconds: report.seconds)
     }
@@ -108,21 +114,25 @@ extension ImageTable {
     /// unserved slots change class mid-check but never make a served entry look torn.
     /// - Throws: `.closed`, `.io`.
     public func verify() throws(ImageTableError) -> Verification {
-        let core = self.core, layout = core.layout
+        let core = self.core
+        let layout = core.layout
         let served = core.state.withLock { s in (s.lruOrder(), s.slots.count) }
         let servedSlots = Set(served.0.map(\.slot))
-        var result = Verification(valid: 0, torn: 0, tornServed: 0, missing: core.openReport.missing, unreferenced: 0,
-                                  empty: 0, slots: served.1, checkedBytes: 0, problems: [])
+        var result = Verification(
+            valid: 0, torn: 0, tornServed: 0, missing: core.openReport.missing, unreferenced: 0,
+            empty: 0, slots: served.1, checkedBytes: 0, problems: [])
         func problem(_ text: String) { if result.problems.count < 20 { result.problems.append(text) } }
         let trailer = UnsafeMutableRawBufferPointer.allocate(byteCount: EntryTrailer.capacity, alignment: 64)
         defer { trailer.deallocate() }
         let pixels = UnsafeMutableRawBufferPointer.allocate(byteCount: layout.pixelBytes, alignment: 64)
         defer { pixels.deallocate() }
         func readTrailer(_ slot: Int) throws(ImageTableError) -> EntryTrailer.State {
-            let n = try TableFile.read(core.fd, into: trailer.baseAddress!, count: EntryTrailer.capacity,
-                                       at: layout.trailerOffset(ofSlot: slot))
+            let n = try TableFile.read(
+                core.fd, into: trailer.baseAddress!, count: EntryTrailer.capacity,
+                at: layout.trailerOffset(ofSlot: slot))
             guard n == EntryTrailer.capacity else { return .empty }
-            return EntryTrailer.parse(UnsafeRawPointer(trailer.baseAddress!), layout: layout, fingerprint: core.fingerprint)
+            return EntryTrailer.parse(
+                UnsafeRawPointer(trailer.baseAddress!), layout: layout, fingerprint: core.fingerprint)
         }
 
         for slot in 0..<served.1 where !servedSlots.contains(slot) {
@@ -131,10 +141,14 @@ extension ImageTable {
             case .torn: result.torn += 1
             case .committed(let t):
                 let count = layout.bytesPerRow * t.height
-                let n = try TableFile.read(core.fd, into: pixels.baseAddress!, count: count, at: layout.fileOffset(ofSlot: slot))
+                let n = try TableFile.read(
+                    core.fd, into: pixels.baseAddress!, count: count, at: layout.fileOffset(ofSlot: slot))
                 result.checkedBytes += n
-                if n == count && EntryTrailer.pixelChecksum(pixels.baseAddress!, bytesPerRow: layout.bytesPerRow, height: t.height)
-                    == t.pixelChecksum {
+                if n == count
+                    && EntryTrailer.pixelChecksum(
+                        pixels.baseAddress!, bytesPerRow: layout.bytesPerRow, height: t.height)
+                        == t.pixelChecksum
+                {
                     result.unreferenced += 1
                 } else {
                     result.torn += 1
@@ -145,15 +159,19 @@ extension ImageTable {
         for record in served.0 {
             // Pin it as a reader would, without touching the LRU order.
             guard let bitmap = try core.entry(for: record.entity, touch: false),
-                  let storage = bitmap.storage as? TableEntryStorage else { continue }
+                let storage = bitmap.storage as? TableEntryStorage
+            else { continue }
             guard case .committed(let t) = try readTrailer(storage.slot) else {
                 result.tornServed += 1
                 problem("\(record.entity): served from slot \(storage.slot) whose trailer is not committed")
                 continue
             }
-            let checksum = EntryTrailer.pixelChecksum(storage.baseAddress, bytesPerRow: layout.bytesPerRow, height: bitmap.height)
+            let checksum = EntryTrailer.pixelChecksum(
+                storage.baseAddress, bytesPerRow: layout.bytesPerRow, height: bitmap.height)
             result.checkedBytes += layout.bytesPerRow * bitmap.height
-            if t.entity != record.entity || t.width != bitmap.width || t.height != bitmap.height || checksum != t.pixelChecksum {
+            if t.entity != record.entity || t.width != bitmap.width || t.height != bitmap.height
+                || checksum != t.pixelChecksum
+            {
                 result.tornServed += 1
                 problem("\(record.entity): served from slot \(storage.slot) but its trailer or pixels do not match")
             } else {

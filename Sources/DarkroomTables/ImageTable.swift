@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 
 /// Thumbnails of one ``ImageFormat`` pre-decoded into a memory-mapped file and handed out with zero copies.
 ///
@@ -60,8 +60,10 @@ public final class ImageTable: Sendable {
     /// last saved). Nothing is written: torn slots are skipped rather than cleared, LRU order is not saved.
     /// - Throws: `.notFound`, `.corrupt` (not a table of this layout version), `.formatMismatch` when `expecting`
     ///   is given and differs in size or pixel format, `.busy` while a writer has it open, `.io`.
-    public init(readingExisting path: String, expecting format: ImageFormat? = nil,
-                options: Options = Options()) throws(ImageTableError) {
+    public init(
+        readingExisting path: String, expecting format: ImageFormat? = nil,
+        options: Options = Options()
+    ) throws(ImageTableError) {
         core = try TableCore.open(path: path, format: format, readOnly: true, options: options)
     }
 

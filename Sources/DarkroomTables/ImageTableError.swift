@@ -1,4 +1,5 @@
 import DarkroomSupport
+
 /// The error every ``ImageTable`` operation throws: a stable ``code``, a human-readable ``message``, the
 /// operating system's words (``systemMessage``, from `errno`) when a system call failed, and the error that caused
 /// this one (say, the ``DarkroomImage/DarkroomImageError`` a draw closure threw) when there is one.
@@ -38,7 +39,9 @@ public struct ImageTableError: Error, Sendable, CustomStringConvertible, CodedEr
     public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, systemMessage: String? = nil, underlying: (any Error & Sendable)? = nil) {
+    public init(
+        _ code: Code, _ message: String, systemMessage: String? = nil, underlying: (any Error & Sendable)? = nil
+    ) {
         self.code = code
         self.message = message
         self.systemMessage = systemMessage

@@ -4,6 +4,8 @@ import ArgumentParser
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Benchmarks (side by side, one run; --json for machine-readable output).",
-        subcommands: [BenchDecodeCommand.self, BenchCacheCommand.self, BenchTableCommand.self, BenchPipelineCommand.self,
-                      BenchScrollCommand.self])
+        subcommands: [
+            BenchDecodeCommand.self, BenchCacheCommand.self, BenchTableCommand.self, BenchPipelineCommand.self,
+            BenchScrollCommand.self,
+        ])
 }

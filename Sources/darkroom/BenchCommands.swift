@@ -12,13 +12,17 @@ import DarkroomBenchKit
 /// come from the page cache (values just written); the disk cache also verifies size and XXH64 on every read.
 struct BenchCacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "cache", abstract: "Memory and disk cache speed against NSCache, a locked Dictionary and one file per key.")
+        commandName: "cache",
+        abstract: "Memory and disk cache speed against NSCache, a locked Dictionary and one file per key.")
 
     @Option(help: "Memory-cache operations per thread per measurement.") var memoryOps: Int = 1_000_000
     @Option(help: "Repetitions of each measurement (the median is reported).") var repeats: Int = 5
-    @Option(help: "Scratch directory for the disk measurements (default: a fresh one under the temporary directory).") var dir: String?
-    @Flag(help: "Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).") var thresholdSweep = false
-    @Option(help: "Disk value sizes to measure, comma-separated (2k, 20k, 100k, 1m; default: all).") var diskSizes: String?
+    @Option(help: "Scratch directory for the disk measurements (default: a fresh one under the temporary directory).")
+    var dir: String?
+    @Flag(help: "Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).")
+    var thresholdSweep = false
+    @Option(help: "Disk value sizes to measure, comma-separated (2k, 20k, 100k, 1m; default: all).") var diskSizes:
+        String?
     @Flag(help: "Print JSON.") var json = false
 
     private var benchmark: CacheBenchmark {
@@ -86,7 +90,8 @@ struct BenchPipelineCommand: ParsableCommand {
 /// peak RSS and thread counts are per strategy.
 struct BenchScrollCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "scroll", abstract: "Frame-budget scroll simulation: naive, background, downsampled, pipeline, table.")
+        commandName: "scroll",
+        abstract: "Frame-budget scroll simulation: naive, background, downsampled, pipeline, table.")
 
     @Option(help: "Folder of photos, cycled over the cells (default: ../shared/photos/jpeg-12mp).") var photos: String?
     @Option(help: "Cells in the grid.") var count: Int = 1_000
@@ -120,7 +125,8 @@ struct BenchScrollCommand: ParsableCommand {
 /// cache; and a sequential scroll over every entry of a large table. One run, side by side.
 struct BenchTableCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "table", abstract: "Table entries against thumbnail decodes and raw-file reads (hot, cold, scroll).")
+        commandName: "table",
+        abstract: "Table entries against thumbnail decodes and raw-file reads (hot, cold, scroll).")
 
     @Option(help: "Entries in the table (the scroll goes over all of them).") var entries: Int = 10_000
     @Option(help: "Raw pixel files, one per thumbnail, for the read()+copy comparison.") var files: Int = 1_000
@@ -128,7 +134,8 @@ struct BenchTableCommand: ParsableCommand {
     @Option(help: "Decodes per timed batch of thumbnail decodes.") var decodes: Int = 200
     @Option(help: "Timed batches (medians are reported; gets, decodes and reads alternate).") var batches: Int = 5
     @Option(help: "Random entries read per cold-cache measurement.") var coldReads: Int = 300
-    @Option(help: "Scratch folder (default: a new folder in the temporary directory; removed afterwards).") var dir: String?
+    @Option(help: "Scratch folder (default: a new folder in the temporary directory; removed afterwards).") var dir:
+        String?
     @Flag(help: "Print JSON.") var json = false
 
     private var benchmark: TableBenchmark {

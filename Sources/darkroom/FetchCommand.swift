@@ -1,9 +1,9 @@
-import DarkroomBenchKit
-import DarkroomSupport
 import ArgumentParser
 import Darkroom
+import DarkroomBenchKit
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Synchronization
 
@@ -30,8 +30,12 @@ struct FetchCommand: ParsableCommand {
 
     func validate() throws {
         if maxPixelSize != nil && sizes != nil { throw ValidationError("use --max-pixel-size or --sizes, not both") }
-        guard repeatCount >= 1, concurrency >= 1 else { throw ValidationError("--repeat and --concurrency must be ≥ 1") }
-        if let sizes, parsedSizes(sizes) == nil { throw ValidationError("--sizes must be positive integers, e.g. 128,256") }
+        guard repeatCount >= 1, concurrency >= 1 else {
+            throw ValidationError("--repeat and --concurrency must be ≥ 1")
+        }
+        if let sizes, parsedSizes(sizes) == nil {
+            throw ValidationError("--sizes must be positive integers, e.g. 128,256")
+        }
     }
 
     private func parsedSizes(_ text: String) -> [Int]? {
@@ -41,7 +45,8 @@ struct FetchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let targets: [TargetSize] = sizes.flatMap(parsedSizes)?.map { .maxPixelSize($0) }
+        let targets: [TargetSize] =
+            sizes.flatMap(parsedSizes)?.map { .maxPixelSize($0) }
             ?? [maxPixelSize.map { .maxPixelSize($0) } ?? .original]
         var requests: [ImageRequest] = []
         for source in sources {
@@ -84,16 +89,19 @@ struct FetchCommand: ParsableCommand {
         if json {
             print(JSONLine.encode(summary))
         } else {
-            print("\(requests.count) requests: \(stats.networkFetches) network fetches, \(stats.fileReads) file reads, "
-                  + "\(stats.decodes) decodes, \(stats.memoryHits) memory hits, \(stats.sharedRequests) shared, "
-                  + "\(summary["failures"]!) failures in \(String(format: "%.3f", elapsed)) s"
-                  + (hitNS.map { String(format: "; memory hit %.0f ns", $0) } ?? ""))
+            print(
+                "\(requests.count) requests: \(stats.networkFetches) network fetches, \(stats.fileReads) file reads, "
+                    + "\(stats.decodes) decodes, \(stats.memoryHits) memory hits, \(stats.sharedRequests) shared, "
+                    + "\(summary["failures"]!) failures in \(String(format: "%.3f", elapsed)) s"
+                    + (hitNS.map { String(format: "; memory hit %.0f ns", $0) } ?? ""))
         }
         if results.contains(where: { $0 == nil }) { throw ExitCode(1) }
     }
 
     static func source(_ text: String) -> ImageRequest.Source {
-        if let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) {
+        if let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            ["http", "https", "file"].contains(scheme)
+        {
             return .url(url)
         }
         return .file(text)
@@ -106,21 +114,29 @@ struct FetchCommand: ParsableCommand {
             let t = r.timings
             let b = r.bitmap
             if json {
-                print(JSONLine.encode([
-                    "index": index, "source": request.source.key, "size": "\(size)", "origin": r.origin.rawValue,
-                    "width": b?.width ?? 0, "height": b?.height ?? 0, "total_ms": t.total * 1e3, "fetch_ms": t.fetch * 1e3,
-                    "cache_read_ms": t.cacheRead * 1e3, "queue_wait_ms": t.queueWait * 1e3, "decode_ms": t.decode * 1e3,
-                    "process_ms": t.process * 1e3,
-                ]))
+                print(
+                    JSONLine.encode([
+                        "index": index, "source": request.source.key, "size": "\(size)", "origin": r.origin.rawValue,
+                        "width": b?.width ?? 0, "height": b?.height ?? 0, "total_ms": t.total * 1e3,
+                        "fetch_ms": t.fetch * 1e3,
+                        "cache_read_ms": t.cacheRead * 1e3, "queue_wait_ms": t.queueWait * 1e3,
+                        "decode_ms": t.decode * 1e3,
+                        "process_ms": t.process * 1e3,
+                    ]))
             } else {
-                print(String(format: "%@ [%@] %@ %dx%d total %.2f ms (fetch %.2f, wait %.2f, decode %.2f, process %.2f)",
-                             request.source.key, "\(size)", r.origin.rawValue, b?.width ?? 0, b?.height ?? 0,
-                             t.total * 1e3, t.fetch * 1e3, t.queueWait * 1e3, t.decode * 1e3, t.process * 1e3))
+                print(
+                    String(
+                        format: "%@ [%@] %@ %dx%d total %.2f ms (fetch %.2f, wait %.2f, decode %.2f, process %.2f)",
+                        request.source.key, "\(size)", r.origin.rawValue, b?.width ?? 0, b?.height ?? 0,
+                        t.total * 1e3, t.fetch * 1e3, t.queueWait * 1e3, t.decode * 1e3, t.process * 1e3))
             }
         case .failure(let e):
             if json {
-                print(JSONLine.encode(["index": index, "source": request.source.key, "size": "\(size)",
-                                       "error": ["code": e.code.rawValue, "message": e.message]]))
+                print(
+                    JSONLine.encode([
+                        "index": index, "source": request.source.key, "size": "\(size)",
+                        "error": ["code": e.code.rawValue, "message": e.message],
+                    ]))
             } else {
                 FileHandle.standardError.write(Data("\(request.source.key): error: \(e)\n".utf8))
             }
@@ -132,7 +148,8 @@ struct FetchCommand: ParsableCommand {
         for (i, response) in results.enumerated() {
             guard let bitmap = response?.bitmap else { continue }
             let base = (requests[i].source.key as NSString).lastPathComponent
-            let stem = (base as NSString).deletingPathExtension.isEmpty ? "image" : (base as NSString).deletingPathExtension
+            let stem =
+                (base as NSString).deletingPathExtension.isEmpty ? "image" : (base as NSString).deletingPathExtension
             let format: ImageFileFormat = bitmap.isOpaque ? .jpeg : .png
             let name = "\(stem)-\(bitmap.width)x\(bitmap.height).\(format.fileExtension)"
             guard written.insert(name).inserted else { continue }

@@ -1,12 +1,13 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 /// `darkroom probe PATH... [--json]`: header facts without decoding pixels.
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "probe", abstract: "Print each image's format, size, orientation, alpha and frames without decoding it.")
+        commandName: "probe",
+        abstract: "Print each image's format, size, orientation, alpha and frames without decoding it.")
 
     @Argument(help: "Image files.") var paths: [String]
     @Flag(help: "One JSON object per line.") var json = false
@@ -29,17 +30,24 @@ struct ProbeCommand: ParsableCommand {
                     if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
                     print(JSONLine.encode(object))
                 } else {
-                    var line = "\(path): \(p.format.rawValue) \(p.width)x\(p.height) orientation=\(p.orientation.rawValue) "
+                    var line =
+                        "\(path): \(p.format.rawValue) \(p.width)x\(p.height) orientation=\(p.orientation.rawValue) "
                         + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
                         + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)"
                     if p.isCMYK { line += " cmyk=yes" }
                     if let color {
-                        line += " colour=\"\(color.description ?? color.source.rawValue)\" (\(color.model.rawValue)"
-                            + (color.isSRGB ? ", sRGB" : "") + (color.isUsable ? "" : ", unusable: \(color.problem ?? "")") + ")"
+                        line +=
+                            " colour=\"\(color.description ?? color.source.rawValue)\" (\(color.model.rawValue)"
+                            + (color.isSRGB ? ", sRGB" : "")
+                            + (color.isUsable ? "" : ", unusable: \(color.problem ?? "")") + ")"
                     }
                     if let heif = p.heif {
-                        line += " codec=\(heif.codec) coded=\(heif.codedWidth)x\(heif.codedHeight) images=\(heif.imageCount)"
-                            + (heif.thumbnailSizes.isEmpty ? "" : " thumbnails=" + heif.thumbnailSizes.map { "\($0[0])x\($0[1])" }.joined(separator: ","))
+                        line +=
+                            " codec=\(heif.codec) coded=\(heif.codedWidth)x\(heif.codedHeight) images=\(heif.imageCount)"
+                            + (heif.thumbnailSizes.isEmpty
+                                ? ""
+                                : " thumbnails="
+                                    + heif.thumbnailSizes.map { "\($0[0])x\($0[1])" }.joined(separator: ","))
                     }
                     print(line)
                 }

@@ -1,5 +1,5 @@
-import DarkroomImage
 import ArgumentParser
+import DarkroomImage
 import DarkroomServer
 import Foundation
 import Logging
@@ -12,12 +12,12 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve thumbnails over HTTP: /v1/thumb, /v1/info, /health, /metrics and a gallery at /.",
         discussion: """
-        Sources are paths under --root or http(s) URLs on hosts named by --allow-host (never loopback, private, \
-        link-local or multicast addresses, checked after DNS and on every redirect). With --key (or the \
-        DARKROOM_KEY environment variable, which keeps the secret out of `ps`), /v1/* requests must carry \
-        sig = HMAC-SHA256 of the canonical path and query; `darkroom sign` makes such URLs. Stops gracefully \
-        on SIGTERM or SIGINT.
-        """)
+            Sources are paths under --root or http(s) URLs on hosts named by --allow-host (never loopback, private, \
+            link-local or multicast addresses, checked after DNS and on every redirect). With --key (or the \
+            DARKROOM_KEY environment variable, which keeps the secret out of `ps`), /v1/* requests must carry \
+            sig = HMAC-SHA256 of the canonical path and query; `darkroom sign` makes such URLs. Stops gracefully \
+            on SIGTERM or SIGINT.
+            """)
 
     @Option(help: "Interface to bind.") var host = "127.0.0.1"
     @Option(help: "Port to bind (0 picks a free one).") var port = 8080
@@ -42,7 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer format=auto with AVIF when Accept names image/avif (AVIF encodes cost several times WebP's).")
     var autoAvif = false
     @Option(help: "AV1 encoder speed 0-10 for AVIF output.") var avifSpeed = 8
-    @Flag(help: "Keep each source's colour profile (pixels unconverted, profile embedded) instead of converting to sRGB.")
+    @Flag(
+        help: "Keep each source's colour profile (pixels unconverted, profile embedded) instead of converting to sRGB.")
     var keepColorProfile = false
 
     func validate() throws {
@@ -50,7 +51,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
-        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1, maxSourceMb >= 1 else {
+        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1,
+            maxSourceMb >= 1
+        else {
             throw ValidationError("timeouts, ages and sizes must be positive")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -65,7 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.root = root
         configuration.cacheDirectory = cacheDir
         configuration.remote = RemotePolicy(allowedHosts: Set(allowHosts.map { $0.lowercased() }))
-        configuration.signingKey = key ?? ProcessInfo.processInfo.environment["DARKROOM_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration.signingKey =
+            key ?? ProcessInfo.processInfo.environment["DARKROOM_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         if let maxRenders { configuration.maxRenders = maxRenders }
         configuration.maxQueued = maxQueue ?? 4 * configuration.maxRenders
         configuration.requestTimeout = requestTimeout
@@ -90,8 +94,10 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let budget = (configuration.memoryCacheBytes + configuration.decodedCacheBytes + configuration.renderMemoryBudget) >> 20
-        let summary = "  \(configuration.maxRenders) renders at once (\(renderMemoryMb) MiB between them), "
+        let budget =
+            (configuration.memoryCacheBytes + configuration.decodedCacheBytes + configuration.renderMemoryBudget) >> 20
+        let summary =
+            "  \(configuration.maxRenders) renders at once (\(renderMemoryMb) MiB between them), "
             + "\(configuration.maxQueued) waiting; memory budget \(budget) MiB + base; "
             + "signing \(configuration.signingKey == nil ? "off" : "on"); "
             + "remote hosts: \(allowHosts.isEmpty ? "none" : allowHosts.joined(separator: ", ")). Ctrl-C stops."

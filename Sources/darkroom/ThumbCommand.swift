@@ -1,6 +1,6 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Synchronization
 
@@ -17,10 +17,14 @@ struct ThumbCommand: ParsableCommand {
     @Argument(help: "Image files and folders.") var paths: [String]
     @Option(help: "Longest side of each thumbnail, in pixels.") var maxPixelSize: Int
     @Option(help: "Output folder (created if missing).") var out: String
-    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png, webp or avif.") var format: OutputFormat = .auto
+    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png, webp or avif.") var format:
+        OutputFormat = .auto
     @Option(help: "Quality 1-100 for JPEG, WebP and AVIF.") var quality: Int = 85
     @Option(help: "AVIF encoder speed 0-10 (faster is larger).") var avifSpeed: Int = 8
-    @Flag(help: "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB.")
+    @Flag(
+        help:
+            "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB."
+    )
     var keepColorProfile = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
@@ -47,15 +51,19 @@ struct ThumbCommand: ParsableCommand {
                 let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
                 let image = try ImageDecoder().decode(bytes, options: options)
                 if let problem = image.colorProblem {
-                    FileHandle.standardError.write(Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
                 }
                 var encodeOptions = baseEncodeOptions
                 encodeOptions.colorProfile = image.colorProfile?.data
-                let encoded = try ImageEncoder.encode(image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
-                                                      options: encodeOptions)
+                let encoded = try ImageEncoder.encode(
+                    image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
+                    options: encodeOptions)
                 try FileBytes.writeAtomically(encoded, to: job.output(hasAlpha: !image.bitmap.isOpaque))
             } catch {
-                failures.withLock { $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)"))) }
+                failures.withLock {
+                    $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)")))
+                }
             }
             progress.advance()
         }
@@ -74,9 +82,11 @@ struct ThumbCommand: ParsableCommand {
             print(JSONLine.encode(summary))
         } else {
             for (path, e) in failed { FileHandle.standardError.write(Data("\(path): error: \(e)\n".utf8)) }
-            print(String(format: "%d images, %d failures, %d skipped, %.3f s, %.1f images/s, peak RSS %.1f MiB, %d jobs",
-                         images, failed.count, plan.skipped, wall, wall > 0 ? Double(images) / wall : 0,
-                         Double(ProcessStats.peakRSSBytes) / 1_048_576, min(workers, max(images, 1))))
+            print(
+                String(
+                    format: "%d images, %d failures, %d skipped, %.3f s, %.1f images/s, peak RSS %.1f MiB, %d jobs",
+                    images, failed.count, plan.skipped, wall, wall > 0 ? Double(images) / wall : 0,
+                    Double(ProcessStats.peakRSSBytes) / 1_048_576, min(workers, max(images, 1))))
         }
         if !failed.isEmpty { throw ExitCode(1) }
     }
@@ -88,7 +98,7 @@ struct ThumbCommand: ParsableCommand {
 struct ThumbPlan {
     struct Job: Sendable {
         var input: String
-        var stem: String          // output path without extension
+        var stem: String  // output path without extension
         var keepsExtension: Bool  // on a clash: stem + "." + old extension
         var oldExtension: String
         var fixed: ImageFileFormat?
@@ -106,13 +116,14 @@ struct ThumbPlan {
 
     init(paths: [String], outputDirectory: String, format: ThumbCommand.OutputFormat) throws {
         let fm = FileManager.default
-        let fixed: ImageFileFormat? = switch format {
-        case .auto: nil
-        case .jpeg: .jpeg
-        case .png: .png
-        case .webp: .webp
-        case .avif: .avif
-        }
+        let fixed: ImageFileFormat? =
+            switch format {
+            case .auto: nil
+            case .jpeg: .jpeg
+            case .png: .png
+            case .webp: .webp
+            case .avif: .avif
+            }
         var found: [(input: String, relative: String)] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -129,7 +140,10 @@ struct ThumbPlan {
                     guard fm.fileExists(atPath: full, isDirectory: &sub), !sub.boolValue else { continue }
                     // Folders may hold other files: keep those whose magic bytes name an image format (a broken
                     // image still counts, and fails).
-                    guard Self.looksLikeImage(full) else { skipped += 1; continue }
+                    guard Self.looksLikeImage(full) else {
+                        skipped += 1
+                        continue
+                    }
                     found.append((full, rel))
                 }
             } else {
@@ -145,7 +159,10 @@ struct ThumbPlan {
             prepared.append((item.input, stem, rel.pathExtension))
         }
         for (input, stem, ext) in prepared {
-            jobs.append(Job(input: input, stem: stem, keepsExtension: stems[stem, default: 0] > 1, oldExtension: ext, fixed: fixed))
+            jobs.append(
+                Job(
+                    input: input, stem: stem, keepsExtension: stems[stem, default: 0] > 1, oldExtension: ext,
+                    fixed: fixed))
         }
         let directories = Set(jobs.map { ($0.stem as NSString).deletingLastPathComponent })
         for dir in directories { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
@@ -165,7 +182,10 @@ extension ThumbPlan {
 
 /// A one-line progress bar on standard error, redrawn at most every 100 ms. Thread-safe.
 final class ProgressBar: Sendable {
-    private struct State { var done = 0; var lastDraw = 0.0 }
+    private struct State {
+        var done = 0
+        var lastDraw = 0.0
+    }
     private let total: Int
     private let enabled: Bool
     private let state = Locked(State())
@@ -182,8 +202,10 @@ final class ProgressBar: Sendable {
             let now = MonotonicClock.seconds()
             guard now - s.lastDraw > 0.1 || s.done == total else { return nil }
             s.lastDraw = now
-            let width = 30, filled = total > 0 ? width * s.done / total : width
-            return "\r[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "] \(s.done)/\(total)"
+            let width = 30
+            let filled = total > 0 ? width * s.done / total : width
+            return "\r[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
+                + "] \(s.done)/\(total)"
         }
         if let line { FileHandle.standardError.write(Data(line.utf8)) }
     }

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Scroll geometry and percentiles")
 struct ScrollGeometryTests {
-    @Test("Given 10 cells in 3 columns and a 2-row viewport, when scrolled, then the visible cells are whole rows, clamped at the end")
+    @Test(
+        "Given 10 cells in 3 columns and a 2-row viewport, when scrolled, then the visible cells are whole rows, clamped at the end"
+    )
     func visibleRanges() {
         // Given
         let g = ScrollGeometry(count: 10, columns: 3, visibleRows: 2, cellPixels: 100)
@@ -21,7 +23,9 @@ struct ScrollGeometryTests {
         #expect(g.visibleCells(atOffset: -5) == 0..<6)
     }
 
-    @Test("Given a visible range, when asking for one screen ahead, then the next rows' cells come back, clamped to the grid")
+    @Test(
+        "Given a visible range, when asking for one screen ahead, then the next rows' cells come back, clamped to the grid"
+    )
     func cellsAhead() {
         let g = ScrollGeometry(count: 10, columns: 3, visibleRows: 2, cellPixels: 100)
         #expect(g.cellsAhead(of: 0..<6, screens: 1) == 6..<10)
@@ -51,7 +55,9 @@ struct ScrollGeometryTests {
 struct CellPoolTests {
     func bitmap() throws -> Bitmap { try Bitmap(width: 4, height: 4, format: .bgra8Premultiplied) }
 
-    @Test("Given 4 bound cells, when the view moves by 2, then 2 leave, the 2 new indices reuse their cells and none are made")
+    @Test(
+        "Given 4 bound cells, when the view moves by 2, then 2 leave, the 2 new indices reuse their cells and none are made"
+    )
     func reuse() {
         // Given
         var pool = CellPool()
@@ -70,7 +76,9 @@ struct CellPoolTests {
         #expect(pool.cells[pool.slot(for: 5)!].visibleSince == 1)
     }
 
-    @Test("Given a cell reused for another index, when the old index's image arrives, then it is refused; the new one is shown")
+    @Test(
+        "Given a cell reused for another index, when the old index's image arrives, then it is refused; the new one is shown"
+    )
     func staleDeliveryRefused() throws {
         // Given: slot s shows index 0 (generation g0), then is reused for index 1 (generation g1)
         var pool = CellPool()
@@ -135,13 +143,16 @@ struct FrameStatsTests {
         #expect(abs(stats.overBudgetPercent - 200.0 / 3) < 1e-9)
     }
 
-    @Test("Given a result, when turned into JSON, then name, frames_over_budget and the millisecond percentiles are there")
+    @Test(
+        "Given a result, when turned into JSON, then name, frames_over_budget and the millisecond percentiles are there"
+    )
     func dictionary() {
         var stats = FrameStats(budget: 0.010)
         stats.recordFrame(0.002)
         stats.recordFrame(0.020)
         stats.recordShown(latency: 0.1)
-        let r = ScrollResult(name: "x", stats: stats, seconds: 1, rowsScrolled: 3, reuses: 0, staleDeliveries: 0, cellsMade: 2)
+        let r = ScrollResult(
+            name: "x", stats: stats, seconds: 1, rowsScrolled: 3, reuses: 0, staleDeliveries: 0, cellsMade: 2)
         let d = r.dictionary()
         #expect(d["name"] as? String == "x")
         #expect(d["frames_over_budget"] as? Int == 1)

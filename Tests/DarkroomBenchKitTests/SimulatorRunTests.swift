@@ -1,6 +1,6 @@
-import DarkroomSupport
 import DarkroomBenchKit
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Synchronization
 import Testing
@@ -33,14 +33,18 @@ final class FakeStrategy: ScrollStrategy {
 
 @Suite("Simulator runs")
 struct SimulatorRunTests {
-    @Test("Given 12 cells scrolled top to bottom, when half the images are stale, then every cell is bound once and stale ones never show")
+    @Test(
+        "Given 12 cells scrolled top to bottom, when half the images are stale, then every cell is bound once and stale ones never show"
+    )
     func fullScroll() throws {
         // Given: 6 rows of 2, 2 visible, 40 rows/s at 60 fps → about 0.1 s
         let geometry = ScrollGeometry(count: 12, columns: 2, visibleRows: 2, cellPixels: 8)
         let strategy = try FakeStrategy()
         // When
-        let result = ScrollSimulator(geometry: geometry, fps: 60, speed: 40, clock: { ProcessInfo.processInfo.systemUptime })
-            .run(strategy)
+        let result = ScrollSimulator(
+            geometry: geometry, fps: 60, speed: 40, clock: { ProcessInfo.processInfo.systemUptime }
+        )
+        .run(strategy)
         // Then
         #expect(strategy.binds.sorted() == Array(0..<12))
         #expect(result.stats.cellsBound == 12)
@@ -56,14 +60,18 @@ struct SimulatorRunTests {
         #expect(result.stats.frames >= 3)
     }
 
-    @Test("Given a bind that takes 30 ms at 60 fps, when scrolling, then frames go over budget, drop vsyncs and rows are skipped")
+    @Test(
+        "Given a bind that takes 30 ms at 60 fps, when scrolling, then frames go over budget, drop vsyncs and rows are skipped"
+    )
     func slowBinds() throws {
         // Given: 100 rows of 1, 1 visible, 50 rows/s → 2 s of scroll if every frame were on time
         let geometry = ScrollGeometry(count: 40, columns: 1, visibleRows: 1, cellPixels: 8)
         let strategy = try FakeStrategy(delay: 0.030)
         // When
-        let result = ScrollSimulator(geometry: geometry, fps: 60, speed: 50, clock: { ProcessInfo.processInfo.systemUptime })
-            .run(strategy)
+        let result = ScrollSimulator(
+            geometry: geometry, fps: 60, speed: 50, clock: { ProcessInfo.processInfo.systemUptime }
+        )
+        .run(strategy)
         // Then: each bind overruns the 16.7 ms budget, so the scroll jumps rows and binds fewer than 40 cells
         #expect(result.stats.overBudget >= 1)
         #expect(result.stats.droppedVsyncs >= result.stats.overBudget)
@@ -92,9 +100,10 @@ struct QueueAndChartTests {
 
     @Test("Given two strategies, when charted, then the SVG names both, escapes text and draws the budget line")
     func chart() {
-        let svg = ScrollChart.svg(title: "a < b", panels: ["frame p99 (ms)", "RSS"],
-                                  rows: [.init(name: "naive", values: [500, 2000]), .init(name: "table", values: [1, 40])],
-                                  budgetMs: 8.33)
+        let svg = ScrollChart.svg(
+            title: "a < b", panels: ["frame p99 (ms)", "RSS"],
+            rows: [.init(name: "naive", values: [500, 2000]), .init(name: "table", values: [1, 40])],
+            budgetMs: 8.33)
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.hasSuffix("</svg>\n"))
         #expect(svg.contains(">naive<"))

@@ -1,8 +1,9 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import DarkroomCache
 
 /// Threads mixing every operation on one cache while invariants hold. Run under TSan:
@@ -13,7 +14,8 @@ struct CacheThreadSafetyTests {
     func memoryCacheStress() {
         // Given a small cache so eviction runs constantly
         let cache = MemoryCache<Int, [Int]>(limits: MemoryCacheLimits(costLimit: 4000, countLimit: 300))
-        let wrong = Atomic<Int>(0), overLimit = Atomic<Int>(0)
+        let wrong = Atomic<Int>(0)
+        let overLimit = Atomic<Int>(0)
         let iterations = 40_000
         // When four threads hammer it (one also checks totals and changes limits)
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
@@ -31,7 +33,9 @@ struct CacheThreadSafetyTests {
                 case 95..<98:
                     cache.trim(toCost: Int(rng.next() % 4000))
                 case 98:
-                    if worker == 0 { cache.limits = MemoryCacheLimits(costLimit: 2000 + Int(rng.next() % 4000), countLimit: 300) }
+                    if worker == 0 {
+                        cache.limits = MemoryCacheLimits(costLimit: 2000 + Int(rng.next() % 4000), countLimit: 300)
+                    }
                 default:
                     if i % 1000 == 0 { cache.removeAll() }
                     let s = cache.statistics
@@ -52,9 +56,12 @@ struct CacheThreadSafetyTests {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
         // Given a cache with a size limit that forces background trimming
-        let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(
-            sizeLimit: 2 << 20, trimInterval: .milliseconds(50), orphanGracePeriod: .zero))
-        let wrong = Atomic<Int>(0), failures = Atomic<Int>(0)
+        let cache = try DiskCache(
+            directory: dir,
+            configuration: DiskCacheConfiguration(
+                sizeLimit: 2 << 20, trimInterval: .milliseconds(50), orphanGracePeriod: .zero))
+        let wrong = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
         let sizes = [10, 2000, 20 * 1024, 20 * 1024 + 1, 90_000, 300_000]
         // When four threads read, write, remove and trim 30 keys
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
@@ -64,7 +71,9 @@ struct CacheThreadSafetyTests {
                 do {
                     switch rng.next() % 100 {
                     case 0..<45:
-                        if let v = cache.data(forKey: key), !CheckedValue.isWhole(v, key: key) { wrong.add(1, ordering: .relaxed) }
+                        if let v = cache.data(forKey: key), !CheckedValue.isWhole(v, key: key) {
+                            wrong.add(1, ordering: .relaxed)
+                        }
                     case 45..<85:
                         let size = sizes[Int(rng.next() % UInt64(sizes.count))]
                         try cache.set(CheckedValue.make(key: key, size: size, seed: rng.next()), forKey: key)
@@ -81,7 +90,8 @@ struct CacheThreadSafetyTests {
         // Then nothing failed, no read was wrong, and what remains is whole and matches the totals
         #expect(wrong.load(ordering: .relaxed) == 0)
         #expect(failures.load(ordering: .relaxed) == 0)
-        var count = 0, size = 0
+        var count = 0
+        var size = 0
         for k in 0..<30 {
             if let v = cache.data(forKey: "k\(k)") {
                 #expect(CheckedValue.isWhole(v, key: "k\(k)"))
@@ -89,7 +99,7 @@ struct CacheThreadSafetyTests {
                 size += v.count
             }
         }
-        try cache.trim(toSize: .max) // recounts from the manifest
+        try cache.trim(toSize: .max)  // recounts from the manifest
         #expect(cache.statistics.count == count && cache.statistics.totalSize == size)
     }
 }

@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomCache
 
 /// Kills a writer process (`darkroom cache torture`) with SIGKILL at random moments, round after round, and checks
@@ -18,7 +19,11 @@ struct DiskCacheCrashTests {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
         var rng = SplitMix64(state: 2024)
-        var torn = 0, present = 0, absent = 0, killed = 0, started = Date()
+        var torn = 0
+        var present = 0
+        var absent = 0
+        var killed = 0
+        let started = Date()
         for round in 0..<Self.rounds {
             // Given a writer running for a random time (some rounds die while it opens the cache)
             let writer = Process()
@@ -31,11 +36,17 @@ struct DiskCacheCrashTests {
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
             if writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL { killed += 1 }
-            #expect(writer.terminationReason == .uncaughtSignal, "round \(round): writer exited by itself (\(writer.terminationStatus))")
+            #expect(
+                writer.terminationReason == .uncaughtSignal,
+                "round \(round): writer exited by itself (\(writer.terminationStatus))")
             // Then every key reads as absent or as one whole value
-            let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, orphanGracePeriod: .zero))
+            let cache = try DiskCache(
+                directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, orphanGracePeriod: .zero))
             for k in 0..<40 {
-                guard let value = cache.data(forKey: "k\(k)") else { absent += 1; continue }
+                guard let value = cache.data(forKey: "k\(k)") else {
+                    absent += 1
+                    continue
+                }
                 present += 1
                 if !CheckedValue.isWhole(value, key: "k\(k)") {
                     torn += 1
@@ -47,8 +58,9 @@ struct DiskCacheCrashTests {
             #expect(!POSIX.list(dir + "/data").contains { $0.name.hasPrefix("tmp-") })
         }
         let seconds = Date().timeIntervalSince(started)
-        print("crash test: \(Self.rounds) rounds, \(killed) writers killed, \(present) values read whole, "
-              + "\(absent) absent, \(torn) torn, \(String(format: "%.1f", seconds)) s")
+        print(
+            "crash test: \(Self.rounds) rounds, \(killed) writers killed, \(present) values read whole, "
+                + "\(absent) absent, \(torn) torn, \(String(format: "%.1f", seconds)) s")
         #expect(torn == 0)
         #expect(killed == Self.rounds)
         #expect(present > 0)

@@ -1,16 +1,20 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomCache
 
 @Suite("DiskCache")
 struct DiskCacheTests {
     /// A configuration whose orphan reaping is immediate (tests control timing themselves).
-    static func config(sizeLimit: Int = 1 << 30, countLimit: Int = .max, maxAge: Duration? = nil,
-                       sharing: DiskCacheConfiguration.ProcessSharing = .exclusive) -> DiskCacheConfiguration {
-        DiskCacheConfiguration(sizeLimit: sizeLimit, countLimit: countLimit, maxAge: maxAge, processSharing: sharing,
-                               accessTimeResolution: .zero, trimInterval: .seconds(3600), orphanGracePeriod: .zero)
+    static func config(
+        sizeLimit: Int = 1 << 30, countLimit: Int = .max, maxAge: Duration? = nil,
+        sharing: DiskCacheConfiguration.ProcessSharing = .exclusive
+    ) -> DiskCacheConfiguration {
+        DiskCacheConfiguration(
+            sizeLimit: sizeLimit, countLimit: countLimit, maxAge: maxAge, processSharing: sharing,
+            accessTimeResolution: .zero, trimInterval: .seconds(3600), orphanGracePeriod: .zero)
     }
 
     @Test("XXH64 matches the reference vectors")
@@ -25,8 +29,9 @@ struct DiskCacheTests {
         #expect(XXHash64.hash(Array("0123456789abcdef0123456789abcdef0123".utf8)) == 0xC425_5BA3_D1AF_5461)
     }
 
-    @Test("values of every size round-trip, inline up to the threshold and as files above it",
-          arguments: [0, 1, 2048, 20 * 1024, 20 * 1024 + 1, 100 * 1024, 1 << 20])
+    @Test(
+        "values of every size round-trip, inline up to the threshold and as files above it",
+        arguments: [0, 1, 2048, 20 * 1024, 20 * 1024 + 1, 100 * 1024, 1 << 20])
     func roundTrip(size: Int) throws {
         // Given a cache and a value
         let dir = try TemporaryDirectory.make()
@@ -51,9 +56,9 @@ struct DiskCacheTests {
         do {
             let cache = try DiskCache(directory: dir, configuration: Self.config())
             try cache.set(SplitMix64.bytes(50_000, seed: 1), forKey: "a")
-            try cache.set(SplitMix64.bytes(60_000, seed: 2), forKey: "a") // file replaces file
+            try cache.set(SplitMix64.bytes(60_000, seed: 2), forKey: "a")  // file replaces file
             #expect(POSIX.list(dir + "/data").count == 1)
-            try cache.set([9], forKey: "a") // inline replaces file
+            try cache.set([9], forKey: "a")  // inline replaces file
             #expect(POSIX.list(dir + "/data").isEmpty)
             try cache.set(SplitMix64.bytes(70_000, seed: 3), forKey: "b")
             try cache.set(Array("small".utf8), forKey: "c")
@@ -102,8 +107,9 @@ struct DiskCacheTests {
         defer { TemporaryDirectory.remove(dir) }
         // Given a 10 s age limit and a clock the test moves
         let time = Locked<Double>(1_000_000)
-        let cache = try DiskCache(directory: dir, configuration: Self.config(maxAge: .seconds(10)),
-                                  clock: { time.withLock { $0 } })
+        let cache = try DiskCache(
+            directory: dir, configuration: Self.config(maxAge: .seconds(10)),
+            clock: { time.withLock { $0 } })
         try cache.set([1, 2, 3], forKey: "old")
         #expect(cache.contains("old"))
         // When 6 s pass, another is written, and 5 more pass
@@ -120,7 +126,8 @@ struct DiskCacheTests {
         #expect(cache.data(forKey: "new") == [4])
     }
 
-    @Test("with checksum verification, a damaged, truncated or foreign value file reads as absent, never as wrong bytes")
+    @Test(
+        "with checksum verification, a damaged, truncated or foreign value file reads as absent, never as wrong bytes")
     func tamperedFiles() throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
@@ -129,7 +136,9 @@ struct DiskCacheTests {
         let cache = try DiskCache(directory: dir, configuration: config)
         let value = SplitMix64.bytes(100_000, seed: 7)
         for key in ["flipped", "truncated", "foreign"] { try cache.set(value, forKey: key) }
-        let rows = try cache.state.withLock { s in try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() } }
+        let rows = try cache.state.withLock { s in
+            try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() }
+        }
         let path = { (key: String) in dir + "/data/" + rows.first { $0.key == key }!.filename }
         // Given one file with a flipped byte, one truncated, one replaced by another value of the same size
         var flipped = value
@@ -154,14 +163,17 @@ struct DiskCacheTests {
         try cache.set(value, forKey: "v")
         try cache.set([1, 2, 3], forKey: "inline")
         #expect(cache.data(forKey: "v") == value)
-        let name = try cache.state.withLock { s in try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() } }[0].filename
+        let name = try cache.state.withLock { s in
+            try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() }
+        }[0].filename
         try TemporaryDirectory.write(Array(value.prefix(40_000)), to: dir + "/data/" + name)
         #expect(cache.data(forKey: "v") == nil)
         #expect(cache.data(forKey: "inline") == [1, 2, 3])
     }
 
-    @Test("a corrupt manifest is moved aside and the cache starts empty",
-          arguments: ["garbage", "damaged pages"])
+    @Test(
+        "a corrupt manifest is moved aside and the cache starts empty",
+        arguments: ["garbage", "damaged pages"])
     func corruptDatabase(kind: String) throws {
         let dir = try TemporaryDirectory.make()
         defer { TemporaryDirectory.remove(dir) }
@@ -176,7 +188,9 @@ struct DiskCacheTests {
         if kind == "garbage" {
             bytes = SplitMix64.bytes(bytes.count, seed: 99)
         } else {
-            for i in stride(from: 8192, to: bytes.count, by: 4096) { bytes.replaceSubrange(i..<i + 64, with: SplitMix64.bytes(64, seed: UInt64(i))) }
+            for i in stride(from: 8192, to: bytes.count, by: 4096) {
+                bytes.replaceSubrange(i..<i + 64, with: SplitMix64.bytes(64, seed: UInt64(i)))
+            }
         }
         try TemporaryDirectory.write(bytes, to: db)
         // When it is opened
@@ -214,7 +228,9 @@ struct DiskCacheTests {
         // Deleted again, with only an inline write following
         TemporaryDirectory.remove(dir + "/cache")
         try cache.set([3], forKey: "small3")
-        #expect(try DiskCache(directory: dir + "/cache", configuration: Self.config(sharing: .shared)).data(forKey: "small3") == [3])
+        #expect(
+            try DiskCache(directory: dir + "/cache", configuration: Self.config(sharing: .shared)).data(
+                forKey: "small3") == [3])
     }
 
     @Test("exclusive: a second opener is refused with .busy until the first is released; shared: both see each other")
@@ -254,7 +270,9 @@ struct DiskCacheTests {
             let cache = try DiskCache(directory: dir, configuration: Self.config())
             try cache.set(SplitMix64.bytes(40_000, seed: 1), forKey: "kept")
             try cache.set(SplitMix64.bytes(40_000, seed: 2), forKey: "lost")
-            let rows = try cache.state.withLock { s in try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() } }
+            let rows = try cache.state.withLock { s in
+                try s.withManifest(cache) { m throws(SQLiteError) in try m.fileRows() }
+            }
             // Given a row whose file vanished, a temporary file and an unreferenced file
             POSIX.unlinkIfPresent(dir + "/data/" + rows.first { $0.key == "lost" }!.filename)
         }
@@ -274,7 +292,8 @@ struct DiskCacheTests {
         try POSIX.makeDirectories(other + "/data")
         try TemporaryDirectory.write([1], to: other + "/data/tmp-young")
         try TemporaryDirectory.write([1], to: other + "/data/young")
-        let patient = try DiskCache(directory: other, configuration: DiskCacheConfiguration(trimInterval: .seconds(3600)))
+        let patient = try DiskCache(
+            directory: other, configuration: DiskCacheConfiguration(trimInterval: .seconds(3600)))
         patient.reapOrphans()
         #expect(POSIX.list(other + "/data").count == 2)
     }

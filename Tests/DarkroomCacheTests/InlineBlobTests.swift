@@ -2,6 +2,7 @@ import DarkroomSupport
 import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomCache
 
 /// Inline values are read through a blob handle kept open between reads; these check it never serves a stale or
@@ -36,14 +37,19 @@ struct InlineBlobTests {
         // Given a cache whose blob handle is open after a read
         let dir = try TemporaryDirectory.make("inline-commit")
         let copy = try TemporaryDirectory.make("inline-commit-copy")
-        defer { TemporaryDirectory.remove(dir); TemporaryDirectory.remove(copy) }
+        defer {
+            TemporaryDirectory.remove(dir)
+            TemporaryDirectory.remove(copy)
+        }
         let cache = try DiskCache(directory: dir, configuration: DiskCacheTests.config())
-        let first = SplitMix64.bytes(10_000, seed: 1), second = SplitMix64.bytes(12_000, seed: 2)
+        let first = SplitMix64.bytes(10_000, seed: 1)
+        let second = SplitMix64.bytes(12_000, seed: 2)
         try cache.set(first, forKey: "a")
         #expect(cache.data(forKey: "a") == first)
         // When another value is written and the files are copied while the cache is still open (as a kill -9 leaves them)
         try cache.set(second, forKey: "b")
-        for name in ["manifest.sqlite", "manifest.sqlite-wal"] where FileManager.default.fileExists(atPath: dir + "/" + name) {
+        for name in ["manifest.sqlite", "manifest.sqlite-wal"]
+        where FileManager.default.fileExists(atPath: dir + "/" + name) {
             try FileManager.default.copyItem(atPath: dir + "/" + name, toPath: copy + "/" + name)
         }
         // Then the copy opens with both values

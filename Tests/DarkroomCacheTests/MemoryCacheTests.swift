@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import DarkroomCache
 
 /// A clock the test moves by hand.
@@ -65,8 +66,9 @@ struct MemoryCacheTests {
     func ttl() {
         // Given a 10 s TTL and a manual clock
         let clock = ManualClock()
-        let cache = MemoryCache<String, Int>(limits: MemoryCacheLimits(costLimit: 100, maxAge: .seconds(10)),
-                                             clock: clock.now)
+        let cache = MemoryCache<String, Int>(
+            limits: MemoryCacheLimits(costLimit: 100, maxAge: .seconds(10)),
+            clock: clock.now)
         cache.set(1, forKey: "old", cost: 1)
         clock.advance(.seconds(6))
         cache.set(2, forKey: "new", cost: 1)

@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Synchronization
 import Testing
+
 @testable import DarkroomCache
 
 /// A reader that returns whatever the test last put in.
@@ -29,7 +30,8 @@ struct MemoryPressureTests {
     func cgroupV2() throws {
         let root = try fakeRoot([
             "proc/meminfo": meminfo, "proc/self/cgroup": "0::/app.slice\n",
-            "sys/fs/cgroup/app.slice/memory.max": "4294967296\n", "sys/fs/cgroup/app.slice/memory.current": "3221225472\n",
+            "sys/fs/cgroup/app.slice/memory.max": "4294967296\n",
+            "sys/fs/cgroup/app.slice/memory.current": "3221225472\n",
         ])
         let s = try #require(SystemMemoryStatusReader(root: root).read())
         #expect(s.cgroupLimitBytes == 4 << 30 && s.cgroupUsageBytes == 3 << 30)
@@ -73,7 +75,8 @@ struct MemoryPressureTests {
     func defaults() throws {
         let s = try #require(SystemMemoryStatusReader().read())
         #expect((s.availableBytes ?? 0) > 0)
-        #expect(MemoryCacheLimits.defaultLimits(status: MemoryStatus(memAvailableBytes: 1 << 30)).costLimit == 128 << 20)
+        #expect(
+            MemoryCacheLimits.defaultLimits(status: MemoryStatus(memAvailableBytes: 1 << 30)).costLimit == 128 << 20)
         #expect(MemoryCacheLimits.defaultLimits(status: MemoryStatus(memAvailableBytes: 1 << 20)).costLimit == 16 << 20)
         #expect(MemoryCacheLimits.defaultLimits(status: MemoryStatus(memAvailableBytes: 64 << 30)).costLimit == 1 << 30)
         #expect(MemoryCacheLimits.default.costLimit >= 16 << 20)

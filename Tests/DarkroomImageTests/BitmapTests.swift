@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DarkroomImage
 
 @Suite("Bitmap")
@@ -25,7 +26,9 @@ struct BitmapTests {
     func orientation() throws {
         // Given a 3×2 gray image with distinct values
         let b = try Bitmap(width: 3, height: 2, format: .gray8)
-        for y in 0..<2 { for x in 0..<3 { b.row(y).storeBytes(of: UInt8(10 * y + x), toByteOffset: x, as: UInt8.self) } }
+        for y in 0..<2 {
+            for x in 0..<3 { b.row(y).storeBytes(of: UInt8(10 * y + x), toByteOffset: x, as: UInt8.self) }
+        }
         func pixels(_ o: ExifOrientation) throws -> [[UInt8]] {
             let r = try b.applying(o)
             return (0..<r.height).map { y in (0..<r.width).map { r.row(y).load(fromByteOffset: $0, as: UInt8.self) } }
@@ -43,7 +46,9 @@ struct BitmapTests {
 
     @Test("decode memory is counted per measurement, even with other decodes running")
     func meter() throws {
-        let (bitmap, meter) = try PixelMemory.measure { try Bitmap(width: 100, height: 10, format: .bgra8Premultiplied) }
+        let (bitmap, meter) = try PixelMemory.measure {
+            try Bitmap(width: 100, height: 10, format: .bgra8Premultiplied)
+        }
         #expect(meter.peakBytes == bitmap.cost)
         #expect(meter.currentBytes == bitmap.cost)
     }

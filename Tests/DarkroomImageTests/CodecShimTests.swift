@@ -1,10 +1,10 @@
-import DarkroomTestSupport
-import DarkroomSupport
 // Tests for the two C shims (CDarkroomJPEG over libjpeg-turbo, CDarkroomGIF over giflib), driven through their
 // C API exactly as the Swift decoders will drive them. Real photos come from ../shared/photos (package root
 // relative) or $DARKROOM_PHOTOS; a missing folder fails the tests.
 import CDarkroomGIF
 import CDarkroomJPEG
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
 
@@ -102,8 +102,9 @@ private func encodeJPEG(
     var outSize = 0
     var msg = [CChar](repeating: 0, count: 256)
     let status = pixels.withUnsafeBufferPointer { p in
-        dr_jpeg_encode(p.baseAddress, Int32(width), Int32(height), width * bpp, code(input), quality,
-                       progressive ? 1 : 0, optimize ? 1 : 0, &out, &outSize, &msg, msg.count)
+        dr_jpeg_encode(
+            p.baseAddress, Int32(width), Int32(height), width * bpp, code(input), quality,
+            progressive ? 1 : 0, optimize ? 1 : 0, &out, &outSize, &msg, msg.count)
     }
     var bytes: [UInt8] = []
     if let out {
@@ -150,20 +151,22 @@ private func flipBytes(_ bytes: [UInt8], count: Int, skippingFirst: Int = 2, rng
 private struct TinyGIF {
     var canvasWidth: Int
     var canvasHeight: Int
-    var globalPalette: [[UInt8]]? = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]] // RGB
+    var globalPalette: [[UInt8]]? = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]]  // RGB
     var localPalette: [[UInt8]]? = nil
     var transparentIndex: Int? = nil
     var left = 0, top = 0
     var width: Int
     var height: Int
     var interlaced = false
-    var pixels: [UInt8] // width*height indices (0...3), row-major in picture order
+    var pixels: [UInt8]  // width*height indices (0...3), row-major in picture order
     var includeFrame = true
 
     static func rowOrder(height: Int, interlaced: Bool) -> [Int] {
         guard interlaced else { return Array(0..<height) }
         var rows: [Int] = []
-        for (start, step) in [(0, 8), (4, 8), (2, 4), (1, 2)] { rows += Array(stride(from: start, to: height, by: step)) }
+        for (start, step) in [(0, 8), (4, 8), (2, 4), (1, 2)] {
+            rows += Array(stride(from: start, to: height, by: step))
+        }
         return rows
     }
 
@@ -172,8 +175,12 @@ private struct TinyGIF {
         var out: [UInt8] = Array("GIF89a".utf8)
         func le16(_ v: Int) { out += [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
         func table(_ p: [[UInt8]]) -> (packedSize: UInt8, bytes: [UInt8]) {
-            var n = 2, bits = 1
-            while n < p.count { n *= 2; bits += 1 }
+            var n = 2
+            var bits = 1
+            while n < p.count {
+                n *= 2
+                bits += 1
+            }
             var bytes: [UInt8] = []
             for i in 0..<n { bytes += i < p.count ? p[i] : [0, 0, 0] }
             return (UInt8(bits - 1), bytes)
@@ -190,7 +197,7 @@ private struct TinyGIF {
         if let t = transparentIndex {
             out += [0x21, 0xF9, 0x04, 0x01, 0, 0, UInt8(t), 0x00]
         }
-        out += [0x21, 0xFE, 0x03] + Array("hi!".utf8) + [0x00] // a comment extension, to be skipped
+        out += [0x21, 0xFE, 0x03] + Array("hi!".utf8) + [0x00]  // a comment extension, to be skipped
         guard includeFrame else {
             out.append(0x3B)
             return (out, out.count)
@@ -209,7 +216,7 @@ private struct TinyGIF {
         }
         out.append(packed)
         out += localBytes
-        out.append(2) // LZW minimum code size: clear = 4, end = 5, codes 3 bits wide
+        out.append(2)  // LZW minimum code size: clear = 4, end = 5, codes 3 bits wide
         var codes: [Int] = []
         var stream: [UInt8] = []
         for y in TinyGIF.rowOrder(height: height, interlaced: interlaced) {
@@ -221,7 +228,8 @@ private struct TinyGIF {
         }
         codes.append(5)
         var data: [UInt8] = []
-        var acc = 0, nbits = 0
+        var acc = 0
+        var nbits = 0
         for c in codes {
             acc |= c << nbits
             nbits += 3
@@ -251,7 +259,9 @@ private struct GIFDecode {
     var info: dr_gif_info
     var pixels: [UInt8]
     var message: String
-    func pixel(_ x: Int, _ y: Int, width: Int) -> [UInt8] { Array(pixels[(y * width + x) * 4..<(y * width + x) * 4 + 4]) }
+    func pixel(_ x: Int, _ y: Int, width: Int) -> [UInt8] {
+        Array(pixels[(y * width + x) * 4..<(y * width + x) * 4 + 4])
+    }
 }
 
 private func gifInfo(_ bytes: [UInt8]) -> (status: Int32, info: dr_gif_info) {
@@ -263,13 +273,14 @@ private func gifInfo(_ bytes: [UInt8]) -> (status: Int32, info: dr_gif_info) {
 
 private func decodeGIF(_ bytes: [UInt8], width: Int, height: Int, stride: Int? = nil) -> GIFDecode {
     let rowBytes = stride ?? width * 4
-    var pixels = [UInt8](repeating: 0xAB, count: max(1, rowBytes * height)) // garbage: the shim must clear it
+    var pixels = [UInt8](repeating: 0xAB, count: max(1, rowBytes * height))  // garbage: the shim must clear it
     var info = dr_gif_info()
     var msg = [CChar](repeating: 0, count: 128)
     let status = bytes.withUnsafeBufferPointer { src in
         pixels.withUnsafeMutableBufferPointer { dst in
-            dr_gif_decode_first_frame(src.baseAddress, src.count, dst.baseAddress, rowBytes, Int32(width),
-                                      Int32(height), &info, &msg, msg.count)
+            dr_gif_decode_first_frame(
+                src.baseAddress, src.count, dst.baseAddress, rowBytes, Int32(width),
+                Int32(height), &info, &msg, msg.count)
         }
     }
     return GIFDecode(status: status, info: info, pixels: pixels, message: text(msg))
@@ -349,7 +360,9 @@ struct CodecShimTests {
         #expect(gray.pixels.count == 504 * 378)
         var worst = 0
         for i in 0..<(504 * 378) {
-            let b = Double(color.pixels[i * 4]), g = Double(color.pixels[i * 4 + 1]), r = Double(color.pixels[i * 4 + 2])
+            let b = Double(color.pixels[i * 4])
+            let g = Double(color.pixels[i * 4 + 1])
+            let r = Double(color.pixels[i * 4 + 2])
             let luma = 0.299 * r + 0.587 * g + 0.114 * b
             worst = max(worst, Int(abs(luma - Double(gray.pixels[i])).rounded()))
         }
@@ -358,7 +371,8 @@ struct CodecShimTests {
 
     @Test func jpegGrayFileDecodesToBGRAAndGray() {
         // Given a gray JPEG made by the encoder
-        let w = 200, h = 150
+        let w = 200
+        let h = 150
         let src = smoothImage(width: w, height: h, gray: true)
         let jpeg = encodeJPEG(src, width: w, height: h, input: DR_JPEG_OUT_GRAY)
         #expect(jpeg.status == code(DR_JPEG_OK))
@@ -371,7 +385,8 @@ struct CodecShimTests {
         var same = true
         for i in 0..<(w * h) {
             let g = gray.pixels[i]
-            same = same && bgra.pixels[i * 4] == g && bgra.pixels[i * 4 + 1] == g && bgra.pixels[i * 4 + 2] == g
+            same =
+                same && bgra.pixels[i * 4] == g && bgra.pixels[i * 4 + 1] == g && bgra.pixels[i * 4 + 2] == g
                 && bgra.pixels[i * 4 + 3] == 255
         }
         #expect(same)
@@ -383,9 +398,12 @@ struct CodecShimTests {
         let bytes = try ShimPhotos.bytes(path)
         let full = decodeJPEG(bytes, scale: 2)
         #expect(full.ok)
-        let w = full.width, stride = w * 4
+        let w = full.width
+        let stride = w * 4
         // When a second decoder reads 10 rows, skips 700, reads 50, then skips past the end
-        var rowsRead: Int32 = 0, skipped: Int32 = 0, skippedAtEnd: Int32 = 0
+        var rowsRead: Int32 = 0
+        var skipped: Int32 = 0
+        var skippedAtEnd: Int32 = 0
         var head = [UInt8](repeating: 0, count: 10 * stride)
         var band = [UInt8](repeating: 0, count: 50 * stride)
         var info = dr_jpeg_info()
@@ -395,9 +413,11 @@ struct CodecShimTests {
             defer { dr_jpeg_decoder_destroy(d) }
             statuses.append(dr_jpeg_read_header(d, &info))
             statuses.append(dr_jpeg_start(d, 2, code(DR_JPEG_OUT_BGRA), &info))
-            statuses.append(head.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 10, &rowsRead) })
+            statuses.append(
+                head.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 10, &rowsRead) })
             statuses.append(dr_jpeg_skip_rows(d, 700, &skipped))
-            statuses.append(band.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 50, &rowsRead) })
+            statuses.append(
+                band.withUnsafeMutableBufferPointer { dr_jpeg_read_rows(d, $0.baseAddress, stride, 50, &rowsRead) })
             statuses.append(dr_jpeg_skip_rows(d, 100_000, &skippedAtEnd))
             statuses.append(dr_jpeg_finish(d, &info))
         }
@@ -414,9 +434,12 @@ struct CodecShimTests {
     @Test func jpegTruncatedAtManyOffsets() throws {
         // Given a real photo and a synthetic progressive file, each cut at many offsets
         let photo = try ShimPhotos.bytes(ShimPhotos.jpegSmall)
-        let w = 320, h = 240
-        let prog = encodeJPEG(smoothImage(width: w, height: h, gray: false), width: w, height: h,
-                              input: DR_JPEG_OUT_BGRA, quality: 90, progressive: true).bytes
+        let w = 320
+        let h = 240
+        let prog = encodeJPEG(
+            smoothImage(width: w, height: h, gray: false), width: w, height: h,
+            input: DR_JPEG_OUT_BGRA, quality: 90, progressive: true
+        ).bytes
         #expect(!prog.isEmpty)
         for file in [photo, prog] {
             #expect(decodeJPEG(file).ok, "the whole file decodes")
@@ -427,14 +450,18 @@ struct CodecShimTests {
                 let cut = Array(file[0..<n])
                 // When decoded strictly, Then the decode fails with TRUNCATED at some stage
                 let strict = decodeJPEG(cut, strict: true)
-                #expect(strict.status == code(DR_JPEG_ERR_TRUNCATED), "strict cut at \(n): stage \(strict.stage) status \(strict.status) \(strict.message)")
+                #expect(
+                    strict.status == code(DR_JPEG_ERR_TRUNCATED),
+                    "strict cut at \(n): stage \(strict.stage) status \(strict.status) \(strict.message)")
                 // When decoded leniently, Then either the header was lost (TRUNCATED) or the decode completes
                 // with the truncated flag set
                 let lenient = decodeJPEG(cut, strict: false)
                 if lenient.stage == .header {
                     #expect(lenient.status == code(DR_JPEG_ERR_TRUNCATED), "lenient cut at \(n): \(lenient.message)")
                 } else {
-                    #expect(lenient.ok, "lenient cut at \(n): stage \(lenient.stage) status \(lenient.status) \(lenient.message)")
+                    #expect(
+                        lenient.ok,
+                        "lenient cut at \(n): stage \(lenient.stage) status \(lenient.status) \(lenient.message)")
                     #expect(lenient.info.truncated == 1, "lenient cut at \(n)")
                     #expect(lenient.info.warnings >= 1, "lenient cut at \(n)")
                     lenientSurvivors += 1
@@ -457,8 +484,10 @@ struct CodecShimTests {
     @Test func jpegRandomByteFlipsNeverCrash() throws {
         // Given a real baseline photo and a synthetic progressive file
         let photo = try ShimPhotos.bytes(ShimPhotos.jpegSmall)
-        let prog = encodeJPEG(smoothImage(width: 160, height: 120, gray: false), width: 160, height: 120,
-                              input: DR_JPEG_OUT_BGRA, quality: 80, progressive: true).bytes
+        let prog = encodeJPEG(
+            smoothImage(width: 160, height: 120, gray: false), width: 160, height: 120,
+            input: DR_JPEG_OUT_BGRA, quality: 80, progressive: true
+        ).bytes
         var rng = SplitMix64(state: 0xDA4C_0000_2024)
         var outcomes: [Int32: Int] = [:]
         for file in [photo, prog] {
@@ -467,8 +496,9 @@ struct CodecShimTests {
                 let damaged = flipBytes(file, count: 1 + round % 20, rng: &rng)
                 // Then decoding (strict and lenient, full and 1/4 scale) returns a status and never crashes
                 for (strict, scale) in [(true, Int32(1)), (false, Int32(4))] {
-                    let r = decodeJPEG(damaged, scale: scale, strict: strict, maxScans: 64, maxMemory: 64 << 20,
-                                       maxPixels: 4_000_000)
+                    let r = decodeJPEG(
+                        damaged, scale: scale, strict: strict, maxScans: 64, maxMemory: 64 << 20,
+                        maxPixels: 4_000_000)
                     #expect((0...6).contains(r.status))
                     outcomes[r.status, default: 0] += 1
                 }
@@ -480,9 +510,11 @@ struct CodecShimTests {
 
     @Test func jpegProgressiveScanLimit() {
         // Given a progressive JPEG from jpeg_simple_progression (10 scans for YCbCr)
-        let w = 256, h = 192
-        let jpeg = encodeJPEG(smoothImage(width: w, height: h, gray: false), width: w, height: h,
-                              input: DR_JPEG_OUT_BGRA, progressive: true)
+        let w = 256
+        let h = 192
+        let jpeg = encodeJPEG(
+            smoothImage(width: w, height: h, gray: false), width: w, height: h,
+            input: DR_JPEG_OUT_BGRA, progressive: true)
         #expect(jpeg.status == code(DR_JPEG_OK))
         // When decoded with max_scans = 2
         let limited = decodeJPEG(jpeg.bytes, maxScans: 2)
@@ -496,16 +528,19 @@ struct CodecShimTests {
         #expect(!decodeJPEG(jpeg.bytes, maxScans: 9).ok)
         #expect(decodeJPEG(jpeg.bytes, maxScans: 0).ok)
         // And a baseline file is never limited by the scan count
-        let baseline = encodeJPEG(smoothImage(width: w, height: h, gray: false), width: w, height: h,
-                                  input: DR_JPEG_OUT_BGRA)
+        let baseline = encodeJPEG(
+            smoothImage(width: w, height: h, gray: false), width: w, height: h,
+            input: DR_JPEG_OUT_BGRA)
         #expect(decodeJPEG(baseline.bytes, maxScans: 1).ok)
     }
 
     @Test func jpegMemoryLimitStopsProgressiveDecode() {
         // Given a 1024x1024 progressive JPEG (its whole-image coefficient buffer is ~3 MB)
-        let w = 1024, h = 1024
-        let jpeg = encodeJPEG(smoothImage(width: w, height: h, gray: false), width: w, height: h,
-                              input: DR_JPEG_OUT_BGRA, quality: 80, progressive: true)
+        let w = 1024
+        let h = 1024
+        let jpeg = encodeJPEG(
+            smoothImage(width: w, height: h, gray: false), width: w, height: h,
+            input: DR_JPEG_OUT_BGRA, quality: 80, progressive: true)
         // When decoded with max_memory = 1 MB, Then start fails with NO_MEMORY; with 64 MB it decodes
         let limited = decodeJPEG(jpeg.bytes, maxMemory: 1 << 20)
         #expect(limited.stage == .start && limited.status == code(DR_JPEG_ERR_NO_MEMORY), "\(limited.message)")
@@ -514,7 +549,8 @@ struct CodecShimTests {
 
     @Test func jpegCallsOutOfOrderReturnArgument() throws {
         let bytes = try ShimPhotos.bytes(ShimPhotos.jpegSmall)
-        let arg = code(DR_JPEG_ERR_ARGUMENT), ok = code(DR_JPEG_OK)
+        let arg = code(DR_JPEG_ERR_ARGUMENT)
+        let ok = code(DR_JPEG_OK)
         var row = [UInt8](repeating: 0, count: 4096 * 4 * 4)
         var n: Int32 = 0
         var info = dr_jpeg_info()
@@ -605,7 +641,8 @@ struct CodecShimTests {
     @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
     func jpegEncodeDecodeRoundTrip(gray: Bool, progressive: Bool) {
         // Given a smooth synthetic image
-        let w = 257, h = 193 // not multiples of the MCU size
+        let w = 257
+        let h = 193  // not multiples of the MCU size
         let src = smoothImage(width: w, height: h, gray: gray)
         let input = gray ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA
         // When encoded at q95 and decoded again in the same format
@@ -623,7 +660,8 @@ struct CodecShimTests {
 
     @Test func jpegEncoderGrowsItsBufferAndRejectsBadArguments() {
         // Given noise, which compresses badly (output far above the encoder's initial buffer)
-        let w = 512, h = 512
+        let w = 512
+        let h = 512
         var rng = SplitMix64(state: 7)
         let noise = (0..<(w * h * 4)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         // When encoded at q100, Then it succeeds and decodes to the same size
@@ -641,8 +679,9 @@ struct CodecShimTests {
         var size = 0
         var msg = [CChar](repeating: 0, count: 64)
         let tooSmallStride = noise.withUnsafeBufferPointer {
-            dr_jpeg_encode($0.baseAddress, Int32(w), Int32(h), w * 4 - 1, code(DR_JPEG_OUT_BGRA), 90, 0, 0,
-                           &out, &size, &msg, msg.count)
+            dr_jpeg_encode(
+                $0.baseAddress, Int32(w), Int32(h), w * 4 - 1, code(DR_JPEG_OUT_BGRA), 90, 0, 0,
+                &out, &size, &msg, msg.count)
         }
         #expect(tooSmallStride == arg && out == nil && size == 0)
         #expect(text(msg).contains("stride"))
@@ -677,12 +716,14 @@ struct CodecShimTests {
     func gifTransparencyPaletteAndClipping(interlaced: Bool) {
         // Given a 6x12 canvas and a 5x13 frame at (2, 3) (so clipped right and bottom), transparent index 1,
         // a 4-colour local palette, and a pattern that tells every row apart
-        let fw = 5, fh = 13
+        let fw = 5
+        let fh = 13
         var pixels = [UInt8](repeating: 0, count: fw * fh)
         for y in 0..<fh { for x in 0..<fw { pixels[y * fw + x] = UInt8((x + y * 3) % 4) } }
         let local: [[UInt8]] = [[10, 20, 30], [40, 50, 60], [70, 80, 90], [200, 210, 220]]
-        let gif = TinyGIF(canvasWidth: 6, canvasHeight: 12, localPalette: local, transparentIndex: 1,
-                          left: 2, top: 3, width: fw, height: fh, interlaced: interlaced, pixels: pixels)
+        let gif = TinyGIF(
+            canvasWidth: 6, canvasHeight: 12, localPalette: local, transparentIndex: 1,
+            left: 2, top: 3, width: fw, height: fh, interlaced: interlaced, pixels: pixels)
         // When its first frame is decoded
         let r = decodeGIF(gif.encode().bytes, width: 6, height: 12)
         // Then pixels outside the frame and transparent ones are 0,0,0,0, the others the local palette in BGRA
@@ -703,8 +744,9 @@ struct CodecShimTests {
     @Test func gifIndicesPastThePaletteAreBlackAndGlobalMapIsUsed() {
         // Given a frame without a local map, a 2-colour global map, and indices 0...3
         let pixels: [UInt8] = [0, 1, 2, 3]
-        let gif = TinyGIF(canvasWidth: 4, canvasHeight: 1, globalPalette: [[1, 2, 3], [4, 5, 6]], width: 4,
-                          height: 1, pixels: pixels)
+        let gif = TinyGIF(
+            canvasWidth: 4, canvasHeight: 1, globalPalette: [[1, 2, 3], [4, 5, 6]], width: 4,
+            height: 1, pixels: pixels)
         // When decoded, Then indices 0 and 1 take the global colours and 2, 3 are opaque black
         let r = decodeGIF(gif.encode().bytes, width: 4, height: 1)
         #expect(r.status == code(DR_GIF_OK), "\(r.message)")
@@ -717,8 +759,9 @@ struct CodecShimTests {
         let noFrame = TinyGIF(canvasWidth: 4, canvasHeight: 4, width: 4, height: 4, pixels: [], includeFrame: false)
         #expect(decodeGIF(noFrame.encode().bytes, width: 4, height: 4).status == code(DR_GIF_ERR_NO_FRAME))
         // Given a frame with neither a local nor a global colour map, When decoded, Then CORRUPT
-        let noMap = TinyGIF(canvasWidth: 2, canvasHeight: 2, globalPalette: nil, width: 2, height: 2,
-                            pixels: [0, 1, 2, 3])
+        let noMap = TinyGIF(
+            canvasWidth: 2, canvasHeight: 2, globalPalette: nil, width: 2, height: 2,
+            pixels: [0, 1, 2, 3])
         let r = decodeGIF(noMap.encode().bytes, width: 2, height: 2)
         #expect(r.status == code(DR_GIF_ERR_CORRUPT), "\(r.status) \(r.message)")
         // Given bytes that are not a GIF, When read, Then CORRUPT with giflib's message
@@ -731,8 +774,10 @@ struct CodecShimTests {
         // Given a synthetic interlaced GIF, cut at every offset
         var pixels = [UInt8](repeating: 0, count: 40 * 30)
         for i in pixels.indices { pixels[i] = UInt8((i * 7 + i / 40) % 4) }
-        let (bytes, frameEnd) = TinyGIF(canvasWidth: 40, canvasHeight: 30, transparentIndex: 2, width: 40,
-                                        height: 30, interlaced: true, pixels: pixels).encode()
+        let (bytes, frameEnd) = TinyGIF(
+            canvasWidth: 40, canvasHeight: 30, transparentIndex: 2, width: 40,
+            height: 30, interlaced: true, pixels: pixels
+        ).encode()
         let whole = decodeGIF(bytes, width: 40, height: 30)
         #expect(whole.status == code(DR_GIF_OK))
         for n in 0..<bytes.count {
@@ -757,8 +802,10 @@ struct CodecShimTests {
         let photo = Array(try ShimPhotos.bytes(ShimPhotos.gifAnimated).prefix(200_000))
         var pixels = [UInt8](repeating: 0, count: 64 * 48)
         for i in pixels.indices { pixels[i] = UInt8((i * 5 + i / 64) % 4) }
-        let tiny = TinyGIF(canvasWidth: 64, canvasHeight: 48, transparentIndex: 0, width: 64, height: 48,
-                           interlaced: true, pixels: pixels).encode().bytes
+        let tiny = TinyGIF(
+            canvasWidth: 64, canvasHeight: 48, transparentIndex: 0, width: 64, height: 48,
+            interlaced: true, pixels: pixels
+        ).encode().bytes
         var rng = SplitMix64(state: 0x61F)
         var outcomes: [Int32: Int] = [:]
         for (file, w, h) in [(photo, 480, 300), (tiny, 64, 48)] {

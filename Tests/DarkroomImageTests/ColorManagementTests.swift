@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomImage
 
 /// Colour management against ground truth: every file in `icc/` was made from an sRGB photo (named in its
@@ -14,8 +15,15 @@ struct ColorManagementTests {
     struct Sample: Decodable {
         let file: String
         let source: String
-        let source_crop_left_top_right_bottom: [Int]?
-        let psnr_db_colour_managed_vs_source: Double
+        let sourceCrop: [Int]?
+        let psnrColourManagedVsSource: Double
+
+        /// The manifest's JSON keys.
+        enum CodingKeys: String, CodingKey {
+            case file, source
+            case sourceCrop = "source_crop_left_top_right_bottom"
+            case psnrColourManagedVsSource = "psnr_db_colour_managed_vs_source"
+        }
     }
 
     static func manifest() throws -> [Sample] {
@@ -28,7 +36,7 @@ struct ColorManagementTests {
     /// cropped first where the sample is a crop of it.
     func referenceThumbnail(_ sample: Sample) throws -> Bitmap {
         var bytes = try SamplePhotos.bytes(sample.source)
-        if let crop = sample.source_crop_left_top_right_bottom {
+        if let crop = sample.sourceCrop {
             let full = try decoder.decode(bytes).bitmap
             let cropped = try Bitmap(width: crop[2] - crop[0], height: crop[3] - crop[1], format: full.format)
             for y in 0..<cropped.height {
@@ -36,7 +44,8 @@ struct ColorManagementTests {
             }
             bytes = try ImageEncoder.encode(cropped, as: .png)
         }
-        return try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9)).bitmap
+        return try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
+            .bitmap
     }
 
     @Test("each wide-gamut and CMYK sample converts back to its sRGB source; ignoring the profile does not")
@@ -49,10 +58,14 @@ struct ColorManagementTests {
             let reference = try referenceThumbnail(sample)
             // When it is thumbnailed converting to sRGB, and again keeping the stored pixels
             let managed = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
-            let original = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), colorSpace: .original))
+            let original = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(256), colorSpace: .original))
             // (CMYK is always converted; with its profile ignored it goes through the plain device-CMYK formula)
-            let ignored = managed.probe.isCMYK
-                ? try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), limits: DecodeLimits(maxColorProfileBytes: 1000)))
+            let ignored =
+                managed.probe.isCMYK
+                ? try decoder.decode(
+                    bytes,
+                    options: DecodeOptions(size: .maxPixelSize(256), limits: DecodeLimits(maxColorProfileBytes: 1000)))
                 : original
             // Then the converted thumbnail matches the source (CMYK as far as its smaller gamut allows)
             let isCMYK = managed.probe.isCMYK
@@ -92,14 +105,17 @@ struct ColorManagementTests {
         // Given a JPEG with the Display P3 profile split in three APP2 segments, written 3, 1 after SOF, 2 before
         let profile = try SamplePhotos.bytes("icc/profiles/DisplayP3-v2.icc")
         let plain = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg)
-        let parts = stride(from: 0, to: profile.count, by: 1000).map { Array(profile[$0..<min($0 + 1000, profile.count)]) }
+        let parts = stride(from: 0, to: profile.count, by: 1000).map {
+            Array(profile[$0..<min($0 + 1000, profile.count)])
+        }
         #expect(parts.count == 3)
         func app2(_ index: Int) -> [UInt8] {
             let body = Array("ICC_PROFILE".utf8) + [0, UInt8(index + 1), UInt8(parts.count)] + parts[index]
             return [0xFF, 0xE2, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)] + body
         }
         let sof = try #require(Self.markerOffset(plain, 0xC0))
-        let jpeg = Array(plain[0..<2]) + app2(1) + Array(plain[2..<sof]) + Self.segment(plain, at: sof) + app2(2) + app2(0)
+        let jpeg =
+            Array(plain[0..<2]) + app2(1) + Array(plain[2..<sof]) + Self.segment(plain, at: sof) + app2(2) + app2(0)
             + Array(plain[(sof + Self.segment(plain, at: sof).count)...])
         // When its colour is read and it is decoded
         let reading = jpeg.withUnsafeBytes { EmbeddedColor.readJPEG($0, maxBytes: 4 << 20) }
@@ -120,8 +136,9 @@ struct ColorManagementTests {
         var rng = SplitMix64(state: 7)
         let garbage = (0..<600).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let plain = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg)
-        let withGarbage = try ImageEncoder.encode(TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg,
-                                                  options: EncodeOptions(colorProfile: garbage))
+        let withGarbage = try ImageEncoder.encode(
+            TestBitmaps.synthetic(width: 64, height: 48), as: .jpeg,
+            options: EncodeOptions(colorProfile: garbage))
         // When both are decoded
         let reference = try decoder.decode(plain)
         let decoded = try decoder.decode(withGarbage)
@@ -164,15 +181,19 @@ struct ColorManagementTests {
         #expect(abs(Int(row[x]) - 188) <= 3, "linear \(source[x]) became \(row[x])")
     }
 
-    @Test(".original round-trips the profile bytes through each encoder", arguments: [ImageFileFormat.jpeg, .png, .webp, .avif])
+    @Test(
+        ".original round-trips the profile bytes through each encoder",
+        arguments: [ImageFileFormat.jpeg, .png, .webp, .avif])
     func profileRoundTrip(format: ImageFileFormat) throws {
         // Given a decode that keeps the Display P3 profile
         let source = try SamplePhotos.bytes("icc/displayp3-kite-1280x800.png")
-        let decoded = try decoder.decode(source, options: DecodeOptions(size: .maxPixelSize(128), colorSpace: .original))
+        let decoded = try decoder.decode(
+            source, options: DecodeOptions(size: .maxPixelSize(128), colorSpace: .original))
         let profile = try #require(decoded.colorProfile)
         #expect(profile.data == (try SamplePhotos.bytes("icc/profiles/DisplayP3-v2.icc")))
         // When it is encoded with that profile and read back
-        let encoded = try ImageEncoder.encode(decoded.bitmap, as: format, options: EncodeOptions(colorProfile: profile.data))
+        let encoded = try ImageEncoder.encode(
+            decoded.bitmap, as: format, options: EncodeOptions(colorProfile: profile.data))
         let back = try decoder.decode(encoded, options: DecodeOptions(colorSpace: .original))
         // Then the same bytes come back, and converting gives what the direct conversion gives
         #expect(back.colorProfile?.data == profile.data, "\(format)")
@@ -186,8 +207,11 @@ struct ColorManagementTests {
     func wideGamutShrink() throws {
         // Given JPEGs in three RGB profiles, thumbnailed to 256 px
         func denominator(_ file: String, _ colorSpace: OutputColorSpace = .sRGB) throws -> Int {
-            try decoder.decode(SamplePhotos.bytes("icc/" + file), options: DecodeOptions(size: .maxPixelSize(256), colorSpace: colorSpace))
-                .shrinkDenominator
+            try decoder.decode(
+                SamplePhotos.bytes("icc/" + file),
+                options: DecodeOptions(size: .maxPixelSize(256), colorSpace: colorSpace)
+            )
+            .shrinkDenominator
         }
         // Then the ones whose conversion magnifies decoding errors decode at 1/4, the others at 1/8
         #expect(try denominator("adobergb-path-2560x1600.jpg") == 4)
@@ -197,7 +221,8 @@ struct ColorManagementTests {
         #expect(try denominator("prophoto-eveningglow-2560x1600.jpg", .original) == 8)
     }
 
-    @Test("lcms2 converting in place gives the same bytes as converting into a separate buffer", arguments: [true, false])
+    @Test(
+        "lcms2 converting in place gives the same bytes as converting into a separate buffer", arguments: [true, false])
     func inPlace(opaque: Bool) throws {
         // Given random pixels (premultiplied when not opaque) and the ProPhoto transform
         var rng = SplitMix64(state: 3)
@@ -211,8 +236,13 @@ struct ColorManagementTests {
             }
         }
         let profile = try SamplePhotos.bytes("icc/profiles/ProPhotoRGB-ROMM-v2.icc")
-        guard case .transform(let transform) = ColorTransformCache.shared.conversion(
-            for: .icc(profile), layout: opaque ? .bgra : .bgraPremultiplied) else { Issue.record("no transform"); return }
+        guard
+            case .transform(let transform) = ColorTransformCache.shared.conversion(
+                for: .icc(profile), layout: opaque ? .bgra : .bgraPremultiplied)
+        else {
+            Issue.record("no transform")
+            return
+        }
         // When it is converted row by row into a separate buffer, and in place
         var separate = [[UInt8]]()
         for y in 0..<13 {
@@ -223,30 +253,42 @@ struct ColorManagementTests {
         transform.convertWithLCMS(bitmap)
         // Then the bytes agree exactly, alpha included
         for y in 0..<13 {
-            #expect(Array(UnsafeBufferPointer(start: bitmap.row(y).assumingMemoryBound(to: UInt8.self), count: 97 * 4)) == separate[y])
+            #expect(
+                Array(UnsafeBufferPointer(start: bitmap.row(y).assumingMemoryBound(to: UInt8.self), count: 97 * 4))
+                    == separate[y])
         }
     }
 
-    @Test("the matrix/TRC kernel agrees with lcms2 within one level on every level of every channel",
-          arguments: ["DisplayP3-v2.icc", "AdobeRGB1998-compatible-v2.icc", "ProPhotoRGB-ROMM-v2.icc"])
+    @Test(
+        "the matrix/TRC kernel agrees with lcms2 within one level on every level of every channel",
+        arguments: ["DisplayP3-v2.icc", "AdobeRGB1998-compatible-v2.icc", "ProPhotoRGB-ROMM-v2.icc"])
     func kernelMatchesLCMS(profile: String) throws {
         // Given an opaque bitmap holding all 256 levels per channel, crossed with a coarse grid of the others
         let levels = Array(0...255)
         let bitmap = try Bitmap(width: 256, height: 3 * 9 * 9, format: .bgra8Premultiplied, isOpaque: true)
         var y = 0
-        for channel in 0..<3 { for a in stride(from: 0, through: 256, by: 32) { for b in stride(from: 0, through: 256, by: 32) {
-            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
-            for x in levels {
-                row[4 * x + channel] = UInt8(x)
-                row[4 * x + (channel + 1) % 3] = UInt8(min(a, 255))
-                row[4 * x + (channel + 2) % 3] = UInt8(min(b, 255))
-                row[4 * x + 3] = 255
+        for channel in 0..<3 {
+            for a in stride(from: 0, through: 256, by: 32) {
+                for b in stride(from: 0, through: 256, by: 32) {
+                    let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+                    for x in levels {
+                        row[4 * x + channel] = UInt8(x)
+                        row[4 * x + (channel + 1) % 3] = UInt8(min(a, 255))
+                        row[4 * x + (channel + 2) % 3] = UInt8(min(b, 255))
+                        row[4 * x + 3] = 255
+                    }
+                    y += 1
+                }
             }
-            y += 1
-        } } }
+        }
         let copy = try bitmap.converted(to: .bgra8Premultiplied)
-        guard case .transform(let transform) = ColorTransformCache.shared.conversion(
-            for: .icc(try SamplePhotos.bytes("icc/profiles/" + profile)), layout: .bgra) else { Issue.record("no transform"); return }
+        guard
+            case .transform(let transform) = ColorTransformCache.shared.conversion(
+                for: .icc(try SamplePhotos.bytes("icc/profiles/" + profile)), layout: .bgra)
+        else {
+            Issue.record("no transform")
+            return
+        }
         #expect(transform.kernel != nil)
         // When one copy goes through the kernel and the other through lcms2
         transform.convertInPlace(bitmap)
@@ -254,7 +296,8 @@ struct ColorManagementTests {
         // Then no byte differs by more than one
         var worst = 0
         for y in 0..<bitmap.height {
-            let a = bitmap.row(y).assumingMemoryBound(to: UInt8.self), b = copy.row(y).assumingMemoryBound(to: UInt8.self)
+            let a = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            let b = copy.row(y).assumingMemoryBound(to: UInt8.self)
             for i in 0..<(256 * 4) { worst = max(worst, abs(Int(a[i]) - Int(b[i]))) }
         }
         #expect(worst <= 1, "\(profile): \(worst) levels")
@@ -263,20 +306,26 @@ struct ColorManagementTests {
     @Test("decodes on many threads at once share the transform cache and give the serial result")
     func concurrentDecodes() throws {
         // Given three samples decoded once serially with a cold cache for their profiles
-        let files = ["icc/displayp3-kite-1280x800.png", "icc/prophoto-eveningglow-2560x1600.jpg", "icc/cmyk-fogra39-bythewater-2560x1600.jpg"]
+        let files = [
+            "icc/displayp3-kite-1280x800.png", "icc/prophoto-eveningglow-2560x1600.jpg",
+            "icc/cmyk-fogra39-bythewater-2560x1600.jpg",
+        ]
         let inputs = try files.map { try SamplePhotos.bytes($0) }
         let serial = try inputs.map { try decoder.decode($0, options: DecodeOptions(size: .maxPixelSize(96))).bitmap }
         // When 24 decodes run on concurrent threads
         let results = Locked([Int: Bitmap]())
         DispatchQueue.concurrentPerform(iterations: 24) { i in
-            if let b = try? ImageDecoder().decode(inputs[i % 3], options: DecodeOptions(size: .maxPixelSize(96))).bitmap {
+            if let b = try? ImageDecoder().decode(inputs[i % 3], options: DecodeOptions(size: .maxPixelSize(96))).bitmap
+            {
                 results.withLock { $0[i] = b }
             }
         }
         // Then every one equals its serial decode
         let all = results.withLock { $0 }
         #expect(all.count == 24)
-        for (i, b) in all { #expect(b.pixelsEqual(serial[i % 3]), "\(files[i % 3]) \(PixelCompare.psnr(b, serial[i % 3])) dB") }
+        for (i, b) in all {
+            #expect(b.pixelsEqual(serial[i % 3]), "\(files[i % 3]) \(PixelCompare.psnr(b, serial[i % 3])) dB")
+        }
     }
 
     @Test("PNG gAMA/cHRM without a profile are converted; an sRGB chunk or gAMA 1/2.2 alone are left as they are")
@@ -288,11 +337,14 @@ struct ColorManagementTests {
         let srgb = Self.inserting(chunk: "sRGB", payload: [0], into: png)
         let gamma22 = Self.inserting(chunk: "gAMA", payload: [0, 0, 0xB1, 0x8F], into: png)  // 45455
         // When each is decoded
-        let l = try decoder.decode(linear), s = try decoder.decode(srgb), g = try decoder.decode(gamma22)
+        let l = try decoder.decode(linear)
+        let s = try decoder.decode(srgb)
+        let g = try decoder.decode(gamma22)
         // Then only the linear one is converted (brighter: linear mid-tones are lighter in sRGB)
         #expect(l.convertedToSRGB && !s.convertedToSRGB && !g.convertedToSRGB)
         #expect(s.bitmap.pixelsEqual(bitmap) && g.bitmap.pixelsEqual(bitmap))
-        let x = 20, before = bitmap.row(8).load(fromByteOffset: 4 * x + 1, as: UInt8.self)
+        let x = 20
+        let before = bitmap.row(8).load(fromByteOffset: 4 * x + 1, as: UInt8.self)
         let after = l.bitmap.row(8).load(fromByteOffset: 4 * x + 1, as: UInt8.self)
         #expect(after > before, "\(before) → \(after)")
         #expect(linear.withUnsafeBytes { ImageProber.colorProfile(of: $0) }?.source == .pngChunks)
@@ -309,7 +361,9 @@ struct ColorManagementTests {
         }
         crc = ~crc
         let length = UInt32(payload.count)
-        let bigEndian: (UInt32) -> [UInt8] = { v in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        let bigEndian: (UInt32) -> [UInt8] = { v in
+            [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+        }
         let ihdrEnd = 8 + 8 + 13 + 4
         return Array(png[0..<ihdrEnd]) + bigEndian(length) + body + bigEndian(crc) + Array(png[ihdrEnd...])
     }

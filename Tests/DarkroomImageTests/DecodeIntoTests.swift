@@ -1,8 +1,9 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import DarkroomImage
 
 /// `ImageDecoder.decode(_:options:into:)`: the final pixels land in memory the caller supplies (image tables).
@@ -22,13 +23,17 @@ struct DecodeIntoTests {
         }
     }
 
-    @Test("codec output, format conversion and orientation: called once, the result is the supplied memory, pixels as a plain decode",
-          arguments: [("jpeg", "", PixelFormatPreference.exactly(.bgra8Premultiplied)), ("jpeg", "", .exactly(.gray8)),
-                      ("orientation", "-6.", .exactly(.bgra8Premultiplied)), ("webp", "", .exactly(.gray8)),
-                      ("png", "alpha", .exactly(.bgra8Premultiplied)), ("gif", "", .auto)])
+    @Test(
+        "codec output, format conversion and orientation: called once, the result is the supplied memory, pixels as a plain decode",
+        arguments: [
+            ("jpeg", "", PixelFormatPreference.exactly(.bgra8Premultiplied)), ("jpeg", "", .exactly(.gray8)),
+            ("orientation", "-6.", .exactly(.bgra8Premultiplied)), ("webp", "", .exactly(.gray8)),
+            ("png", "alpha", .exactly(.bgra8Premultiplied)), ("gif", "", .auto),
+        ])
     func decodesIntoSuppliedMemory(_ folder: String, _ name: String, _ format: PixelFormatPreference) throws {
         // Given a sample and a recording allocator
-        let path = try #require(SamplePhotos.files(folder).first { name.isEmpty || $0.contains(name) }, "no \(folder) sample")
+        let path = try #require(
+            SamplePhotos.files(folder).first { name.isEmpty || $0.contains(name) }, "no \(folder) sample")
         let bytes = try SamplePhotos.bytes(path)
         let options = DecodeOptions(size: .fill(width: 120, height: 90), pixelFormat: format)
         let recorder = Recorder()
@@ -40,7 +45,9 @@ struct DecodeIntoTests {
         // Then the allocator was asked once, for the final geometry, and the result lives in what it returned
         let calls = recorder.calls.withLock { $0 }
         #expect(calls.count == 1)
-        #expect(calls.first.map { $0.0 == into.bitmap.width && $0.1 == into.bitmap.height && $0.2 == into.bitmap.format } == true)
+        #expect(
+            calls.first.map { $0.0 == into.bitmap.width && $0.1 == into.bitmap.height && $0.2 == into.bitmap.format }
+                == true)
         #expect(recorder.storages.withLock { $0 } == [ObjectIdentifier(into.bitmap.storage)])
         // And the pixels equal a plain decode's
         #expect(into.bitmap.pixelsEqual(decoded.bitmap))
@@ -64,7 +71,9 @@ struct DecodeIntoTests {
     func customDecoderIsCopied() throws {
         struct Flat: ImageDecoding {
             func canDecode(_ probe: ImageProbe) -> Bool { probe.format == .png }
-            func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) -> Bitmap {
+            func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions)
+                throws(DarkroomImageError) -> Bitmap
+            {
                 do { return try TestBitmaps.synthetic(width: 33, height: 17, gray: true) } catch {
                     throw DarkroomImageError(.outOfMemory, "synthetic image: \(error)")
                 }
@@ -73,7 +82,9 @@ struct DecodeIntoTests {
         let bytes = try SamplePhotos.bytes(try #require(SamplePhotos.files("png").first))
         let recorder = Recorder()
         let decoder = ImageDecoder(customDecoders: [Flat()])
-        let into = try bytes.withUnsafeBytes { raw in try decoder.decode(raw, options: DecodeOptions(), into: recorder.allocate) }
+        let into = try bytes.withUnsafeBytes { raw in
+            try decoder.decode(raw, options: DecodeOptions(), into: recorder.allocate)
+        }
         #expect(recorder.calls.withLock { $0.count } == 1)
         #expect(recorder.storages.withLock { $0 } == [ObjectIdentifier(into.bitmap.storage)])
         #expect(into.bitmap.pixelsEqual(try TestBitmaps.synthetic(width: 33, height: 17, gray: true)))

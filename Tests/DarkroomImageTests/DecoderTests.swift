@@ -1,5 +1,6 @@
 import DarkroomTestSupport
 import Testing
+
 @testable import DarkroomImage
 
 @Suite("Decoding the sample photos")
@@ -17,7 +18,9 @@ struct DecoderTests {
             let full = try decoder.decode(bytes)
             let thumb = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
             // Then the sizes follow the header (after orientation) and the pixels are an image, not a blank
-            #expect(full.bitmap.width == full.probe.orientedWidth && full.bitmap.height == full.probe.orientedHeight, "\(path)")
+            #expect(
+                full.bitmap.width == full.probe.orientedWidth && full.bitmap.height == full.probe.orientedHeight,
+                "\(path)")
             let longest = max(full.probe.width, full.probe.height)
             #expect(max(thumb.bitmap.width, thumb.bitmap.height) == min(256, longest), "\(path)")
             let aspect = Double(full.bitmap.width) / Double(full.bitmap.height)
@@ -44,11 +47,13 @@ struct DecoderTests {
             let psnr = PixelCompare.psnr(image.bitmap, reference)
             #expect(psnr > 30, "\(path): PSNR \(psnr) dB against the upright reference")
             // And a thumbnail of it is upright too
-            let thumb = try decoder.decode(SamplePhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(200))).bitmap
+            let thumb = try decoder.decode(SamplePhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(200)))
+                .bitmap
             #expect(thumb.width == 200 && thumb.height == 125, "\(path)")
         }
         // And without applying it, a rotated file is stored transposed and differs from the reference
-        let raw = try decoder.decode(SamplePhotos.bytes(files[5]), options: DecodeOptions(applyOrientation: false)).bitmap
+        let raw = try decoder.decode(SamplePhotos.bytes(files[5]), options: DecodeOptions(applyOrientation: false))
+            .bitmap
         #expect(raw.width == 375 && raw.height == 600)
     }
 
@@ -57,11 +62,15 @@ struct DecoderTests {
         for path in SamplePhotos.files("jpeg-12mp") {
             let bytes = try SamplePhotos.bytes(path)
             // Given the DCT-scaled thumbnail, measured for pixel memory
-            let (fast, meter) = try PixelMemory.measure { try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256))) }
+            let (fast, meter) = try PixelMemory.measure {
+                try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
+            }
             #expect(fast.shrinkDenominator == 8)
-            #expect(meter.peakBytes < 2_500_000, "\(path): \(meter.peakBytes) bytes of pixels held (full image: 48.8 MB)")
+            #expect(
+                meter.peakBytes < 2_500_000, "\(path): \(meter.peakBytes) bytes of pixels held (full image: 48.8 MB)")
             // When compared with a full-size decode resampled the same way
-            let slow = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
+            let slow = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
             #expect(slow.shrinkDenominator == 1)
             // Then the two agree closely
             let psnr = PixelCompare.psnr(fast.bitmap, slow.bitmap)
@@ -76,15 +85,21 @@ struct DecoderTests {
             let bytes = try SamplePhotos.bytes(path)
             let fast = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256)))
             let exact = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), chromaFromDC: false))
-            let full = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
+            let full = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(256), shrinkOnLoadMargin: 1e9))
             // Then both are close to the full decode, the exact one at least as close
-            let pFast = PixelCompare.psnr(fast.bitmap, full.bitmap), pExact = PixelCompare.psnr(exact.bitmap, full.bitmap)
+            let pFast = PixelCompare.psnr(fast.bitmap, full.bitmap)
+            let pExact = PixelCompare.psnr(exact.bitmap, full.bitmap)
             #expect(pFast > 40, "\(path): \(pFast) dB")
             #expect(pExact >= pFast - 0.01, "\(path): exact \(pExact) dB, from DC \(pFast) dB")
             // And luma, which the option never touches, is the same both ways
-            let grayFast = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), pixelFormat: .exactly(.gray8)))
-            let grayExact = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(256), pixelFormat: .exactly(.gray8),
-                                                                             chromaFromDC: false))
+            let grayFast = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(256), pixelFormat: .exactly(.gray8)))
+            let grayExact = try decoder.decode(
+                bytes,
+                options: DecodeOptions(
+                    size: .maxPixelSize(256), pixelFormat: .exactly(.gray8),
+                    chromaFromDC: false))
             #expect(PixelCompare.psnr(grayFast.bitmap, grayExact.bitmap) == .infinity, "\(path)")
         }
     }
@@ -95,8 +110,12 @@ struct DecoderTests {
         let bytes = try SamplePhotos.bytes(SamplePhotos.files("jpeg")[0])
         let full = try decoder.decode(bytes).bitmap
         // When decoded to 160×100 with the box filter (exact 16×16 blocks)
-        let small = try decoder.decode(bytes, options: DecodeOptions(size: .fit(width: 160, height: 100), filter: .box,
-                                                                     shrinkOnLoadMargin: 1e9)).bitmap
+        let small = try decoder.decode(
+            bytes,
+            options: DecodeOptions(
+                size: .fit(width: 160, height: 100), filter: .box,
+                shrinkOnLoadMargin: 1e9)
+        ).bitmap
         #expect(small.width == 160 && small.height == 100)
         // Then every pixel is the average of its 16×16 block (±2)
         var worst = 0
@@ -128,7 +147,10 @@ struct DecoderTests {
         let rotated = try SamplePhotos.bytes(SamplePhotos.files("orientation")[5])
         let r = try decoder.decode(rotated, options: DecodeOptions(size: .fill(width: 100, height: 50))).bitmap
         #expect(r.width == 100 && r.height == 50)
-        let webp = try decoder.decode(SamplePhotos.bytes(SamplePhotos.files("webp")[2]), options: DecodeOptions(size: .fill(width: 64, height: 64))).bitmap
+        let webp = try decoder.decode(
+            SamplePhotos.bytes(SamplePhotos.files("webp")[2]),
+            options: DecodeOptions(size: .fill(width: 64, height: 64))
+        ).bitmap
         #expect(webp.width == 64 && webp.height == 64)
     }
 
@@ -145,14 +167,18 @@ struct DecoderTests {
         #expect(image.bitmap.cost * 4 == bgra.bitmap.cost)
         #expect(PixelCompare.psnr(image.bitmap, gray) > 35)
         // And color sources asked for gray come out gray
-        let colorToGray = try decoder.decode(SamplePhotos.bytes(SamplePhotos.files("jpeg")[0]),
-                                             options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(.gray8)))
+        let colorToGray = try decoder.decode(
+            SamplePhotos.bytes(SamplePhotos.files("jpeg")[0]),
+            options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(.gray8)))
         #expect(colorToGray.bitmap.format == .gray8)
     }
 
     @Test("alpha survives: RGBA PNG and lossy-alpha WebP are premultiplied, not opaque")
     func alpha() throws {
-        for path in [SamplePhotos.files("png").first { $0.contains("alpha") }!, SamplePhotos.files("webp").first { $0.contains("alpha") }!] {
+        for path in [
+            SamplePhotos.files("png").first { $0.contains("alpha") }!,
+            SamplePhotos.files("webp").first { $0.contains("alpha") }!,
+        ] {
             let image = try decoder.decode(SamplePhotos.bytes(path), options: DecodeOptions(size: .maxPixelSize(128)))
             #expect(!image.bitmap.isOpaque, "\(path)")
             var translucent = 0
@@ -172,7 +198,9 @@ struct DecoderTests {
     func pixelFormats() throws {
         let bytes = try SamplePhotos.bytes(SamplePhotos.files("png").first { $0.contains("alpha") }!)
         for format in PixelFormat.allCases {
-            let b = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(format))).bitmap
+            let b = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(64), pixelFormat: .exactly(format))
+            ).bitmap
             #expect(b.format == format)
             #expect(b.bytesPerRow == Bitmap.alignedBytesPerRow(width: b.width, format: format))
         }

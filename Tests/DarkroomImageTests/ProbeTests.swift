@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomImage
 
 // MARK: - Sample photos and helpers
@@ -71,15 +72,19 @@ private func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
 
 private func exifSegment(_ tiff: [UInt8]) -> [UInt8] { segment(0xE1, ascii("Exif") + [0, 0] + tiff) }
 
-private func jpeg(_ before: [[UInt8]] = [], sof: UInt8 = 0xC0, precision: UInt8 = 8, width: Int = 64,
-                  height: Int = 48, components: Int = 3) -> [UInt8] {
+private func jpeg(
+    _ before: [[UInt8]] = [], sof: UInt8 = 0xC0, precision: UInt8 = 8, width: Int = 64,
+    height: Int = 48, components: Int = 3
+) -> [UInt8] {
     var frame = [precision] + be16(height) + be16(width) + [UInt8(components)]
-    for c in 0 ..< components { frame += [UInt8(c + 1), 0x11, 0] }
+    for c in 0..<components { frame += [UInt8(c + 1), 0x11, 0] }
     return [0xFF, 0xD8] + before.flatMap { $0 } + segment(sof, frame) + segment(0xDA, [1, 1, 0, 0, 63, 0])
         + [0x12, 0x34, 0xFF, 0xD9]
 }
 
-private func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] { be32(data.count) + ascii(type) + data + [0, 0, 0, 0] }
+private func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+    be32(data.count) + ascii(type) + data + [0, 0, 0, 0]
+}
 
 private let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
@@ -109,11 +114,13 @@ private func vp8x(flags: UInt8, width: Int, height: Int) -> [UInt8] {
     webpChunk("VP8X", [flags, 0, 0, 0] + le24(width - 1) + le24(height - 1))
 }
 
-private func gif(width: Int = 10, height: Int = 8, frames: Int, transparent: Bool = false,
-                 interlaced: Bool = false, trailer: Bool = true) -> [UInt8] {
+private func gif(
+    width: Int = 10, height: Int = 8, frames: Int, transparent: Bool = false,
+    interlaced: Bool = false, trailer: Bool = true
+) -> [UInt8] {
     var out = ascii("GIF89a") + le16(width) + le16(height) + [0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
     out += [0x21, 0xFF, 11] + ascii("NETSCAPE2.0") + [3, 1, 0, 0, 0]
-    for _ in 0 ..< frames {
+    for _ in 0..<frames {
         out += [0x21, 0xF9, 4, transparent ? 1 : 0, 10, 0, 0, 0]
         out += [0x2C] + le16(0) + le16(0) + le16(width) + le16(height) + [interlaced ? 0x40 : 0]
         out += [2, 2, 0x4C, 0x01, 0]  // LZW minimum code size, one 2-byte sub-block, terminator
@@ -132,12 +139,13 @@ struct ProbeTests {
         let files = try SamplePhotos.allRelative()
         for file in files {
             let name = String(file.split(separator: "/").last!)
-            let expectedFormat: ImageFileFormat = switch name.split(separator: ".").last! {
-            case "jpg": .jpeg
-            case "png": .png
-            case "webp": .webp
-            default: .gif
-            }
+            let expectedFormat: ImageFileFormat =
+                switch name.split(separator: ".").last! {
+                case "jpg": .jpeg
+                case "png": .png
+                case "webp": .webp
+                default: .gif
+                }
             var (width, height) = try #require(sizeInName(name), "no size in \(name)")
             if file.hasPrefix("orientation/") {  // named 600x400, stored 600x375 (transposed for 5–8)
                 let n = Int(name.dropLast(4).split(separator: "-").last!)!
@@ -165,11 +173,14 @@ struct ProbeTests {
             #expect(r.bitDepth == 8 && !r.isGrayscale && !r.hasAlpha && r.frameCount == 1)
         }
         let progressive = zip(files, results).filter { $0.1.isProgressive }.map(\.0).sorted()
-        #expect(progressive == ["jpeg-12mp/kite-4032x3024-progressive.jpg",
-                                "jpeg/colorfulcups-2560x1600.jpg", "jpeg/summer_1am-2560x1600.jpg"])
+        #expect(
+            progressive == [
+                "jpeg-12mp/kite-4032x3024-progressive.jpg",
+                "jpeg/colorfulcups-2560x1600.jpg", "jpeg/summer_1am-2560x1600.jpg",
+            ])
     }
 
-    @Test(arguments: 1 ... 8)
+    @Test(arguments: 1...8)
     func orientationSamplesReportTheirTag(_ n: Int) throws {
         // Given the sample with EXIF orientation n
         let path = SamplePhotos.path("orientation/fallenleaf-600x400-orientation-\(n).jpg")
@@ -243,9 +254,12 @@ struct ProbeTests {
         for file in try SamplePhotos.allRelative() {
             let bytes = try SamplePhotos.bytes(file)
             let full = try #require(probe(bytes).value)
-            var cuts = Array(0 ... min(2048, bytes.count - 1))
+            var cuts = Array(0...min(2048, bytes.count - 1))
             var cut = 2048
-            while cut < bytes.count { cuts.append(cut); cut = cut * 5 / 4 }
+            while cut < bytes.count {
+                cuts.append(cut)
+                cut = cut * 5 / 4
+            }
             cuts.append(bytes.count - 1)
             for length in cuts {
                 // When the prefix is probed
@@ -255,8 +269,9 @@ struct ProbeTests {
                 case .failure(let error):
                     #expect(error.code == (length == 0 ? .empty : .truncated), "\(file) cut at \(length): \(error)")
                 case .success(let partial):
-                    #expect(partial.format == full.format && partial.width == full.width
-                        && partial.height == full.height && partial.orientation == full.orientation,
+                    #expect(
+                        partial.format == full.format && partial.width == full.width
+                            && partial.height == full.height && partial.orientation == full.orientation,
                         "\(file) cut at \(length)")
                     #expect(partial.frameCount <= full.frameCount && partial.frameCount >= 1)
                 }
@@ -270,16 +285,17 @@ struct ProbeTests {
         var outcomes = 0
         for file in try SamplePhotos.allRelative() {
             let original = try SamplePhotos.bytes(file)
-            for _ in 0 ..< 150 {
+            for _ in 0..<150 {
                 var bytes = original
-                for _ in 0 ..< Int.random(in: 1 ... 4, using: &random) {
-                    bytes[Int.random(in: 0 ..< min(8192, bytes.count), using: &random)] ^= UInt8.random(in: 1 ... 255, using: &random)
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    bytes[Int.random(in: 0..<min(8192, bytes.count), using: &random)] ^= UInt8.random(
+                        in: 1...255, using: &random)
                 }
                 // When probed
                 let result = probe(bytes, limits: DecodeLimits(maxFrames: 64))
                 // Then it answers a sane header or a DarkroomImageError (typed throws allow nothing else)
                 if let r = result.value {
-                    #expect(r.width > 0 && r.height > 0 && (1 ... 64).contains(r.frameCount), "\(file)")
+                    #expect(r.width > 0 && r.height > 0 && (1...64).contains(r.frameCount), "\(file)")
                 }
                 outcomes += 1
             }
@@ -292,7 +308,8 @@ struct ProbeTests {
         let path = SamplePhotos.path("gif/slideshow-480x300-animated.gif")
         // When probed
         let over = probeFile(path, limits: DecodeLimits(maxFrames: 12))
-        let inMemory = probe(try SamplePhotos.bytes("gif/slideshow-480x300-animated.gif"), limits: DecodeLimits(maxFrames: 5))
+        let inMemory = probe(
+            try SamplePhotos.bytes("gif/slideshow-480x300-animated.gif"), limits: DecodeLimits(maxFrames: 5))
         let exact = probeFile(path, limits: DecodeLimits(maxFrames: 13))
         // Then going over the limit is .limitExceeded, reaching it is fine
         #expect(errorCode(over) == .limitExceeded)
@@ -361,11 +378,13 @@ struct ProbeTests {
 
     @Test func jpegMarkerWalkHandlesFillStandaloneAndAppSegments() throws {
         // Given fill bytes, TEM, RST, a repeated SOI, JFIF, EXIF (orientation 6) and an ICC profile before SOF
-        let extras: [[UInt8]] = [segment(0xE0, ascii("JFIF") + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
-                                 [0xFF, 0xFF, 0xFF, 0x01, 0xFF, 0xD3, 0xFF, 0xD8],
-                                 exifSegment(tiff(orientation: 6)),
-                                 segment(0xE2, ascii("ICC_PROFILE") + [0, 1, 1] + [UInt8](repeating: 7, count: 40)),
-                                 segment(0xFE, ascii("comment")), [0xFF, 0xFF]]
+        let extras: [[UInt8]] = [
+            segment(0xE0, ascii("JFIF") + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
+            [0xFF, 0xFF, 0xFF, 0x01, 0xFF, 0xD3, 0xFF, 0xD8],
+            exifSegment(tiff(orientation: 6)),
+            segment(0xE2, ascii("ICC_PROFILE") + [0, 1, 1] + [UInt8](repeating: 7, count: 40)),
+            segment(0xFE, ascii("comment")), [0xFF, 0xFF],
+        ]
         // When probed
         let result = try #require(probe(jpeg(extras, width: 300, height: 200)).value)
         // Then
@@ -403,7 +422,7 @@ struct ProbeTests {
         #expect(orientation(Array(tiff(orientation: 6).prefix(20))) == .up)
         #expect(orientation(ascii("XX") + [UInt8](repeating: 0, count: 30)) == .up)
         var badOffset = tiff(orientation: 6)
-        badOffset[4 ..< 8] = [0xFF, 0xFF, 0xFF, 0x7F]
+        badOffset[4..<8] = [0xFF, 0xFF, 0xFF, 0x7F]
         #expect(orientation(badOffset) == .up)
     }
 
@@ -418,8 +437,11 @@ struct ProbeTests {
         let (result, bytesRead) = try ImageProber.probeFile(atPath: url.path, limits: .default)
         // Then it read past 64 KiB but not the whole file, and found everything
         #expect(bytesRead > ImageProber.initialPrefixBytes && bytesRead < bytes.count)
-        #expect(result == ImageProbe(format: .jpeg, width: 1234, height: 567, orientation: .leftMirrored,
-                                     hasICCProfile: true))
+        #expect(
+            result
+                == ImageProbe(
+                    format: .jpeg, width: 1234, height: 567, orientation: .leftMirrored,
+                    hasICCProfile: true))
         // And the same file cut before its frame header is .truncated
         let cut = try temporaryFile(Array(bytes.prefix(100_000)))
         defer { removeTemporary(cut) }
@@ -430,16 +452,20 @@ struct ProbeTests {
 
     @Test func pngChunksBeforeIDAT() throws {
         // Given PNGs with gray types, tRNS, acTL, eXIf and iCCP / When probed / Then
-        #expect(probe(png(colorType: 0, bitDepth: 1)).value
-            == ImageProbe(format: .png, width: 32, height: 16, isGrayscale: true, bitDepth: 1))
+        #expect(
+            probe(png(colorType: 0, bitDepth: 1)).value
+                == ImageProbe(format: .png, width: 32, height: 16, isGrayscale: true, bitDepth: 1))
         #expect(probe(png(colorType: 4)).value.map { $0.isGrayscale && $0.hasAlpha } == true)
-        #expect(probe(png(colorType: 3, [pngChunk("PLTE", [0, 0, 0]), pngChunk("tRNS", [0])])).value?.hasAlpha == true)
+        #expect(
+            probe(png(colorType: 3, [pngChunk("PLTE", [0, 0, 0]), pngChunk("tRNS", [0])])).value?.hasAlpha == true)
         #expect(probe(png(interlace: 1)).value?.isProgressive == true)
         #expect(probe(png([pngChunk("acTL", be32(7) + be32(0))])).value?.frameCount == 7)
-        #expect(errorCode(probe(png([pngChunk("acTL", be32(7) + be32(0))]), limits: DecodeLimits(maxFrames: 6)))
-            == .limitExceeded)
-        #expect(probe(png([pngChunk("eXIf", tiff(orientation: 7, bigEndian: true))])).value?.orientation
-            == .rightMirrored)
+        #expect(
+            errorCode(probe(png([pngChunk("acTL", be32(7) + be32(0))]), limits: DecodeLimits(maxFrames: 6)))
+                == .limitExceeded)
+        #expect(
+            probe(png([pngChunk("eXIf", tiff(orientation: 7, bigEndian: true))])).value?.orientation
+                == .rightMirrored)
         #expect(probe(png([pngChunk("iCCP", ascii("icc") + [0, 0, 1, 2])])).value?.hasICCProfile == true)
         #expect(probe(png()).value == ImageProbe(format: .png, width: 32, height: 16))
     }
@@ -463,21 +489,31 @@ struct ProbeTests {
     @Test func webpContainers() throws {
         // Given simple and extended WebP files / When probed / Then
         #expect(probe(riff([vp8(width: 300, height: 200)])).value == ImageProbe(format: .webp, width: 300, height: 200))
-        #expect(probe(riff([vp8l(width: 5, height: 9, alpha: true)])).value
-            == ImageProbe(format: .webp, width: 5, height: 9, hasAlpha: true))
+        #expect(
+            probe(riff([vp8l(width: 5, height: 9, alpha: true)])).value
+                == ImageProbe(format: .webp, width: 5, height: 9, hasAlpha: true))
         #expect(probe(riff([vp8l(width: 5, height: 9, alpha: false)])).value?.hasAlpha == false)
-        let withAlpha = riff([vp8x(flags: 0, width: 70, height: 2000), webpChunk("ALPH", [0, 1, 2]),
-                              vp8(width: 70, height: 2000)])
+        let withAlpha = riff([
+            vp8x(flags: 0, width: 70, height: 2000), webpChunk("ALPH", [0, 1, 2]),
+            vp8(width: 70, height: 2000),
+        ])
         #expect(probe(withAlpha).value == ImageProbe(format: .webp, width: 70, height: 2000, hasAlpha: true))
         for preamble in [[], ascii("Exif") + [0, 0]] {
-            let exif = riff([vp8x(flags: 0x28, width: 4, height: 3), webpChunk("ICCP", [1, 2, 3]),
-                             vp8(width: 4, height: 3), webpChunk("EXIF", preamble + tiff(orientation: 6))])
-            #expect(probe(exif).value == ImageProbe(format: .webp, width: 4, height: 3, orientation: .right,
-                                                    hasICCProfile: true))
+            let exif = riff([
+                vp8x(flags: 0x28, width: 4, height: 3), webpChunk("ICCP", [1, 2, 3]),
+                vp8(width: 4, height: 3), webpChunk("EXIF", preamble + tiff(orientation: 6)),
+            ])
+            #expect(
+                probe(exif).value
+                    == ImageProbe(
+                        format: .webp, width: 4, height: 3, orientation: .right,
+                        hasICCProfile: true))
         }
         let frame = webpChunk("ANMF", [UInt8](repeating: 0, count: 16) + vp8(width: 4, height: 3))
-        let animated = riff([vp8x(flags: 0x02, width: 4, height: 3), webpChunk("ANIM", [0, 0, 0, 0, 0, 0]),
-                             frame, frame, frame])
+        let animated = riff([
+            vp8x(flags: 0x02, width: 4, height: 3), webpChunk("ANIM", [0, 0, 0, 0, 0, 0]),
+            frame, frame, frame,
+        ])
         #expect(probe(animated).value?.frameCount == 3)
         #expect(errorCode(probe(animated, limits: DecodeLimits(maxFrames: 2))) == .limitExceeded)
     }
@@ -510,7 +546,7 @@ struct ProbeTests {
         #expect(errorCode(probe(gif(frames: 4), limits: DecodeLimits(maxFrames: 3))) == .limitExceeded)
         #expect(errorCode(probe(Array(gif(frames: 1).dropLast()) + [0x99])) == .corrupt)
         var zeroScreen = gif(width: 6, height: 5, frames: 1)
-        zeroScreen[6 ..< 10] = [0, 0, 0, 0]
+        zeroScreen[6..<10] = [0, 0, 0, 0]
         #expect(probe(zeroScreen).value.map { [$0.width, $0.height] } == [6, 5])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import DarkroomImage
 
 /// An in-memory test image: `width × height` pixels of `channels` bytes, rows packed.
@@ -29,17 +30,20 @@ private struct TestImage {
 }
 
 /// Runs the resampler on `image`, feeding only `requiredSourceRows` unless `feedAllRows`.
-private func resample(_ image: TestImage, rect: SourceRect? = nil, width: Int, height: Int,
-                      filter: ResamplingFilter = .lanczos3, alpha: Int? = nil,
-                      feedAllRows: Bool = false) throws -> TestImage {
+private func resample(
+    _ image: TestImage, rect: SourceRect? = nil, width: Int, height: Int,
+    filter: ResamplingFilter = .lanczos3, alpha: Int? = nil,
+    feedAllRows: Bool = false
+) throws -> TestImage {
     var output = TestImage(width: width, height: height, channels: image.channels) { _, _, _ in 0 }
     let rect = rect ?? SourceRect(x: 0, y: 0, width: Double(image.width), height: Double(image.height))
     let rowBytes = image.width * image.channels
     try output.pixels.withUnsafeMutableBytes { out in
         let resampler = try RowResampler(
             sourceWidth: image.width, sourceHeight: image.height, channels: image.channels, sourceRect: rect,
-            destination: PixelRows(base: out.baseAddress!, width: width, height: height,
-                                   bytesPerRow: width * image.channels),
+            destination: PixelRows(
+                base: out.baseAddress!, width: width, height: height,
+                bytesPerRow: width * image.channels),
             filter: filter, alphaChannel: alpha)
         image.pixels.withUnsafeBytes { source in
             let rows = feedAllRows ? 0..<image.height : resampler.requiredSourceRows
@@ -78,7 +82,9 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
                 // When it is resampled to any size
                 let out = try resample(image, width: dw, height: dh, filter: filter, alpha: color.alpha)
                 // Then every output pixel is exactly that color
-                let wrong = (0..<(dw * dh * color.channels)).filter { out.pixels[$0] != color.value[$0 % color.channels] }
+                let wrong = (0..<(dw * dh * color.channels)).filter {
+                    out.pixels[$0] != color.value[$0 % color.channels]
+                }
                 #expect(wrong.isEmpty, "\(filter) \(sw)×\(sh)→\(dw)×\(dh) \(color.value): \(wrong.count) wrong")
             }
         }
@@ -106,7 +112,9 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
         for y in 0..<24 {
             for x in 0..<32 {
                 for c in 0..<4 {
-                    let sum = [(0, 0), (1, 0), (0, 1), (1, 1)].reduce(0) { $0 + Int(image[2 * x + $1.0, 2 * y + $1.1, c]) }
+                    let sum = [(0, 0), (1, 0), (0, 1), (1, 1)].reduce(0) {
+                        $0 + Int(image[2 * x + $1.0, 2 * y + $1.1, c])
+                    }
                     worst = max(worst, abs(Int(out[x, y, c]) - sum / 4))
                 }
             }
@@ -125,7 +133,9 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
     @Test(arguments: [(120, 90), (300, 225), (37, 29), (1200, 20)])
     func smoothGradientStaysCloseToTheAnalyticValue(width: Int, height: Int) throws {
         // Given a smooth image whose slope vanishes at the edges
-        let image = Self.smoothImage, sw = image.width, sh = image.height
+        let image = Self.smoothImage
+        let sw = image.width
+        let sh = image.height
         let f = Self.smooth
         for filter in ResamplingFilter.allCases {
             // When it is downscaled (including ratios that use the box pre-reduction)
@@ -179,7 +189,8 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
             let out = try resample(image, width: dw, height: dh, filter: .lanczos3, alpha: 3)
             // Then no color exceeds its alpha
             var violations = 0
-            for i in stride(from: 0, to: out.pixels.count, by: 4) where out.pixels[i ..< i + 3].contains(where: { $0 > out.pixels[i + 3] }) {
+            for i in stride(from: 0, to: out.pixels.count, by: 4)
+            where out.pixels[i..<i + 3].contains(where: { $0 > out.pixels[i + 3] }) {
                 violations += 1
             }
             #expect(violations == 0, "\(dw)×\(dh)")
@@ -187,13 +198,14 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
         // And with alpha first (ARGB) the same holds
         let argb = TestImage(width: 120, height: 90, channels: 4) { x, y, c in image[x, y, (c + 3) % 4] }
         let out = try resample(argb, width: 43, height: 33, filter: .lanczos3, alpha: 0)
-        #expect(stride(from: 0, to: out.pixels.count, by: 4).allSatisfy { i in
-            out.pixels[i + 1 ..< i + 4].allSatisfy { $0 <= out.pixels[i] }
-        })
+        #expect(
+            stride(from: 0, to: out.pixels.count, by: 4).allSatisfy { i in
+                out.pixels[i + 1..<i + 4].allSatisfy { $0 <= out.pixels[i] }
+            })
         // And without alpha semantics the same resample does ring past alpha (so the clamp is what holds it)
         let free = try resample(image, width: 43, height: 33, filter: .lanczos3, alpha: nil)
         let ringing = stride(from: 0, to: free.pixels.count, by: 4).contains { i in
-            free.pixels[i ..< i + 3].contains { $0 > free.pixels[i + 3] }
+            free.pixels[i..<i + 3].contains { $0 > free.pixels[i + 3] }
         }
         #expect(ringing)
     }
@@ -204,8 +216,9 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
         // When a box halving uses a source rect vs. the pre-cropped image
         let rect = SourceRect(x: 40, y: 30, width: 80, height: 60)
         let viaRect = try resample(image, rect: rect, width: 40, height: 30, filter: .box)
-        let viaCrop = try resample(image.cropped(x: 40, y: 30, width: 80, height: 60), width: 40, height: 30,
-                                   filter: .box)
+        let viaCrop = try resample(
+            image.cropped(x: 40, y: 30, width: 80, height: 60), width: 40, height: 30,
+            filter: .box)
         // Then every pixel matches (±1)
         #expect(zip(viaRect.pixels, viaCrop.pixels).allSatisfy { abs(Int($0) - Int($1)) <= 1 })
 
@@ -226,21 +239,26 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
 
     @Test func hugeRatioStreamsInBoundedMemory() throws {
         // Given a 5000×3000 BGRA image (60 MB if held) produced one row at a time: a horizontal ramp
-        let sw = 5000, sh = 3000, dw = 50, dh = 30
+        let sw = 5000
+        let sh = 3000
+        let dw = 50
+        let dh = 30
         let row = (0..<(sw * 4)).map { i in i % 4 == 3 ? UInt8(255) : UInt8((i / 4) * 255 / (sw - 1)) }
         var output = [UInt8](repeating: 0, count: dw * dh * 4)
         // When it is reduced 100× with streaming rows, measured by a meter that sees only this test's memory
-        let (_, meter) = try PixelMemory.measure { try output.withUnsafeMutableBytes { out in
-            let resampler = try RowResampler(
-                sourceWidth: sw, sourceHeight: sh, channels: 4,
-                sourceRect: SourceRect(x: 0, y: 0, width: Double(sw), height: Double(sh)),
-                destination: PixelRows(base: out.baseAddress!, width: dw, height: dh, bytesPerRow: dw * 4),
-                filter: .lanczos3, alphaChannel: 3)
-            row.withUnsafeBytes { source in
-                for y in resampler.requiredSourceRows { resampler.consume(row: source.baseAddress!, y: y) }
+        let (_, meter) = try PixelMemory.measure {
+            try output.withUnsafeMutableBytes { out in
+                let resampler = try RowResampler(
+                    sourceWidth: sw, sourceHeight: sh, channels: 4,
+                    sourceRect: SourceRect(x: 0, y: 0, width: Double(sw), height: Double(sh)),
+                    destination: PixelRows(base: out.baseAddress!, width: dw, height: dh, bytesPerRow: dw * 4),
+                    filter: .lanczos3, alphaChannel: 3)
+                row.withUnsafeBytes { source in
+                    for y in resampler.requiredSourceRows { resampler.consume(row: source.baseAddress!, y: y) }
+                }
+                resampler.finish()
             }
-            resampler.finish()
-        } }
+        }
         // Then the resampler's peak pixel memory proves streaming (far below the 60 MB image)
         let peak = meter.peakBytes
         #expect(peak < 2_000_000, "peak \(peak) bytes")
@@ -267,9 +285,11 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
         }
         var scratch = [UInt8](repeating: 0, count: 40 * 11 * 4)
         let probe = try scratch.withUnsafeMutableBytes { out in
-            try RowResampler(sourceWidth: 400, sourceHeight: 300, channels: 4, sourceRect: rect,
-                             destination: PixelRows(base: out.baseAddress!, width: 40, height: 11, bytesPerRow: 160),
-                             filter: .lanczos3, alphaChannel: nil).requiredSourceRows
+            try RowResampler(
+                sourceWidth: 400, sourceHeight: 300, channels: 4, sourceRect: rect,
+                destination: PixelRows(base: out.baseAddress!, width: 40, height: 11, bytesPerRow: 160),
+                filter: .lanczos3, alphaChannel: nil
+            ).requiredSourceRows
         }
         #expect(probe.lowerBound > 60 && probe.upperBound < 240, "\(probe)")
     }
@@ -290,7 +310,8 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
                     filter: .lanczos3, alphaChannel: 3)
                 image.pixels.withUnsafeBytes { source in
                     for y in resampler.requiredSourceRows {
-                        let fed = pattern == "even rows only" ? y % 2 == 0 : pattern == "first half only" ? y < sh / 2 : false
+                        let fed =
+                            pattern == "even rows only" ? y % 2 == 0 : pattern == "first half only" ? y < sh / 2 : false
                         if fed { resampler.consume(row: source.baseAddress! + y * rowBytes, y: y) }
                     }
                 }
@@ -317,7 +338,8 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
         var worst = 0.0
         for y in 6..<24 {
             for x in 6..<34 {
-                let sx = (Double(x) + 0.5) / 2 - 0.5, sy = (Double(y) + 0.5) / 2 - 0.5
+                let sx = (Double(x) + 0.5) / 2 - 0.5
+                let sy = (Double(y) + 0.5) / 2 - 0.5
                 worst = max(worst, abs(Double(big[x, y, 0]) - (40 + 6 * sx + 5 * sy)))
             }
         }
@@ -346,20 +368,27 @@ private func noise(_ x: Int, _ y: Int, _ c: Int) -> UInt8 {
                 (0, 10, 4, whole, PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil),
                 (10, 10, 3, whole, PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil),
                 (10, 10, 4, whole, PixelRows(base: base, width: 0, height: 2, bytesPerRow: 8), nil),
-                (10, 10, 4, SourceRect(x: 5, y: 0, width: 10, height: 10),
-                 PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil),
-                (10, 10, 4, SourceRect(x: -1, y: 0, width: 5, height: 5),
-                 PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil),
-                (10, 10, 4, SourceRect(x: 0, y: 0, width: 0, height: 5),
-                 PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil),
+                (
+                    10, 10, 4, SourceRect(x: 5, y: 0, width: 10, height: 10),
+                    PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil
+                ),
+                (
+                    10, 10, 4, SourceRect(x: -1, y: 0, width: 5, height: 5),
+                    PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil
+                ),
+                (
+                    10, 10, 4, SourceRect(x: 0, y: 0, width: 0, height: 5),
+                    PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), nil
+                ),
                 (10, 10, 1, whole, PixelRows(base: base, width: 2, height: 2, bytesPerRow: 8), 0),
                 (10, 10, 4, whole, PixelRows(base: base, width: 4, height: 2, bytesPerRow: 8), nil),
             ]
             for (sw, sh, channels, rect, destination, alpha) in cases {
                 // Given impossible geometry, When a resampler is made, Then it throws invalidArgument
                 do {
-                    _ = try RowResampler(sourceWidth: sw, sourceHeight: sh, channels: channels, sourceRect: rect,
-                                         destination: destination, filter: .lanczos3, alphaChannel: alpha)
+                    _ = try RowResampler(
+                        sourceWidth: sw, sourceHeight: sh, channels: channels, sourceRect: rect,
+                        destination: destination, filter: .lanczos3, alphaChannel: alpha)
                     Issue.record("accepted \(sw)×\(sh)×\(channels) \(rect) → \(destination.width)")
                 } catch {
                     #expect((error as? DarkroomImageError)?.code == .invalidArgument)

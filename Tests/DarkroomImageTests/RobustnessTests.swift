@@ -1,6 +1,7 @@
-import DarkroomTestSupport
 import DarkroomSupport
+import DarkroomTestSupport
 import Testing
+
 @testable import DarkroomImage
 
 @Suite("Hostile and broken input")
@@ -10,7 +11,10 @@ struct RobustnessTests {
 
     /// Decodes and reports only whether it threw a typed error; a crash fails the whole run.
     func outcome(_ bytes: [UInt8], _ options: DecodeOptions) -> DarkroomImageError? {
-        do { _ = try decoder.decode(bytes, options: options); return nil } catch { return error }
+        do {
+            _ = try decoder.decode(bytes, options: options)
+            return nil
+        } catch { return error }
     }
 
     @Test("truncations at many offsets give errors, never crashes", arguments: SamplePhotos.all)
@@ -71,7 +75,9 @@ struct RobustnessTests {
     @Test("each limit trips with limit_exceeded")
     func limits() throws {
         let jpeg = try SamplePhotos.bytes(SamplePhotos.files("jpeg-12mp")[0])
-        func code(_ bytes: [UInt8], _ change: (inout DecodeLimits) -> Void, size: TargetSize = .original) -> DarkroomImageError.Code? {
+        func code(_ bytes: [UInt8], _ change: (inout DecodeLimits) -> Void, size: TargetSize = .original)
+            -> DarkroomImageError.Code?
+        {
             var options = DecodeOptions(size: size)
             change(&options.limits)
             return outcome(bytes, options)?.code
@@ -103,8 +109,10 @@ struct RobustnessTests {
         var forged = tiny
         // Patch SOF0's height/width fields.
         if let sof = (0..<(forged.count - 9)).first(where: { forged[$0] == 0xFF && forged[$0 + 1] == 0xC0 }) {
-            forged[sof + 5] = UInt8(12500 >> 8); forged[sof + 6] = UInt8(12500 & 255)
-            forged[sof + 7] = UInt8(16000 >> 8); forged[sof + 8] = UInt8(16000 & 255)
+            forged[sof + 5] = UInt8(12500 >> 8)
+            forged[sof + 6] = UInt8(12500 & 255)
+            forged[sof + 7] = UInt8(16000 >> 8)
+            forged[sof + 8] = UInt8(16000 & 255)
         }
         // When decoded in full it is refused before allocating 800 MB
         #expect(outcome(forged, DecodeOptions())?.code == .limitExceeded)
@@ -112,4 +120,3 @@ struct RobustnessTests {
         #expect(outcome(forged, small)?.code == .truncated)
     }
 }
-

@@ -1,9 +1,10 @@
 import DarkroomSupport
-@testable import DarkroomServer
 import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("AdmissionController")
 struct AdmissionControllerTests {
@@ -18,7 +19,10 @@ struct AdmissionControllerTests {
                 group.addTask {
                     do {
                         try await admission.run {
-                            peak.withLock { $0.now += 1; $0.max = max($0.max, $0.now) }
+                            peak.withLock {
+                                $0.now += 1
+                                $0.max = max($0.max, $0.now)
+                            }
                             await gate.wait()
                             peak.withLock { $0.now -= 1 }
                         }
@@ -31,8 +35,11 @@ struct AdmissionControllerTests {
                 }
             }
             // When all 10 have arrived (2 running, 3 queued, 5 refused), the gate opens
-            let settled = await eventually { admission.running == 2 && admission.queued == 3 && admission.refusedCount == 5 }
-            #expect(settled, "running \(admission.running), queued \(admission.queued), refused \(admission.refusedCount)")
+            let settled = await eventually {
+                admission.running == 2 && admission.queued == 3 && admission.refusedCount == 5
+            }
+            #expect(
+                settled, "running \(admission.running), queued \(admission.queued), refused \(admission.refusedCount)")
             gate.open()
             return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         }
@@ -77,11 +84,16 @@ struct AdmissionControllerTests {
                 group.addTask {
                     try await admission.run(cost: cost) {
                         peak.withLock { p in
-                            p.now += cost; p.concurrent += 1
-                            p.max = max(p.max, p.now); p.maxConcurrent = max(p.maxConcurrent, p.concurrent)
+                            p.now += cost
+                            p.concurrent += 1
+                            p.max = max(p.max, p.now)
+                            p.maxConcurrent = max(p.maxConcurrent, p.concurrent)
                         }
                         await gate.wait()
-                        peak.withLock { p in p.now -= cost; p.concurrent -= 1 }
+                        peak.withLock { p in
+                            p.now -= cost
+                            p.concurrent -= 1
+                        }
                     }
                 }
                 // the next arrives only once this one is running or queued

@@ -1,9 +1,11 @@
-import NIOCore
-@testable import DarkroomServer
+import DarkroomImage
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("GET / gallery")
 struct GalleryTests {
@@ -68,7 +70,6 @@ struct GalleryTests {
     }
 }
 
-import DarkroomImage
 enum ImageEncoderShim {
     static func jpeg() throws -> [UInt8] {
         try ImageEncoder.encode(ServerHarness.gradient(50, 50, alpha: false), as: .jpeg)

@@ -1,9 +1,10 @@
-import NIOCore
-@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("GET /v1/info, /health, /metrics")
 struct InfoHealthMetricsTests {
@@ -28,13 +29,15 @@ struct InfoHealthMetricsTests {
     @Test("info on a rotated photo reports the upright size")
     func orientation() async throws {
         let dir = ServerHarness.photos + "/orientation"
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix("orientation-6.jpg") })
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix("orientation-6.jpg") })
         try await ServerHarness.withServer(ServerHarness.configuration(root: ServerHarness.photos)) { _, client in
             let r = try await client.execute(uri: "/v1/info?src=orientation/\(name.queryEncoded)", method: .get)
             let j = try JSONSerialization.jsonObject(with: Data(r.bytes)) as! [String: Any]
             // Then the stored size is swapped and the upright one is what a viewer shows
             #expect(j["orientation"] as? Int == 6)
-            #expect(j["orientedWidth"] as? Int == j["height"] as? Int && j["orientedHeight"] as? Int == j["width"] as? Int)
+            #expect(
+                j["orientedWidth"] as? Int == j["height"] as? Int && j["orientedHeight"] as? Int == j["width"] as? Int)
             #expect((j["orientedWidth"] as? Int ?? 0) > (j["orientedHeight"] as? Int ?? 0), "upright is landscape")
         }
     }
@@ -43,7 +46,8 @@ struct InfoHealthMetricsTests {
     func infoErrors() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             #expect(try await client.execute(uri: "/v1/info", method: .get).errorCode == "bad_request")
-            #expect(try await client.execute(uri: "/v1/info?src=../x.jpg", method: .get).errorCode == "path_outside_root")
+            #expect(
+                try await client.execute(uri: "/v1/info?src=../x.jpg", method: .get).errorCode == "path_outside_root")
             #expect(try await client.execute(uri: "/v1/info?src=nope.jpg", method: .get).status == .notFound)
             let broken = try await client.execute(uri: "/v1/info?src=broken.jpg", method: .get)
             #expect(broken.status == .unsupportedMediaType && broken.errorCode == "unsupported_media_type")

@@ -1,10 +1,11 @@
 import DarkroomTestSupport
-import NIOCore
-@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("Overload and timeouts")
 struct OverloadTests {
@@ -31,7 +32,9 @@ struct OverloadTests {
             let results = try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for i in 0..<6 {
                     let src = "http://slow.example:\(origin.port)/photo?delay=6000&n=\(i)"
-                    group.addTask { try await client.execute(uri: "/v1/thumb?w=32&src=" + src.queryEncoded, method: .get) }
+                    group.addTask {
+                        try await client.execute(uri: "/v1/thumb?w=32&src=" + src.queryEncoded, method: .get)
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -45,7 +48,8 @@ struct OverloadTests {
                 #expect(Int(r.headers[.retryAfter] ?? "") ?? 0 >= 1)
             }
             // And once the load is gone the server admits work again
-            let after = try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?n=9".queryEncoded, method: .get)
+            let after = try await client.execute(
+                uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?n=9".queryEncoded, method: .get)
             #expect(after.status == .ok)
         }
     }
@@ -59,8 +63,9 @@ struct OverloadTests {
             // Given a cached local thumbnail and the only render slot busy with a slow remote source
             #expect(try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=50", method: .get).status == .ok)
             let slow = Task {
-                try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=10000".queryEncoded,
-                                         method: .get)
+                try await client.execute(
+                    uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=10000".queryEncoded,
+                    method: .get)
             }
             // (wait until it holds the slot, however busy the machine)
             let deadline = ContinuousClock.now + .seconds(20)
@@ -86,8 +91,9 @@ struct OverloadTests {
         let (config, resolver) = slowConfiguration(renders: 1, queued: 1, timeout: 0.5)
         try await ServerHarness.withServer(config, resolver: resolver) { _, client in
             let started = ContinuousClock.now
-            let r = try await client.execute(uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=120000".queryEncoded,
-                                             method: .get)
+            let r = try await client.execute(
+                uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=120000".queryEncoded,
+                method: .get)
             // Then the answer is 504, long before the origin would have answered (the bound is loose: a loaded
             // CI machine can starve this process's threads for seconds)
             #expect(r.status == .gatewayTimeout && r.errorCode == "timed_out")

@@ -1,12 +1,13 @@
-import DarkroomTestSupport
-import NIOCore
-import DarkroomImage
 import Crypto
-@testable import DarkroomServer
+import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
+
+@testable import DarkroomServer
 
 /// Every refusal the server's source-safety rules make, end to end through HTTP: status, JSON code, and that no work was done.
 @Suite("Refusals")
@@ -18,11 +19,14 @@ struct RefusalTests {
         // Given a root with a symlink to a file outside it and one to a directory outside it
         let outside = ServerHarness.temporaryDirectory("outside")
         ServerHarness.write(outside + "/secret.jpg", try ImageEncoderShim.jpeg())
-        try FileManager.default.createSymbolicLink(atPath: root + "/link.jpg", withDestinationPath: outside + "/secret.jpg")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/link.jpg", withDestinationPath: outside + "/secret.jpg")
         try FileManager.default.createSymbolicLink(atPath: root + "/linkdir", withDestinationPath: outside)
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { server, client in
-            for src in ["../x.jpg", "sub/../../x.jpg", "/etc/passwd", "%2Fetc%2Fpasswd", "..%2F..%2Fetc%2Fpasswd",
-                        "link.jpg", "linkdir/secret.jpg", "sub/%2E%2E/%2E%2E/x.jpg"] {
+            for src in [
+                "../x.jpg", "sub/../../x.jpg", "/etc/passwd", "%2Fetc%2Fpasswd", "..%2F..%2Fetc%2Fpasswd",
+                "link.jpg", "linkdir/secret.jpg", "sub/%2E%2E/%2E%2E/x.jpg",
+            ] {
                 // When a client asks for it
                 let r = try await client.execute(uri: "/v1/thumb?src=\(src)&w=64", method: .get)
                 // Then it is refused before anything is read
@@ -44,7 +48,8 @@ struct RefusalTests {
         }
     }
 
-    @Test("remote sources: host not allowed, loopback, private and link-local addresses, redirect into a private address")
+    @Test(
+        "remote sources: host not allowed, loopback, private and link-local addresses, redirect into a private address")
     func remote() async throws {
         let origin = try await LoopbackServer.start()
         defer { Task { await origin.stop() } }
@@ -85,7 +90,7 @@ struct RefusalTests {
         let resolver = FakeResolver(["images.example": [IPAddress("127.0.0.1")!], "10.9.9.9": [IPAddress("10.9.9.9")!]])
         var config = ServerHarness.configuration(root: root)
         config.remote = RemotePolicy(allowedHosts: ["images.example", "10.9.9.9"])
-        config.remote.blockedClasses.remove(.loopback)   // the stand-in's real address
+        config.remote.blockedClasses.remove(.loopback)  // the stand-in's real address
         let good = "http://images.example:\(origin.port)/photo"
         let bad = "http://images.example:\(origin.port)/to?url=" + "http://10.9.9.9/x.jpg".queryEncoded
         try await ServerHarness.withServer(config, resolver: resolver) { _, client in
@@ -108,14 +113,17 @@ struct RefusalTests {
         let signed = "/v1/thumb?" + signer.signedQuery(path: "/v1/thumb", query: query)
         // An independent HMAC of the canonical form, to check the signer against the definition
         let canonical = "/v1/thumb?format=jpeg&src=photo.jpg&w=64"
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(canonical.utf8), using: SymmetricKey(data: Data("s3cret".utf8)))
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data(canonical.utf8), using: SymmetricKey(data: Data("s3cret".utf8)))
         let expected = mac.map { String(format: "%02x", $0) }.joined()
         #expect(signed.hasSuffix("sig=" + expected))
         try await ServerHarness.withServer(config) { server, client in
-            let cases = ["/v1/thumb?src=photo.jpg&w=64&format=jpeg",
-                         "/v1/thumb?src=photo.jpg&w=64&format=jpeg&sig=" + String(repeating: "0", count: 64),
-                         signed.replacingOccurrences(of: "w=64", with: "w=65"),
-                         "/v1/info?src=photo.jpg&sig=" + expected]
+            let cases = [
+                "/v1/thumb?src=photo.jpg&w=64&format=jpeg",
+                "/v1/thumb?src=photo.jpg&w=64&format=jpeg&sig=" + String(repeating: "0", count: 64),
+                signed.replacingOccurrences(of: "w=64", with: "w=65"),
+                "/v1/info?src=photo.jpg&sig=" + expected,
+            ]
             for uri in cases {
                 let r = try await client.execute(uri: uri, method: .get)
                 #expect(r.status == .forbidden && r.errorCode == "bad_signature", "\(uri)")
@@ -141,13 +149,17 @@ struct RefusalTests {
             let thumb = try await client.execute(uri: "/v1/thumb?src=\(src)&w=64", method: .get)
             let info = try await client.execute(uri: "/v1/info?src=\(src)", method: .get)
             // Then the thumbnail is refused with the limit named; info, which reads only the header, still answers
-            #expect(thumb.status == .contentTooLarge && thumb.errorCode == "source_too_large", "\(String(buffer: thumb.body))")
+            #expect(
+                thumb.status == .contentTooLarge && thumb.errorCode == "source_too_large",
+                "\(String(buffer: thumb.body))")
             #expect(String(buffer: thumb.body).contains("maxSourcePixels"))
             #expect(info.status == .ok)
         }
         try await ServerHarness.withServer(bytes) { _, client in
             let thumb = try await client.execute(uri: "/v1/thumb?src=\(src)&w=64", method: .get)
-            #expect(thumb.status == .contentTooLarge && thumb.errorCode == "source_too_large", "\(String(buffer: thumb.body))")
+            #expect(
+                thumb.status == .contentTooLarge && thumb.errorCode == "source_too_large",
+                "\(String(buffer: thumb.body))")
         }
     }
 }

@@ -1,5 +1,6 @@
 import DarkroomImage
 import Testing
+
 @testable import DarkroomServer
 
 @Suite("RenderCost")
@@ -9,8 +10,9 @@ struct RenderCostTests {
         // Given a 4032×3024 baseline JPEG's header, asked for at 256 px
         let probe = try ImageProber.probe(fileAt: ServerHarness.photos + "/jpeg-12mp/path-4032x3024.jpg")
         #expect(probe.width == 4032 && probe.height == 3024 && !probe.isProgressive)
-        let parameters = try ThumbnailParameters(query: [("src", "a.jpg"), ("w", "256"), ("h", "256")],
-                                                 limits: ServerConfiguration.Limits())
+        let parameters = try ThumbnailParameters(
+            query: [("src", "a.jpg"), ("w", "256"), ("h", "256")],
+            limits: ServerConfiguration.Limits())
         // When its render cost is estimated
         let cost = RenderCost.estimate(probe: probe, fileBytes: 3_000_000, parameters: parameters)
         // Then it counts the file, the reader's 504×378 luma and 2 × 504×378 chroma samples, and 2 × 256×192 × 4
@@ -21,7 +23,8 @@ struct RenderCostTests {
 
     @Test("HEIC and AVIF estimates count the full-size decode the codecs need, measured against PixelMemory")
     func heifFormats() throws {
-        let parameters = try ThumbnailParameters(query: [("src", "a"), ("w", "512"), ("h", "512")], limits: ServerConfiguration.Limits())
+        let parameters = try ThumbnailParameters(
+            query: [("src", "a"), ("w", "512"), ("h", "512")], limits: ServerConfiguration.Limits())
         for sample in ["heic/onestandsout-4032x3024-grid512.heic", "avif/path-4032x3024.avif"] {
             // Given a 12 MP HEIC / AVIF header
             let path = ServerHarness.photos + "/" + sample
@@ -29,7 +32,9 @@ struct RenderCostTests {
             let bytes = try FileBytes.read(path)
             // When it is estimated and then decoded to 512 px (too large for the HEIC's thumbnail item)
             let cost = RenderCost.estimate(probe: probe, fileBytes: bytes.count, parameters: parameters)
-            let (_, meter) = try PixelMemory.measure { try ImageDecoder().decode(bytes, options: DecodeOptions(size: .fit(width: 512, height: 512))) }
+            let (_, meter) = try PixelMemory.measure {
+                try ImageDecoder().decode(bytes, options: DecodeOptions(size: .fit(width: 512, height: 512)))
+            }
             // Then the estimate covers what the decode counted, and is of the full image's order
             #expect(cost >= meter.peakBytes, "\(sample): estimate \(cost) < measured \(meter.peakBytes)")
             #expect(cost >= 4032 * 3024 * 3 / 2, "\(sample): \(cost)")

@@ -1,8 +1,9 @@
+import Darkroom
 import DarkroomImage
 import DarkroomSupport
-import Darkroom
 import Foundation
 import Testing
+
 @testable import DarkroomServer
 
 @Suite("Thumbnail service threads")
@@ -20,7 +21,8 @@ struct ServiceThreadsTests {
                 steps.withLock { $0.append((step, thread)) }
             })
         // When a thumbnail is rendered (disk miss, encode, store) and the info of the same file asked for
-        let answer = try await service.thumbnail(query: [("src", "photo.jpg"), ("w", "64")], accept: nil, ifNoneMatch: nil)
+        let answer = try await service.thumbnail(
+            query: [("src", "photo.jpg"), ("w", "64")], accept: nil, ifNoneMatch: nil)
         let probe = try await service.info(query: [("src", "photo.jpg")])
         // Then the render happened, and each blocking step ran on a named pipeline thread of the right pool
         guard case .thumbnail(let thumbnail, _, _, let origin) = answer else {

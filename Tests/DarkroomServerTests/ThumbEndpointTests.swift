@@ -1,10 +1,11 @@
-import NIOCore
 import DarkroomImage
-@testable import DarkroomServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("GET /v1/thumb")
 struct ThumbEndpointTests {
@@ -17,7 +18,8 @@ struct ThumbEndpointTests {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             // When it is asked to fit inside 100×100, to cover 100×100, and to fit inside a box larger than itself
             let contain = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=100&h=100&format=jpeg", method: .get)
-            let cover = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=100&h=100&fit=cover&format=jpeg", method: .get)
+            let cover = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=100&h=100&fit=cover&format=jpeg", method: .get)
             let wide = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=120&format=png", method: .get)
             let large = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=2000&h=2000&format=jpeg", method: .get)
             // Then contain keeps aspect, cover is exact, a missing side is unbounded, and nothing is upscaled
@@ -34,16 +36,22 @@ struct ThumbEndpointTests {
     func negotiation() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             // Given a browser that accepts WebP, an old one that sends only wildcards, and one that refuses WebP
-            let webp = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
-                                                headers: [.accept: "image/avif,image/webp,image/apng,*/*;q=0.8"])
-            let legacy = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: "*/*"])
-            let refused = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
-                                                   headers: [.accept: "image/webp;q=0, image/*"])
-            let alpha = try await client.execute(uri: "/v1/thumb?src=alpha.png&w=64", method: .get, headers: [.accept: "image/*"])
-            let alphaWebP = try await client.execute(uri: "/v1/thumb?src=alpha.png&w=64", method: .get,
-                                                     headers: [.accept: "image/webp"])
-            let explicit = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=png", method: .get,
-                                                    headers: [.accept: "image/webp"])
+            let webp = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
+                headers: [.accept: "image/avif,image/webp,image/apng,*/*;q=0.8"])
+            let legacy = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: "*/*"])
+            let refused = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get,
+                headers: [.accept: "image/webp;q=0, image/*"])
+            let alpha = try await client.execute(
+                uri: "/v1/thumb?src=alpha.png&w=64", method: .get, headers: [.accept: "image/*"])
+            let alphaWebP = try await client.execute(
+                uri: "/v1/thumb?src=alpha.png&w=64", method: .get,
+                headers: [.accept: "image/webp"])
+            let explicit = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64&format=png", method: .get,
+                headers: [.accept: "image/webp"])
             // Then each gets the format it can show, and auto responses say they vary by Accept
             #expect(webp.headers[.contentType] == "image/webp" && webp.probe?.format == .webp)
             #expect(legacy.headers[.contentType] == "image/jpeg" && legacy.probe?.format == .jpeg)
@@ -67,12 +75,15 @@ struct ThumbEndpointTests {
             #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
             #expect(first.headers[.cacheControl] == "public, max-age=86400")
             // When the client revalidates with that tag, a list containing it, a weak form, and a stale tag
-            let same = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
-                                                headers: [.ifNoneMatch: etag])
-            let list = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
-                                                headers: [.ifNoneMatch: "\"nope\", W/\(etag)"])
-            let stale = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
-                                                 headers: [.ifNoneMatch: "\"0000000000000000\""])
+            let same = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                headers: [.ifNoneMatch: etag])
+            let list = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                headers: [.ifNoneMatch: "\"nope\", W/\(etag)"])
+            let stale = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64&format=jpeg", method: .get,
+                headers: [.ifNoneMatch: "\"0000000000000000\""])
             // Then matches are 304 with the tag and no body; the stale tag gets the image
             #expect(same.status == .notModified && same.body.readableBytes == 0 && same.headers[.eTag] == etag)
             #expect(list.status == .notModified)
@@ -89,8 +100,9 @@ struct ThumbEndpointTests {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             let before = try await client.execute(uri: "/v1/thumb?src=sub/inner.jpg&w=64&format=jpeg", method: .get)
             // When the file is replaced by a different image
-            ServerHarness.write(root + "/sub/inner.jpg",
-                                try! ImageEncoder.encode(ServerHarness.gradient(200, 400, alpha: false), as: .jpeg))
+            ServerHarness.write(
+                root + "/sub/inner.jpg",
+                try! ImageEncoder.encode(ServerHarness.gradient(200, 400, alpha: false), as: .jpeg))
             let after = try await client.execute(uri: "/v1/thumb?src=sub/inner.jpg&w=64&format=jpeg", method: .get)
             // Then the answer is the new picture under a new tag
             #expect(before.headers[.eTag] != after.headers[.eTag])
@@ -140,7 +152,8 @@ struct ThumbEndpointTests {
     @Test("12 MP photo to 256 px: JPEG of the right size")
     func realPhoto() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: ServerHarness.photos)) { _, client in
-            let r = try await client.execute(uri: "/v1/thumb?src=\(ServerHarness.twelveMP.queryEncoded)&w=256&h=256", method: .get)
+            let r = try await client.execute(
+                uri: "/v1/thumb?src=\(ServerHarness.twelveMP.queryEncoded)&w=256&h=256", method: .get)
             #expect(r.status == .ok)
             #expect(r.probe.map { [$0.width, $0.height] } == [256, 192])
         }
@@ -149,11 +162,13 @@ struct ThumbEndpointTests {
     @Test("Bad parameters are 400 with a JSON error naming the parameter")
     func badParameters() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
-            for (query, word) in [("w=64", "src"), ("src=photo.jpg", "w or h"), ("src=photo.jpg&w=0", "w must"),
-                                  ("src=photo.jpg&w=99999", "w must"), ("src=photo.jpg&w=abc", "w must"),
-                                  ("src=photo.jpg&w=64&fit=stretch", "fit"), ("src=photo.jpg&w=64&format=bmp", "format"),
-                                  ("src=photo.jpg&w=64&q=0", "q must"), ("src=photo.jpg&w=64&q=101", "q must"),
-                                  ("src=%zz&w=64", "percent"), ("src=ftp://x/y.jpg&w=64", "http")] {
+            for (query, word) in [
+                ("w=64", "src"), ("src=photo.jpg", "w or h"), ("src=photo.jpg&w=0", "w must"),
+                ("src=photo.jpg&w=99999", "w must"), ("src=photo.jpg&w=abc", "w must"),
+                ("src=photo.jpg&w=64&fit=stretch", "fit"), ("src=photo.jpg&w=64&format=bmp", "format"),
+                ("src=photo.jpg&w=64&q=0", "q must"), ("src=photo.jpg&w=64&q=101", "q must"),
+                ("src=%zz&w=64", "percent"), ("src=ftp://x/y.jpg&w=64", "http"),
+            ] {
                 let r = try await client.execute(uri: "/v1/thumb?" + query, method: .get)
                 #expect(r.status == .badRequest, "\(query)")
                 #expect(r.errorCode == "bad_request", "\(query)")

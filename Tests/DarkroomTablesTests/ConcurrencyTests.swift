@@ -1,9 +1,10 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import DarkroomTables
 
 /// Runs `body(i)` for `i` in `0..<count`, each on its own thread, and waits for all.
@@ -27,11 +28,15 @@ struct ConcurrencyTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let format = ImageFormat(name: "c", width: 48, height: 24, pixelFormat: .bgra8Premultiplied, maximumCount: 8)
-        let table = try ImageTable(path: dir.file("t.table"), format: format,
-                                   options: .init(maximumMappedChunks: 2, indexSaveInterval: 16))
-        let entities = 24, writes = 400, reads = 3000
+        let table = try ImageTable(
+            path: dir.file("t.table"), format: format,
+            options: .init(maximumMappedChunks: 2, indexSaveInterval: 16))
+        let entities = 24
+        let writes = 400
+        let reads = 3000
         let problems = Locked<[String]>([])
-        let hits = Atomic<Int>(0), committed = Atomic<Int>(0)
+        let hits = Atomic<Int>(0)
+        let committed = Atomic<Int>(0)
         // Given 2 writers cycling 24 entities through an 8-entry table (constant eviction, chunk remapping),
         // 3 readers that hold up to 6 bitmaps each for a while, and one thread saving the index and listing
         onThreads(6) { role in
@@ -55,7 +60,8 @@ struct ConcurrencyTests {
                         hits.add(1, ordering: .relaxed)
                         // Then every hit is exactly one pattern, of the entity asked for
                         guard let found = TestImages.isConsistent(b), found.seed == UInt32(e) else {
-                            fail("e\(e): torn or foreign pixels"); continue
+                            fail("e\(e): torn or foreign pixels")
+                            continue
                         }
                         held.append((b, TestImages.visibleBytes(b)))
                         if held.count > 6 {
@@ -93,7 +99,8 @@ struct ConcurrencyTests {
         let format = ImageFormat(name: "w", width: 16, height: 16, pixelFormat: .gray8, maximumCount: 8)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
         try table.setPattern("ready", seed: 1, version: 1)
-        let inDraw = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let inDraw = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let slowDone = Atomic<Bool>(false)
         let group = DispatchGroup()
         group.enter()

@@ -1,8 +1,9 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomTables
 
 /// Runs `darkroom` with `arguments`; returns its exit status and standard output.
@@ -29,7 +30,9 @@ func runDarkroom(_ binary: String, _ arguments: [String]) throws -> (status: Int
 /// `.build/{release,debug}`; the test fails if it is missing.
 @Suite("Image table crash safety")
 struct CrashTests {
-    static var rounds: Int { ProcessInfo.processInfo.environment["DARKROOM_TABLE_CRASH_ROUNDS"].flatMap(Int.init) ?? 20 }
+    static var rounds: Int {
+        ProcessInfo.processInfo.environment["DARKROOM_TABLE_CRASH_ROUNDS"].flatMap(Int.init) ?? 20
+    }
     static let size = 256
 
     /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF.
@@ -55,19 +58,27 @@ struct CrashTests {
         var references: [String: Bitmap] = [:]
         var sources: [String: String] = [:]
         for target in Set(inputs.map(\.target)) {
-            references[target] = try TestImages.freshDecode(target, width: Self.size, height: Self.size,
-                                                            format: .bgra8Premultiplied, mode: .fill)
+            references[target] = try TestImages.freshDecode(
+                target, width: Self.size, height: Self.size,
+                format: .bgra8Premultiplied, mode: .fill)
             sources[target] = try FileBytes.read(target).withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-fill"
         }
         let targetOf = Dictionary(uniqueKeysWithValues: inputs.map { ($0.entity, $0.target) })
         let table = dir.file("crash.table")
         func buildArguments(_ table: String, _ order: [String]) -> [String] {
-            ["table", "build", "--table", table, "--size", "\(Self.size)x\(Self.size)", "--max-count", "16",
-             "--jobs", "2", "--index-save-interval", "4", "--progress"] + order
+            [
+                "table", "build", "--table", table, "--size", "\(Self.size)x\(Self.size)", "--max-count", "16",
+                "--jobs", "2", "--index-save-interval", "4", "--progress",
+            ] + order
         }
 
         var rng = SplitMix64(state: 4)
-        var killed = 0, served = 0, tornSlots = 0, tornServed = 0, missing = 0, cliChecks = 0
+        var killed = 0
+        var served = 0
+        var tornSlots = 0
+        var tornServed = 0
+        var missing = 0
+        var cliChecks = 0
         let started = Date()
         for round in 0..<Self.rounds {
             // Given a build of all 90 inputs in a new order into a 16-entry table (so nearly every input is
@@ -95,7 +106,9 @@ struct CrashTests {
             writer.waitUntilExit()
             let wasKilled = writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL
             if wasKilled { killed += 1 }
-            #expect(wasKilled, "round \(round): the build ended by itself (status \(writer.terminationStatus)) after \(seen) commits")
+            #expect(
+                wasKilled,
+                "round \(round): the build ended by itself (status \(writer.terminationStatus)) after \(seen) commits")
 
             // Then the table (opened as any reader would) serves no torn entry
             let reader = try ImageTable(readingExisting: table)
@@ -108,7 +121,8 @@ struct CrashTests {
             for entity in reader.entities {
                 let target = try #require(targetOf[entity], "round \(round): unknown entity \(entity)")
                 let bitmap = try #require(try reader.entry(for: entity))
-                #expect(bitmap.pixelsEqual(references[target]!), "round \(round): \(entity) differs from a fresh decode")
+                #expect(
+                    bitmap.pixelsEqual(references[target]!), "round \(round): \(entity) differs from a fresh decode")
                 #expect(reader.sourceID(for: entity) == sources[target])
                 served += 1
             }
@@ -123,14 +137,20 @@ struct CrashTests {
         }
         // Finally a writable open reconciles: torn slots are cleared, nothing torn remains anywhere
         do {
-            let final = try ImageTable(path: table, format: ImageFormat(name: "crash.table", width: Self.size, height: Self.size,
-                                                                      maximumCount: 16))
+            let final = try ImageTable(
+                path: table,
+                format: ImageFormat(
+                    name: "crash.table", width: Self.size, height: Self.size,
+                    maximumCount: 16))
             let v = try final.verify()
             #expect(v.torn == 0 && v.tornServed == 0 && v.valid == final.count)
         }
         let seconds = Date().timeIntervalSince(started)
-        print(String(format: "table crash test: %ld rounds, %ld builds killed, %ld served entries checked against fresh decodes, %ld torn served, %ld torn slots seen (not served), %ld index entries missing after kills, %ld CLI verifies, %.1f s",
-                     Self.rounds, killed, served, tornServed, tornSlots, missing, cliChecks, seconds))
+        print(
+            String(
+                format:
+                    "table crash test: %ld rounds, %ld builds killed, %ld served entries checked against fresh decodes, %ld torn served, %ld torn slots seen (not served), %ld index entries missing after kills, %ld CLI verifies, %.1f s",
+                Self.rounds, killed, served, tornServed, tornSlots, missing, cliChecks, seconds))
         #expect(killed == Self.rounds)
         #expect(served > 0)
     }
@@ -144,31 +164,50 @@ struct CrashTests {
         try #require(inputs.count == 4)
         let table = dir.file("cli.table")
         // Given a gray 100×80 fit table built from 4 inputs
-        let build = try runDarkroom(binary, ["table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
-                                             "--fit", "--json"] + inputs)
+        let build = try runDarkroom(
+            binary,
+            [
+                "table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
+                "--fit", "--json",
+            ] + inputs)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(build.output.utf8)) as? [String: Any])
         #expect(build.status == 0 && summary["written"] as? Int == 4 && summary["skipped"] as? Int == 0)
         // When it is built again, Then every input is current and skipped
-        let again = try runDarkroom(binary, ["table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
-                                             "--fit", "--json"] + inputs)
-        #expect((try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])?["skipped"] as? Int == 4)
+        let again = try runDarkroom(
+            binary,
+            [
+                "table", "build", "--table", table, "--size", "100x80", "--pixel-format", "gray8",
+                "--fit", "--json",
+            ] + inputs)
+        #expect(
+            (try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])?["skipped"] as? Int == 4
+        )
         // Then list prints one entity per line
         let list = try runDarkroom(binary, ["table", "list", "--table", table])
         #expect(list.status == 0 && list.output.split(separator: "\n").map(String.init) == inputs.sorted())
         // And get writes a PNG that decodes to the entry's pixels; an absent entity exits 1
         let png = dir.file("out.png")
         #expect(try runDarkroom(binary, ["table", "get", "--table", table, inputs[0], "--out", png]).status == 0)
-        let decoded = try ImageDecoder().decode(FileBytes.read(png), options: DecodeOptions(pixelFormat: .exactly(.gray8))).bitmap
+        let decoded = try ImageDecoder().decode(
+            FileBytes.read(png), options: DecodeOptions(pixelFormat: .exactly(.gray8))
+        ).bitmap
         let entry = try #require(try ImageTable(readingExisting: table).entry(for: inputs[0]))
         #expect(decoded.pixelsEqual(entry))
         #expect(try runDarkroom(binary, ["table", "get", "--table", table, "absent.jpg", "--out", png]).status == 1)
         // And stats and verify report JSON with the documented fields
-        let stats = try #require(try JSONSerialization.jsonObject(
-            with: Data(runDarkroom(binary, ["table", "stats", "--table", table, "--json"]).output.utf8)) as? [String: Any])
-        #expect(stats["entries"] as? Int == 4 && stats["pixel_format"] as? String == "gray8" && stats["width"] as? Int == 100)
-        let verify = try #require(try JSONSerialization.jsonObject(
-            with: Data(runDarkroom(binary, ["table", "verify", "--table", table, "--json"]).output.utf8)) as? [String: Any])
-        #expect(verify["valid"] as? Int == 4 && verify["torn"] as? Int == 0 && verify["torn_served"] as? Int == 0
+        let stats = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(runDarkroom(binary, ["table", "stats", "--table", table, "--json"]).output.utf8))
+                as? [String: Any])
+        #expect(
+            stats["entries"] as? Int == 4 && stats["pixel_format"] as? String == "gray8"
+                && stats["width"] as? Int == 100)
+        let verify = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(runDarkroom(binary, ["table", "verify", "--table", table, "--json"]).output.utf8))
+                as? [String: Any])
+        #expect(
+            verify["valid"] as? Int == 4 && verify["torn"] as? Int == 0 && verify["torn_served"] as? Int == 0
                 && verify["missing"] as? Int == 0)
     }
 }

@@ -1,8 +1,9 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomTables
 
 @Suite("Image table eviction and pinning")
@@ -135,7 +136,8 @@ struct EvictionTests {
             _ = s.commitWrite(slot: w.slot, entity: e, source: "", width: 1, height: 1, isOpaque: true, saveInterval: 0)
             _ = s.unpin(slot: w.slot, chunk: nil)
         }
-        try write("a"); try write("b")
+        try write("a")
+        try write("b")
         #expect(s.lruOrder().map(\.entity) == ["a", "b"])
         _ = s.pin("a")  // touch a
         #expect(s.lruOrder().map(\.entity) == ["b", "a"])
@@ -147,10 +149,14 @@ struct EvictionTests {
 
     @Test("sequential first hand-outs read the next chunk's worth ahead; a jump does not")
     func sequentialReadAhead() {
-        var s = TableState(slotCount: 16, maximumCount: 16, entriesPerChunk: 4, maximumMappedChunks: 4, nextGeneration: 1)
+        var s = TableState(
+            slotCount: 16, maximumCount: 16, entriesPerChunk: 4, maximumMappedChunks: 4, nextGeneration: 1)
         for i in 0..<16 {
-            s.adopt(slot: i, EntryTrailer(generation: UInt64(i + 1), width: 1, height: 1, isOpaque: true, pixelChecksum: 0,
-                                          entity: "e\(i)", source: ""))
+            s.adopt(
+                slot: i,
+                EntryTrailer(
+                    generation: UInt64(i + 1), width: 1, height: 1, isOpaque: true, pixelChecksum: 0,
+                    entity: "e\(i)", source: ""))
         }
         s.rebuildFreeList()
         #expect(s.pin("e0")?.readAhead == nil)

@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomTables
 
 @Suite("Image table persistence and reconciliation")
@@ -47,7 +48,9 @@ struct PersistenceTests {
         // Read-only with a mismatching expectation is refused, not rebuilt
         var gray = Self.format
         gray.pixelFormat = .gray8
-        #expect { try ImageTable(readingExisting: path, expecting: gray) } throws: { ($0 as? ImageTableError)?.code == .formatMismatch }
+        #expect { try ImageTable(readingExisting: path, expecting: gray) } throws: {
+            ($0 as? ImageTableError)?.code == .formatMismatch
+        }
         for changed in [gray, ImageFormat(name: "p", width: 41, height: 20, maximumCount: 4)] {
             // When the pixel format or size changes, Then the table is rebuilt empty in the new layout
             let table = try ImageTable(path: path, format: changed)
@@ -66,7 +69,9 @@ struct PersistenceTests {
         let path = dir.file("t.table")
         try Data(repeating: 0x5A, count: 10_000).write(to: URL(fileURLWithPath: path))
         #expect { try ImageTable(readingExisting: path) } throws: { ($0 as? ImageTableError)?.code == .corrupt }
-        #expect { try ImageTable(readingExisting: dir.file("absent")) } throws: { ($0 as? ImageTableError)?.code == .notFound }
+        #expect { try ImageTable(readingExisting: dir.file("absent")) } throws: {
+            ($0 as? ImageTableError)?.code == .notFound
+        }
         let table = try ImageTable(path: path, format: Self.format)
         #expect(table.statistics.rebuildReason?.contains("no valid table header") == true)
         try table.setPattern("ok", seed: 1, version: 1)
@@ -91,11 +96,13 @@ struct PersistenceTests {
         held = nil
         let readers = [try ImageTable(readingExisting: path), try ImageTable(readingExisting: path)]
         #expect(readers.allSatisfy { $0.count == 1 })
-        #expect { try readers[0].set(entity: "x", source: "") { _ in throw ImageTableError(.io, "unreachable") } }
-            throws: { ($0 as? ImageTableError)?.code == .readOnly }
+        #expect {
+            try readers[0].set(entity: "x", source: "") { _ in throw ImageTableError(.io, "unreachable") }
+        } throws: { ($0 as? ImageTableError)?.code == .readOnly }
     }
 
-    @Test("reconcile on open: an uncommitted trailer is torn, bad pixels fail their checksum, a stale index is corrected")
+    @Test(
+        "reconcile on open: an uncommitted trailer is torn, bad pixels fail their checksum, a stale index is corrected")
     func reconcileDamage() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -121,7 +128,9 @@ struct PersistenceTests {
         let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
         let fd = open(path, O_RDWR)
         try #require(fd >= 0)
-        try TableFile.write(fd, [UInt8](repeating: 0, count: 8), at: layout.trailerOffset(ofSlot: slots["uncommitted"]!) + EntryTrailer.commitOffset)
+        try TableFile.write(
+            fd, [UInt8](repeating: 0, count: 8),
+            at: layout.trailerOffset(ofSlot: slots["uncommitted"]!) + EntryTrailer.commitOffset)
         try TableFile.write(fd, [0xEE], at: layout.fileOffset(ofSlot: slots["late"]!) + 5)
         close(fd)
         // When the table is opened read-only, Then neither damaged entry is served and verify agrees
@@ -149,7 +158,8 @@ struct PersistenceTests {
     func noIndex() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let path = dir.file("t.table"), before = dir.file("before.table")
+        let path = dir.file("t.table")
+        let before = dir.file("before.table")
         let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
         var oldSlot = 0
         do {
@@ -183,7 +193,8 @@ struct PersistenceTests {
     func retiredTrailerCleared() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let path = dir.file("t.table"), crashed = dir.file("crashed.table")
+        let path = dir.file("t.table")
+        let crashed = dir.file("crashed.table")
         let table = try ImageTable(path: path, format: Self.format)
         try table.setPattern("gone", seed: 1, version: 1)
         try table.setPattern("kept", seed: 2, version: 1)
@@ -202,7 +213,8 @@ struct PersistenceTests {
     func cleanIndex() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let path = dir.file("t.table"), crashed = dir.file("crashed.table")
+        let path = dir.file("t.table")
+        let crashed = dir.file("crashed.table")
         do {
             let table = try ImageTable(path: path, format: Self.format)
             for i in 0..<3 { try table.setPattern("e\(i)", seed: UInt32(i), version: 1) }
@@ -213,14 +225,18 @@ struct PersistenceTests {
             #expect(!table.statistics.reconciled && table.count == 3)
             _ = try table.entry(for: "e0")
         }
-        #expect(IndexFile.load(forTable: path, fingerprint: TableLayout(Self.format, pageSize: TableFile.pageSize).fingerprint)?.clean == true)
+        #expect(
+            IndexFile.load(
+                forTable: path, fingerprint: TableLayout(Self.format, pageSize: TableFile.pageSize).fingerprint)?.clean
+                == true)
         // When a session changes something and dies before closing (the files copied right after the change)
         do {
             let table = try ImageTable(path: path, format: Self.format)
             #expect(!table.statistics.reconciled)
             try table.setPattern("new", seed: 9, version: 1)
             try FileManager.default.copyItem(atPath: path, toPath: crashed)
-            try FileManager.default.copyItem(atPath: IndexFile.path(forTable: path), toPath: IndexFile.path(forTable: crashed))
+            try FileManager.default.copyItem(
+                atPath: IndexFile.path(forTable: path), toPath: IndexFile.path(forTable: crashed))
         }
         // Then the index it left is not clean, so the next open reconciles and finds the new entry by its trailer
         let table = try ImageTable(readingExisting: crashed)
@@ -230,7 +246,8 @@ struct PersistenceTests {
         #expect(table.entities.first == "e1", "LRU order of the confirmed entries comes from the index")
     }
 
-    @Test("alwaysReconcile catches damage made behind the table's back after a clean close; verify reports it either way")
+    @Test(
+        "alwaysReconcile catches damage made behind the table's back after a clean close; verify reports it either way")
     func alwaysReconcile() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -245,7 +262,8 @@ struct PersistenceTests {
         let layout = TableLayout(Self.format, pageSize: TableFile.pageSize)
         let fd = open(path, O_RDWR)
         try #require(fd >= 0)
-        try TableFile.write(fd, [UInt8](repeating: 0, count: 8), at: layout.trailerOffset(ofSlot: slot) + EntryTrailer.commitOffset)
+        try TableFile.write(
+            fd, [UInt8](repeating: 0, count: 8), at: layout.trailerOffset(ofSlot: slot) + EntryTrailer.commitOffset)
         close(fd)
         // A trusting open serves "b", but verify flags it; a reconciling open does not serve it at all
         let trusting = try ImageTable(readingExisting: path)

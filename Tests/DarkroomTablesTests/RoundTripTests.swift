@@ -1,13 +1,15 @@
-import DarkroomTestSupport
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomTables
 
 @Suite("Image table round trips")
 struct RoundTripTests {
-    @Test("every pixel format: drawn pixels come back byte for byte, before and after a clean reopen",
-          arguments: PixelFormat.allCases)
+    @Test(
+        "every pixel format: drawn pixels come back byte for byte, before and after a clean reopen",
+        arguments: PixelFormat.allCases)
     func everyPixelFormat(_ pixelFormat: PixelFormat) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -19,7 +21,9 @@ struct RoundTripTests {
             try table.set(entity: "canvas", source: "c") { writer in
                 let canvas = try writer.canvas(isOpaque: true)
                 let pattern = try TestImages.pattern(width: 96, height: 40, format: pixelFormat, seed: 1, version: 1)
-                for y in 0..<40 { canvas.row(y).copyMemory(from: pattern.row(y), byteCount: 96 * pixelFormat.bytesPerPixel) }
+                for y in 0..<40 {
+                    canvas.row(y).copyMemory(from: pattern.row(y), byteCount: 96 * pixelFormat.bytesPerPixel)
+                }
                 return canvas
             }
             try table.setPattern("copied", seed: 2, version: 1)
@@ -37,11 +41,14 @@ struct RoundTripTests {
         }
         // And after a clean close and reopen (writable, then read-only) every entry is still byte-equal
         for readOnly in [false, true] {
-            let table = readOnly ? try ImageTable(readingExisting: dir.file("t.table"))
-                                 : try ImageTable(path: dir.file("t.table"), format: format)
+            let table =
+                readOnly
+                ? try ImageTable(readingExisting: dir.file("t.table"))
+                : try ImageTable(path: dir.file("t.table"), format: format)
             #expect(table.count == 3)
             let stats = table.statistics
-            #expect(stats.indexFound && stats.checksummedAtOpen == 0 && stats.tornAtOpen == 0 && stats.rebuildReason == nil)
+            #expect(
+                stats.indexFound && stats.checksummedAtOpen == 0 && stats.tornAtOpen == 0 && stats.rebuildReason == nil)
             for (entity, bytes) in expected {
                 let b = try #require(try table.entry(for: entity), "\(entity) missing after reopen")
                 #expect(TestImages.visibleBytes(b) == bytes, "\(entity) changed across reopen")
@@ -51,16 +58,19 @@ struct RoundTripTests {
         }
     }
 
-    @Test("decoded entries (BGRA8 and Gray8, fill and fit) equal a fresh decode byte for byte",
-          arguments: [PixelFormat.bgra8Premultiplied, .gray8], TableContentMode.allCases)
+    @Test(
+        "decoded entries (BGRA8 and Gray8, fill and fit) equal a fresh decode byte for byte",
+        arguments: [PixelFormat.bgra8Premultiplied, .gray8], TableContentMode.allCases)
     func decodedEntriesEqualFreshDecodes(_ pixelFormat: PixelFormat, _ mode: TableContentMode) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         // JPEG (plain and rotated: orientation 6 and 8 go through the transform pass), PNG with alpha, WebP, GIF.
-        let inputs = [SamplePhotos.files("jpeg").first, SamplePhotos.files("orientation").first { $0.contains("-6.") },
-                      SamplePhotos.files("orientation").first { $0.contains("-8.") },
-                      SamplePhotos.files("png").first { $0.contains("alpha") }, SamplePhotos.files("webp").first,
-                      SamplePhotos.files("gif").first].compactMap { $0 }
+        let inputs = [
+            SamplePhotos.files("jpeg").first, SamplePhotos.files("orientation").first { $0.contains("-6.") },
+            SamplePhotos.files("orientation").first { $0.contains("-8.") },
+            SamplePhotos.files("png").first { $0.contains("alpha") }, SamplePhotos.files("webp").first,
+            SamplePhotos.files("gif").first,
+        ].compactMap { $0 }
         try #require(inputs.count == 6, "sample photos missing under \(SamplePhotos.root)")
         let format = ImageFormat(name: "thumbs", width: 160, height: 120, pixelFormat: pixelFormat, maximumCount: 100)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
@@ -77,7 +87,9 @@ struct RoundTripTests {
             // When it is read back, Then it equals a fresh decode with the same size, mode and format
             let entry = try #require(try table.entry(for: path))
             let fresh = try TestImages.freshDecode(path, width: 160, height: 120, format: pixelFormat, mode: mode)
-            #expect(entry.width == fresh.width && entry.height == fresh.height, "\(path): \(entry.width)×\(entry.height) vs \(fresh.width)×\(fresh.height)")
+            #expect(
+                entry.width == fresh.width && entry.height == fresh.height,
+                "\(path): \(entry.width)×\(entry.height) vs \(fresh.width)×\(fresh.height)")
             #expect(entry.pixelsEqual(fresh), "\(path) differs from a fresh decode")
             #expect(entry.isOpaque == fresh.isOpaque)
             if mode == .fill { #expect(entry.width == 160 && entry.height == 120) }
@@ -88,11 +100,13 @@ struct RoundTripTests {
     func hitsAreZeroCopy() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let table = try ImageTable(path: dir.file("t.table"), format: ImageFormat(name: "z", width: 64, height: 64, maximumCount: 8))
+        let table = try ImageTable(
+            path: dir.file("t.table"), format: ImageFormat(name: "z", width: 64, height: 64, maximumCount: 8))
         try table.setPattern("a", seed: 9, version: 1)
         try table.setPattern("b", seed: 10, version: 1)
         // Given two reads of one entry and one of another
-        let first = try #require(try table.entry(for: "a")), second = try #require(try table.entry(for: "a"))
+        let first = try #require(try table.entry(for: "a"))
+        let second = try #require(try table.entry(for: "a"))
         let other = try #require(try table.entry(for: "b"))
         // Then both reads of "a" share the very same memory, which is the entry's slot in a shared chunk mapping
         #expect(first.storage.baseAddress == second.storage.baseAddress)
@@ -129,9 +143,12 @@ struct RoundTripTests {
         damaged[20] ^= 1
         #expect(TableHeader(decoding: damaged) == nil)
 
-        let index = IndexFile(fingerprint: 7, maximumCount: 3, nextGeneration: 99, clean: true,
-                              records: [.init(slot: 4, generation: 5, width: 3, height: 2, isOpaque: true, entity: "ä/b", source: "s1"),
-                                        .init(slot: 0, generation: 9, width: 32, height: 16, isOpaque: false, entity: "c", source: "")])
+        let index = IndexFile(
+            fingerprint: 7, maximumCount: 3, nextGeneration: 99, clean: true,
+            records: [
+                .init(slot: 4, generation: 5, width: 3, height: 2, isOpaque: true, entity: "ä/b", source: "s1"),
+                .init(slot: 0, generation: 9, width: 32, height: 16, isOpaque: false, entity: "c", source: ""),
+            ])
         #expect(IndexFile(decoding: index.encoded()) == index)
         var truncated = index.encoded()
         truncated.removeLast(3)
@@ -144,9 +161,11 @@ struct RoundTripTests {
         #expect(EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp) == .empty)
         EntryTrailer.beginWrite(raw.baseAddress!, generation: 12)
         #expect(EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp) == .torn)
-        let t = EntryTrailer(generation: 12, width: 30, height: 16, isOpaque: true, pixelChecksum: 42, entity: "e", source: "s")
+        let t = EntryTrailer(
+            generation: 12, width: 30, height: 16, isOpaque: true, pixelChecksum: 42, entity: "e", source: "s")
         t.commit(raw.baseAddress!, fingerprint: fp)
-        #expect(EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp) == .committed(t))
+        #expect(
+            EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp) == .committed(t))
         #expect(EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp ^ 1) == .torn)
         raw[EntryTrailer.headerBytes] ^= 0xFF  // a flipped entity byte
         #expect(EntryTrailer.parse(UnsafeRawPointer(raw.baseAddress!), layout: layout, fingerprint: fp) == .torn)

@@ -1,7 +1,8 @@
-import DarkroomTestSupport
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import DarkroomTables
 
 /// Test images and comparisons.
@@ -51,10 +52,14 @@ enum TestImages {
     }
 
     /// A fresh decode of `path` as a table of `format` would store it with `mode`.
-    static func freshDecode(_ path: String, width: Int, height: Int, format: PixelFormat,
-                            mode: TableContentMode) throws -> Bitmap {
+    static func freshDecode(
+        _ path: String, width: Int, height: Int, format: PixelFormat,
+        mode: TableContentMode
+    ) throws -> Bitmap {
         let size: TargetSize = mode == .fill ? .fill(width: width, height: height) : .fit(width: width, height: height)
-        return try ImageDecoder().decode(FileBytes.read(path), options: DecodeOptions(size: size, pixelFormat: .exactly(format))).bitmap
+        return try ImageDecoder().decode(
+            FileBytes.read(path), options: DecodeOptions(size: size, pixelFormat: .exactly(format))
+        ).bitmap
     }
 }
 
@@ -62,8 +67,9 @@ extension ImageTable {
     /// Writes the pattern for `(seed, version)` through the copy path (a heap bitmap returned from draw).
     func setPattern(_ entity: String, seed: UInt32, version: UInt32, width: Int? = nil, height: Int? = nil) throws {
         let f = format
-        let bitmap = try TestImages.pattern(width: width ?? f.width, height: height ?? f.height, format: f.pixelFormat,
-                                            seed: seed, version: version)
+        let bitmap = try TestImages.pattern(
+            width: width ?? f.width, height: height ?? f.height, format: f.pixelFormat,
+            seed: seed, version: version)
         try set(entity: entity, source: "v\(version)") { _ in bitmap }
     }
 }

@@ -26,8 +26,10 @@ package final class LoopbackHTTPServer: Sendable {
         package let channel: any Channel
 
         /// Sends a whole response: the head (with a Content-Length unless `headers` has one) and `body`.
-        package func send(_ status: HTTPResponseStatus, _ headers: [(String, String)] = [],
-                          _ body: [UInt8] = []) async throws {
+        package func send(
+            _ status: HTTPResponseStatus, _ headers: [(String, String)] = [],
+            _ body: [UInt8] = []
+        ) async throws {
             var h = HTTPHeaders(headers)
             if h["Content-Length"].isEmpty && h["Transfer-Encoding"].isEmpty {
                 h.add(name: "Content-Length", value: "\(body.count)")
@@ -64,8 +66,10 @@ package final class LoopbackHTTPServer: Sendable {
         return server
     }
 
-    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
-                 handler: @escaping Handler) {
+    private init(
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
+        handler: @escaping Handler
+    ) {
         self.channel = channel
         self.handler = handler
         port = channel.channel.localAddress?.port ?? 0
@@ -110,11 +114,13 @@ package final class LoopbackHTTPServer: Sendable {
                     guard let head else { return }
                     let components = URLComponents(string: head.uri)
                     let path = components?.path ?? head.uri
-                    let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
-                                           uniquingKeysWith: { first, _ in first })
+                    let query = Dictionary(
+                        (components?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+                        uniquingKeysWith: { first, _ in first })
                     counts.withLock { $0[path, default: 0] += 1 }
-                    let keepOpen = try await handler(Request(head: head, path: path, query: query),
-                                                     Response(outbound: outbound, channel: connection.channel))
+                    let keepOpen = try await handler(
+                        Request(head: head, path: path, query: query),
+                        Response(outbound: outbound, channel: connection.channel))
                     if !keepOpen { return }
                 }
             }

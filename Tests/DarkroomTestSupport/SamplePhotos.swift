@@ -60,7 +60,9 @@ package enum SamplePhotos {
     /// Every sample as a path relative to ``root``; throws unless the full set (≥ 20 files) is there.
     package static func allRelative() throws -> [String] {
         let files = all.map { String($0.dropFirst(root.count + 1)) }
-        guard files.count >= 20 else { throw TestSupportError("expected the full sample set in \(root); set DARKROOM_PHOTOS") }
+        guard files.count >= 20 else {
+            throw TestSupportError("expected the full sample set in \(root); set DARKROOM_PHOTOS")
+        }
         return files
     }
 

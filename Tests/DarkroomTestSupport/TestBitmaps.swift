@@ -1,5 +1,5 @@
-import Foundation
 import DarkroomImage
+import Foundation
 
 /// Generated images for tests: deterministic, smooth enough to encode well, distinct per seed.
 package enum TestBitmaps {

@@ -1,13 +1,15 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Darkroom
 
-@Suite("Cancellation: no delivery after cancel; the transfer stops when the last waiter leaves", .timeLimit(.minutes(1)))
+@Suite(
+    "Cancellation: no delivery after cancel; the transfer stops when the last waiter leaves", .timeLimit(.minutes(1)))
 struct CancellationTests {
     @Test("Cancelling the only waiter delivers cancelled once, never the image, and stops the transfer")
     func cancelOnlyWaiter() async throws {
@@ -67,7 +69,7 @@ struct CancellationTests {
 
         for t in tasks.dropLast() { t.cancel() }
         try await Task.sleep(for: .milliseconds(50))
-        #expect(server.snapshot.closedEarly["/img/big"] == nil)   // one waiter is left: still running
+        #expect(server.snapshot.closedEarly["/img/big"] == nil)  // one waiter is left: still running
         tasks.last!.cancel()
 
         for t in tasks {
@@ -83,12 +85,16 @@ struct CancellationTests {
         // Given one processing thread held by a processor that waits for the test
         let pipeline = makePipeline(memory: false, processingLimit: 1)
         let gate = GateProcessor()
-        let busy = pipeline.loadImage(with: ImageRequest(source: .data(id: "busy", bytes: TestImages.png()),
-                                                         processors: [gate])) { _ in }
+        let busy = pipeline.loadImage(
+            with: ImageRequest(
+                source: .data(id: "busy", bytes: TestImages.png()),
+                processors: [gate])
+        ) { _ in }
         #expect(await eventually { gate.calls.load(ordering: .relaxed) == 1 })
         // When a second request queues behind it and is cancelled
         let delivered = Atomic(0)
-        let queued = pipeline.loadImage(with: ImageRequest(source: .data(id: "queued", bytes: TestImages.png(seed: 1)))) { r in
+        let queued = pipeline.loadImage(with: ImageRequest(source: .data(id: "queued", bytes: TestImages.png(seed: 1))))
+        { r in
             if (try? r.get()) != nil { delivered.add(1, ordering: .relaxed) }
         }
         #expect(pipeline.decodeQueue.statistics.pending == 1)

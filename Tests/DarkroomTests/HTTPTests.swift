@@ -1,9 +1,10 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import Darkroom
 
 @Suite("HTTP: timeouts, limits, statuses, redirects, content sniffing, retries, revalidation", .timeLimit(.minutes(1)))
@@ -27,7 +28,9 @@ struct HTTPTests {
         var final: ImageResponse?
         for try await event in pipeline.imageEvents(for: ImageRequest(url: server.url("/img/a?slow=5"))) {
             switch event {
-            case .progress(let c, let t): progress.append(c); #expect(t == Int64(bytes.count))
+            case .progress(let c, let t):
+                progress.append(c)
+                #expect(t == Int64(bytes.count))
             case .preview: break
             case .finished(let r): final = try r.get()
             }
@@ -42,7 +45,10 @@ struct HTTPTests {
     @Test("A stalled response fails with timed_out after the read timeout, without retrying forever")
     func stalled() async throws {
         let server = try await TestServer.start()
-        let pipeline = makePipeline { $0.readTimeout = 0.3; $0.maxAttempts = 2 }
+        let pipeline = makePipeline {
+            $0.readTimeout = 0.3
+            $0.maxAttempts = 2
+        }
         let error = await failure(pipeline, server.url("/stall"))
         // Then it timed out (the server holds the stall for 10 s, so an answer at all proves the read timeout),
         // after exactly the two attempts allowed

@@ -1,10 +1,11 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Darkroom
 
 /// An image-table double: bitmaps by (format, entity), counting hits and stores.
@@ -55,7 +56,8 @@ struct PipelineFlowTests {
 
         // A request naming a table format: the first fills the table, the next (new pipeline) reads it.
         let tables = TestTables()
-        var config = ImagePipeline.Configuration(imageCache: TestImageCache(), dataCache: disk, dataLoader: HTTPDataLoader())
+        var config = ImagePipeline.Configuration(
+            imageCache: TestImageCache(), dataCache: disk, dataLoader: HTTPDataLoader())
         config.imageTables = tables
         let p3 = ImagePipeline(configuration: config)
         let tableRequest = ImageRequest(url: url, size: .fill(width: 16, height: 16), tableFormat: "thumb16")
@@ -77,11 +79,15 @@ struct PipelineFlowTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let pipeline = makePipeline()
         #expect(try await pipeline.image(for: ImageRequest(path: path)).origin == .file)
-        #expect(try await pipeline.image(for: ImageRequest(url: URL(fileURLWithPath: path), size: .maxPixelSize(10))).bitmap?.width == 10)
+        #expect(
+            try await pipeline.image(for: ImageRequest(url: URL(fileURLWithPath: path), size: .maxPixelSize(10)))
+                .bitmap?.width == 10)
         let data = try await pipeline.image(for: ImageRequest(source: .data(id: "x", bytes: png), options: .returnData))
         #expect(data.data == png && data.container == nil)
         #expect(pipeline.statistics.decodes == 2)
-        let missing = await #expect(throws: DarkroomError.self) { try await pipeline.image(for: ImageRequest(path: path + ".missing")) }
+        let missing = await #expect(throws: DarkroomError.self) {
+            try await pipeline.image(for: ImageRequest(path: path + ".missing"))
+        }
         #expect(missing?.code == .notFound)
         let junk = await #expect(throws: DarkroomError.self) {
             try await pipeline.image(for: ImageRequest(source: .data(id: "junk", bytes: Array("hello".utf8))))
@@ -96,15 +102,16 @@ struct PipelineFlowTests {
         let pipeline = makePipeline()
         let progress = Locked<[Int64]>([])
         let completions = Atomic(0)
-        let task = pipeline.loadImage(with: ImageRequest(url: server.url("/img/a?slow=2")),
-                                      progress: { c, _ in progress.withLock { $0.append(c) } },
-                                      completion: { r in if (try? r.get()) != nil { completions.add(1, ordering: .relaxed) } })
+        let task = pipeline.loadImage(
+            with: ImageRequest(url: server.url("/img/a?slow=2")),
+            progress: { c, _ in progress.withLock { $0.append(c) } },
+            completion: { r in if (try? r.get()) != nil { completions.add(1, ordering: .relaxed) } })
         task.priority = .veryHigh
         #expect(task.priority == .veryHigh)
         #expect(await eventually { task.isDone })
         #expect(completions.load(ordering: .relaxed) == 1)
         #expect(progress.withLock { $0.count } > 1)
-        task.cancel()   // no effect after completion
+        task.cancel()  // no effect after completion
         #expect(!task.isCancelled)
         await server.stop()
     }
@@ -115,14 +122,20 @@ struct PipelineFlowTests {
         server.register("big", TestImages.noisyJPEG(width: 200, height: 200, seed: 5))
         let pipeline = makePipeline()
         var kinds: [String] = []
-        var preview: ImageResponse?, final: ImageResponse?
-        let request = ImageRequest(source: .url(server.url("/img/big?slow=3")), size: .maxPixelSize(100),
-                                   options: .progressivePreviews)
+        var preview: ImageResponse?
+        var final: ImageResponse?
+        let request = ImageRequest(
+            source: .url(server.url("/img/big?slow=3")), size: .maxPixelSize(100),
+            options: .progressivePreviews)
         for try await event in pipeline.imageEvents(for: request) {
             switch event {
             case .progress: if kinds.last != "progress" { kinds.append("progress") }
-            case .preview(let r): kinds.append("preview"); preview = r
-            case .finished(let r): kinds.append("finished"); final = try r.get()
+            case .preview(let r):
+                kinds.append("preview")
+                preview = r
+            case .finished(let r):
+                kinds.append("finished")
+                final = try r.get()
             }
         }
         #expect(kinds.first == "progress" && kinds.last == "finished")
@@ -155,8 +168,8 @@ struct PipelineFlowTests {
         let resized = try ImageProcessors.Resize(width: 20, height: 10).process(bitmap)
         #expect((resized.width, resized.height) == (20, 10))
         let rounded = try ImageProcessors.RoundedCorners(radius: 8).process(bitmap)
-        #expect(rounded.row(0).load(fromByteOffset: 3, as: UInt8.self) == 0)          // corner transparent
-        #expect(rounded.row(10).load(fromByteOffset: 20 * 4 + 3, as: UInt8.self) == 255) // centre opaque
+        #expect(rounded.row(0).load(fromByteOffset: 3, as: UInt8.self) == 0)  // corner transparent
+        #expect(rounded.row(10).load(fromByteOffset: 20 * 4 + 3, as: UInt8.self) == 255)  // centre opaque
         #expect(!rounded.isOpaque)
 
         struct Failing: ImageProcessing {
@@ -165,7 +178,8 @@ struct PipelineFlowTests {
         }
         let pipeline = makePipeline()
         let error = await #expect(throws: DarkroomError.self) {
-            try await pipeline.image(for: ImageRequest(source: .data(id: "f", bytes: TestImages.png()), processors: [Failing()]))
+            try await pipeline.image(
+                for: ImageRequest(source: .data(id: "f", bytes: TestImages.png()), processors: [Failing()]))
         }
         #expect(error?.code == .processingFailed)
     }

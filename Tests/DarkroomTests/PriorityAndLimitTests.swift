@@ -1,10 +1,11 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Darkroom
 
 @Suite("Priorities and bounded work", .timeLimit(.minutes(1)))
@@ -18,8 +19,10 @@ struct PriorityAndLimitTests {
         queue.enqueue(priority: .normal) { _ in gate.wait() }
         #expect(await eventually { queue.statistics.running == 1 })
         // When work of mixed priorities queues behind it, and one item is raised while queued
-        for (name, p) in [("low1", .low), ("high1", .high), ("normal1", .normal), ("high2", .high),
-                          ("veryLow", .veryLow)] as [(String, WorkQueue.Priority)] {
+        for (name, p) in [
+            ("low1", .low), ("high1", .high), ("normal1", .normal), ("high2", .high),
+            ("veryLow", .veryLow),
+        ] as [(String, WorkQueue.Priority)] {
             queue.enqueue(priority: p) { _ in order.withLock { $0.append(name) } }
         }
         let raised = queue.enqueue(priority: .low) { _ in order.withLock { $0.append("raised") } }
@@ -52,7 +55,9 @@ struct PriorityAndLimitTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<8 {
                 let host = i % 2 == 0 ? "127.0.0.1" : "localhost"
-                group.addTask { _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?hold=q", host: host))) }
+                group.addTask {
+                    _ = try await pipeline.image(for: ImageRequest(url: server.url("/img/p\(i)?hold=q", host: host)))
+                }
             }
             #expect(await eventually { server.snapshot.inFlight == 4 })
             try await Task.sleep(for: .milliseconds(50))
@@ -75,10 +80,13 @@ struct PriorityAndLimitTests {
         #expect(await eventually { server.requests("/img/block") == 1 })
         var tasks: [ImageTask] = []
         let done = Atomic(0)
-        for (name, p) in [("low", .low), ("normal", .normal), ("raised", .veryLow), ("high", .high)] as [(String, ImageRequest.Priority)] {
-            tasks.append(pipeline.loadImage(with: ImageRequest(url: server.url("/img/\(name)"), priority: p)) { _ in
-                done.add(1, ordering: .relaxed)
-            })
+        for (name, p) in [("low", .low), ("normal", .normal), ("raised", .veryLow), ("high", .high)]
+            as [(String, ImageRequest.Priority)]
+        {
+            tasks.append(
+                pipeline.loadImage(with: ImageRequest(url: server.url("/img/\(name)"), priority: p)) { _ in
+                    done.add(1, ordering: .relaxed)
+                })
         }
         tasks[2].priority = .veryHigh
         server.release("block")
@@ -98,7 +106,8 @@ struct PriorityAndLimitTests {
         // When all 1,000 are requested at once (each decodes, then runs the counting processor)
         let finished = Atomic(0)
         for i in 0..<1000 {
-            pipeline.loadImage(with: ImageRequest(source: .data(id: "img\(i)", bytes: png), processors: [counter])) { r in
+            pipeline.loadImage(with: ImageRequest(source: .data(id: "img\(i)", bytes: png), processors: [counter])) {
+                r in
                 if (try? r.get()) != nil { finished.add(1, ordering: .relaxed) }
             }
         }
@@ -121,7 +130,8 @@ struct PriorityAndLimitTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<100 {
                 group.addTask {
-                    _ = try await pipeline.image(for: ImageRequest(source: .data(id: "s\(i)", bytes: png), processors: [counter]))
+                    _ = try await pipeline.image(
+                        for: ImageRequest(source: .data(id: "s\(i)", bytes: png), processors: [counter]))
                 }
             }
             try await group.waitForAll()

@@ -1,9 +1,10 @@
-import DarkroomTestSupport
 import DarkroomCache
 import DarkroomImage
 import DarkroomTables
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import Darkroom
 
 @Suite("With DarkroomCache's MemoryCache and DiskCache plugged in", .timeLimit(.minutes(1)))
@@ -12,9 +13,10 @@ struct RealCachesTests {
     func pipeline(_ disk: DiskCache) throws -> ImagePipeline {
         var loader = HTTPDataLoader.Configuration()
         loader.retryBaseDelay = 0.01
-        let config = ImagePipeline.Configuration(imageCache: MemoryCache<ImageCacheKey, ImageContainer>(),
-                                                 dataCache: disk,
-                                                 dataLoader: HTTPDataLoader(configuration: loader))
+        let config = ImagePipeline.Configuration(
+            imageCache: MemoryCache<ImageCacheKey, ImageContainer>(),
+            dataCache: disk,
+            dataLoader: HTTPDataLoader(configuration: loader))
         return ImagePipeline(configuration: config)
     }
 
@@ -22,10 +24,12 @@ struct RealCachesTests {
     func layers() async throws {
         let server = try await TestServer.start()
         server.register("a", TestImages.jpeg(width: 160, height: 120))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-pipeline-\(UUID())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-pipeline-\(UUID())")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let rounded = ImageRequest(url: server.url("/img/a?etag=1"), size: .maxPixelSize(80),
-                                   processors: [ImageProcessors.RoundedCorners(radius: 10)])
+        let rounded = ImageRequest(
+            url: server.url("/img/a?etag=1"), size: .maxPixelSize(80),
+            processors: [ImageProcessors.RoundedCorners(radius: 10)])
 
         let disk = try DiskCache(directory: directory)
         let first = try pipeline(disk)
@@ -33,14 +37,18 @@ struct RealCachesTests {
         #expect(try await first.image(for: rounded).origin == .memory)
         #expect(first.cachedImage(for: rounded)?.bitmap.width == 80)
         // Wait for the background disk writes (original + encoded processed image).
-        #expect(await eventually { disk.cachedData(forKey: "o|" + rounded.source.key) != nil
-                                   && disk.cachedData(forKey: rounded.cacheKey.processedDiskKey) != nil })
-        #expect(HTTPCacheMetadata.decode(disk.cachedData(forKey: "o|" + rounded.source.key)?.metadata)?.etag == "\"a-v1\"")
+        #expect(
+            await eventually {
+                disk.cachedData(forKey: "o|" + rounded.source.key) != nil
+                    && disk.cachedData(forKey: rounded.cacheKey.processedDiskKey) != nil
+            })
+        #expect(
+            HTTPCacheMetadata.decode(disk.cachedData(forKey: "o|" + rounded.source.key)?.metadata)?.etag == "\"a-v1\"")
 
         let second = try pipeline(disk)
         let processed = try await second.image(for: rounded)
         #expect(processed.origin == .diskProcessed)
-        #expect(processed.bitmap.map { ($0.width, $0.isOpaque) }! == (80, false))   // PNG keeps the transparent corners
+        #expect(processed.bitmap.map { ($0.width, $0.isOpaque) }! == (80, false))  // PNG keeps the transparent corners
         // Another size needs the original: stale (max-age=0), so revalidated with its ETag → 304 → disk bytes.
         let other = try await second.image(for: ImageRequest(url: server.url("/img/a?etag=1"), size: .maxPixelSize(40)))
         #expect(other.origin == .diskOriginal)
@@ -56,11 +64,13 @@ struct RealCachesTests {
         server.register("a", TestImages.jpeg(width: 120, height: 90))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-table-\(UUID()).table").path
         defer { for suffix in ["", ".index", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let table = try ImageTable(path: path, format: ImageFormat(name: "thumb32", width: 32, height: 32, maximumCount: 100))
+        let table = try ImageTable(
+            path: path, format: ImageFormat(name: "thumb32", width: 32, height: 32, maximumCount: 100))
         var config = ImagePipeline.Configuration(imageCache: nil, dataLoader: HTTPDataLoader())
         config.imageTables = ImageTableSet([table])
         let pipeline = ImagePipeline(configuration: config)
-        let request = ImageRequest(url: server.url("/img/a"), size: .fill(width: 32, height: 32), tableFormat: "thumb32")
+        let request = ImageRequest(
+            url: server.url("/img/a"), size: .fill(width: 32, height: 32), tableFormat: "thumb32")
 
         let first = try await pipeline.image(for: request)
         #expect(first.origin == .network)

@@ -1,9 +1,10 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
+
 @testable import Darkroom
 
 @Suite("Sharing: identical requests share one task; sizes share the fetch", .timeLimit(.minutes(1)))
@@ -51,12 +52,17 @@ struct SharingTests {
             ImageRequest(url: url, size: .maxPixelSize(100)),
             ImageRequest(url: url, size: .maxPixelSize(50)),
             ImageRequest(url: url, size: .fill(width: 20, height: 20)),
-            ImageRequest(url: url, size: .maxPixelSize(100), processors: [ImageProcessors.Crop(x: 0, y: 0, width: 10, height: 10)]),
+            ImageRequest(
+                url: url, size: .maxPixelSize(100),
+                processors: [ImageProcessors.Crop(x: 0, y: 0, width: 10, height: 10)]),
             ImageRequest(url: url, size: .maxPixelSize(100), processors: [ImageProcessors.RoundedCorners(radius: 8)]),
         ]
         let sizes = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
             for (i, r) in requests.enumerated() {
-                group.addTask { let b = try await pipeline.image(for: r).bitmap!; return (i, b.width, b.height) }
+                group.addTask {
+                    let b = try await pipeline.image(for: r).bitmap!
+                    return (i, b.width, b.height)
+                }
             }
             #expect(await eventually { pipeline.statistics.requests == 5 })
             server.release("a")

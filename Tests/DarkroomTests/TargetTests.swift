@@ -1,10 +1,11 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Darkroom
 
 /// A reusable "cell": records what it was bound to and flags any display of an image for an older binding.
@@ -28,7 +29,10 @@ final class TestCell: ImageTarget {
     func bind(_ request: ImageRequest, on pipeline: ImagePipeline, failureImage: Bitmap? = nil) {
         state.withLock { $0.pending = request.source.key }
         pipeline.setImage(with: request, on: self, failureImage: failureImage)
-        state.withLock { s in s.bound = s.pending; s.pending = nil }
+        state.withLock { s in
+            s.bound = s.pending
+            s.pending = nil
+        }
     }
 
     func display(_ content: ImageTargetContent) {
@@ -99,7 +103,7 @@ struct TargetTests {
         let cell = TestCell()
         // The old request is slow; the cell is reused for a fast one before it lands.
         let oldRequest = ImageRequest(url: server.url("/img/old?delay=150"))
-        let keepAlive = Task { try await pipeline.image(for: oldRequest) }   // keeps the old transfer running
+        let keepAlive = Task { try await pipeline.image(for: oldRequest) }  // keeps the old transfer running
         cell.bind(oldRequest, on: pipeline)
         cell.bind(ImageRequest(url: server.url("/img/new")), on: pipeline)
         _ = try await keepAlive.value
@@ -115,8 +119,9 @@ struct TargetTests {
         server.register("a", TestImages.jpeg())
         let pipeline = makePipeline()
         let cell = TestCell()
-        cell.bind(ImageRequest(url: server.url("/status/404")), on: pipeline,
-                  failureImage: TestImages.bitmap(width: 2, height: 2, seed: 0))
+        cell.bind(
+            ImageRequest(url: server.url("/status/404")), on: pipeline,
+            failureImage: TestImages.bitmap(width: 2, height: 2, seed: 0))
         #expect(await eventually { cell.failures == 1 })
         #expect(cell.placeholders == 1)
 
@@ -124,7 +129,7 @@ struct TargetTests {
         cell.bind(good, on: pipeline)
         #expect(await eventually { cell.displays == 1 })
         #expect(cell.placeholders == 2)
-        cell.bind(good, on: pipeline)            // memory hit: synchronous, no placeholder
+        cell.bind(good, on: pipeline)  // memory hit: synchronous, no placeholder
         #expect(cell.displays == 2)
         #expect(cell.placeholders == 2)
         await server.stop()

@@ -1,10 +1,11 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Darkroom
 
 /// Hammers the shared machinery from many threads at once. Run under ThreadSanitizer:
@@ -14,21 +15,25 @@ struct ThreadSafetyTests {
     @Test("Job pool: concurrent subscribe, re-prioritise, cancel and finish; every waiter hears exactly once")
     func jobPool() async {
         let pool = JobPool<Int, Int>()
-        let heard = Locked<[Int: Int]>([:]), started = Atomic(0)
+        let heard = Locked<[Int: Int]>([:])
+        let started = Atomic(0)
         let jobs = Locked<[Int: SharedJob<Int>]>([:])
         let subscriptions = Locked<[JobSubscription]>([])
         await onThreads(4) { worker in
             for i in 0..<2_000 {
                 let key = i % 50
                 let id = worker * 10_000 + i
-                let (sub, _) = pool.subscribe(key: key, priority: .normal, handler: { event in
-                    if case .finished = event { heard.withLock { $0[id, default: 0] += 1 } }
-                }, start: { job in
-                    started.add(1, ordering: .relaxed)
-                    job.onCancel { }
-                    job.onPriorityChange { _ in }
-                    jobs.withLock { $0[key] = job }
-                })
+                let (sub, _) = pool.subscribe(
+                    key: key, priority: .normal,
+                    handler: { event in
+                        if case .finished = event { heard.withLock { $0[id, default: 0] += 1 } }
+                    },
+                    start: { job in
+                        started.add(1, ordering: .relaxed)
+                        job.onCancel {}
+                        job.onPriorityChange { _ in }
+                        jobs.withLock { $0[key] = job }
+                    })
                 switch (i + worker) % 4 {
                 case 0: sub.setPriority(.high)
                 case 1: sub.cancel()
@@ -53,8 +58,10 @@ struct ThreadSafetyTests {
     @Test("Work queue: concurrent enqueue, cancel and re-prioritise; each item runs at most once, limit held")
     func workQueue() async {
         let queue = WorkQueue(name: "tsan", maxConcurrent: 3)
-        let ran = Atomic(0), cancelled = Atomic(0)
-        let running = Atomic(0), maxRunning = Atomic(0)
+        let ran = Atomic(0)
+        let cancelled = Atomic(0)
+        let running = Atomic(0)
+        let maxRunning = Atomic(0)
         await onThreads(4) { worker in
             for i in 0..<1_000 {
                 let item = queue.enqueue(priority: WorkQueue.Priority(rawValue: i % 5)!) { _ in
@@ -76,11 +83,15 @@ struct ThreadSafetyTests {
     func networkScheduler() async {
         let activity = NetworkActivity(debounce: 0.01)
         let scheduler = NetworkScheduler(totalLimit: 4, perHostLimit: 2, activity: activity)
-        let done = Atomic(0), removed = Atomic(0)
+        let done = Atomic(0)
+        let removed = Atomic(0)
         await onThreads(4) { worker in
             for i in 0..<500 {
                 let ticket = scheduler.schedule(host: "h\(i % 3)", priority: .normal) { finish in
-                    DispatchQueue.global().async { done.add(1, ordering: .relaxed); finish() }
+                    DispatchQueue.global().async {
+                        done.add(1, ordering: .relaxed)
+                        finish()
+                    }
                 }
                 if (i + worker) % 4 == 0 {
                     if ticket.cancel() { removed.add(1, ordering: .relaxed) }
@@ -103,8 +114,9 @@ struct ThreadSafetyTests {
         await onThreads(8) { worker in
             for i in 0..<250 {
                 let n = (i * 7 + worker) % 20
-                let request = ImageRequest(source: .data(id: "t\(n)", bytes: images[n]),
-                                           size: .maxPixelSize(4 + n % 3 * 4))
+                let request = ImageRequest(
+                    source: .data(id: "t\(n)", bytes: images[n]),
+                    size: .maxPixelSize(4 + n % 3 * 4))
                 let task = pipeline.loadImage(with: request) { _ in completions.add(1, ordering: .relaxed) }
                 switch i % 5 {
                 case 0: task.cancel()

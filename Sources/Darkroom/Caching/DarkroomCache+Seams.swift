@@ -28,7 +28,8 @@ extension DiskCache: DataCaching {
         do {
             try set(data, forKey: key, extendedData: metadata)
         } catch {
-            Logger(label: "darkroom.pipeline").warning("disk cache write failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            Logger(label: "darkroom.pipeline").warning(
+                "disk cache write failed", metadata: ["key": "\(key)", "error": "\(error)"])
         }
     }
 

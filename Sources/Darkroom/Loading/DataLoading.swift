@@ -64,6 +64,8 @@ public struct DataProgress: Sendable {
 /// underlying error.
 public protocol DataLoading: Sendable {
     /// Fetches the resource, calling `progress` as bytes arrive.
-    func loadData(_ request: DataRequest,
-                  progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse
+    func loadData(
+        _ request: DataRequest,
+        progress: @escaping @Sendable (DataProgress) -> Void
+    ) async throws(DarkroomError) -> DataResponse
 }

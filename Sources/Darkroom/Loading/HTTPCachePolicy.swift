@@ -38,7 +38,8 @@ enum HTTPCachePolicy {
     static func metadata(for headers: [String: String], now: Double, defaultMaxAge: Double) -> HTTPCacheMetadata? {
         let directives = parseCacheControl(headers["cache-control"] ?? "")
         if directives["no-store"] != nil { return nil }
-        let etag = headers["etag"], lastModified = headers["last-modified"]
+        let etag = headers["etag"]
+        let lastModified = headers["last-modified"]
         var lifetime: Double
         if directives["no-cache"] != nil {
             lifetime = 0
@@ -62,7 +63,8 @@ enum HTTPCachePolicy {
             let pair = part.split(separator: "=", maxSplits: 1)
             let name = pair[0].trimmingCharacters(in: .whitespaces).lowercased()
             guard !name.isEmpty else { continue }
-            let argument = pair.count > 1
+            let argument =
+                pair.count > 1
                 ? pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 : nil
             result[name] = .some(argument)

@@ -53,12 +53,14 @@ public final class HTTPDataLoader: DataLoading {
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "darkroom.http")) {
         self.configuration = configuration
         self.logger = logger
-        let redirects: HTTPClient.Configuration.RedirectConfiguration = configuration.followsRedirects
+        let redirects: HTTPClient.Configuration.RedirectConfiguration =
+            configuration.followsRedirects
             ? .follow(max: configuration.maxRedirects, allowCycles: false) : .disallow
         var config = HTTPClient.Configuration(
             redirectConfiguration: redirects,
-            timeout: .init(connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9)),
-                           read: .nanoseconds(Int64(configuration.readTimeout * 1e9))))
+            timeout: .init(
+                connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9)),
+                read: .nanoseconds(Int64(configuration.readTimeout * 1e9))))
         config.decompression = .disabled
         config.dnsOverride = configuration.dnsOverride
         // The pipeline's NetworkScheduler is the per-host limiter; AsyncHTTPClient's own soft limit (8) must not
@@ -78,8 +80,10 @@ public final class HTTPDataLoader: DataLoading {
 
     /// Fetches `request.url`: up to ``Configuration/maxAttempts`` attempts for transient failures, each bounded by
     /// the timeouts and the size limit; cancelling the calling task closes the connection.
-    public func loadData(_ request: DataRequest,
-                         progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
+    public func loadData(
+        _ request: DataRequest,
+        progress: @escaping @Sendable (DataProgress) -> Void
+    ) async throws(DarkroomError) -> DataResponse {
         var attempt = 1
         while true {
             let failure: DarkroomError
@@ -89,18 +93,25 @@ public final class HTTPDataLoader: DataLoading {
                 failure = error
             }
             guard failure.isTransient, attempt < configuration.maxAttempts, !Task.isCancelled else { throw failure }
-            let delay = min(configuration.retryMaxDelay, configuration.retryBaseDelay * Double(1 << (attempt - 1)))
+            let delay =
+                min(configuration.retryMaxDelay, configuration.retryBaseDelay * Double(1 << (attempt - 1)))
                 * Double.random(in: 0.5...1.5)
-            logger.debug("retrying after transient failure", metadata: [
-                "url": "\(request.url)", "attempt": "\(attempt)", "delay_s": "\(delay)", "error": "\(failure.code.rawValue)"])
+            logger.debug(
+                "retrying after transient failure",
+                metadata: [
+                    "url": "\(request.url)", "attempt": "\(attempt)", "delay_s": "\(delay)",
+                    "error": "\(failure.code.rawValue)",
+                ])
             try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             if Task.isCancelled { throw DarkroomError.cancelled }
             attempt += 1
         }
     }
 
-    private func loadOnce(_ request: DataRequest,
-                          progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
+    private func loadOnce(
+        _ request: DataRequest,
+        progress: @escaping @Sendable (DataProgress) -> Void
+    ) async throws(DarkroomError) -> DataResponse {
         let url = request.url.absoluteString
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = .GET
@@ -109,7 +120,8 @@ public final class HTTPDataLoader: DataLoading {
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
         let limit = configuration.maxResponseBytes
         do {
-            let response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(configuration.totalTimeout * 1e9)))
+            let response = try await client.execute(
+                outgoing, timeout: .nanoseconds(Int64(configuration.totalTimeout * 1e9)))
             var headers: [String: String] = [:]
             for (name, value) in response.headers {
                 let key = name.lowercased()
@@ -125,7 +137,8 @@ public final class HTTPDataLoader: DataLoading {
             }
             let expected = headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
             if let expected, expected > limit {
-                throw DarkroomError(.responseTooLarge,
+                throw DarkroomError(
+                    .responseTooLarge,
                     "GET \(url) announces \(expected) bytes, over the limit of \(limit); not read")
             }
             var data = [UInt8]()
@@ -135,12 +148,15 @@ public final class HTTPDataLoader: DataLoading {
             for try await buffer in response.body {
                 received += Int64(buffer.readableBytes)
                 guard received <= limit else {
-                    throw DarkroomError(.responseTooLarge,
+                    throw DarkroomError(
+                        .responseTooLarge,
                         "GET \(url) streamed past the limit of \(limit) bytes; transfer aborted after \(received)")
                 }
                 data.append(contentsOf: buffer.readableBytesView)
                 var partial: [UInt8]?
-                if let expected, let next = fractions.first, Double(received) >= next * Double(expected), received < expected {
+                if let expected, let next = fractions.first, Double(received) >= next * Double(expected),
+                    received < expected
+                {
                     while let f = fractions.first, Double(received) >= f * Double(expected) { fractions.removeFirst() }
                     partial = data
                 }

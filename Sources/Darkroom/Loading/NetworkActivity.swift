@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Dispatch
 
 /// The number of network transfers running, published after a short debounce (the seeds' network-activity

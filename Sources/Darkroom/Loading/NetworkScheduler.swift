@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 
 /// Admits network transfers under a total limit and a per-host limit, highest priority first (FIFO within a
 /// level), and reports the number running to a ``NetworkActivity``.

@@ -34,13 +34,13 @@ public struct PipelineStatistics: Sendable, Equatable, Codable {
 final class PipelineCounters: Sendable {
     enum Name: Int, CaseIterable {
         case requests, memoryHits, tableHits, diskProcessedHits, diskOriginalHits, networkFetches, revalidated,
-             fileReads, decodes, processings, sharedRequests, failures, cancellations, bytesFetched
+            fileReads, decodes, processings, sharedRequests, failures, cancellations, bytesFetched
     }
 
     // One atomic per name (Atomic is ~Copyable, so no array of them): a fixed block of 16.
     private let a0 = Atomic(0), a1 = Atomic(0), a2 = Atomic(0), a3 = Atomic(0), a4 = Atomic(0), a5 = Atomic(0),
-                a6 = Atomic(0), a7 = Atomic(0), a8 = Atomic(0), a9 = Atomic(0), a10 = Atomic(0), a11 = Atomic(0),
-                a12 = Atomic(0), a13 = Atomic(0)
+        a6 = Atomic(0), a7 = Atomic(0), a8 = Atomic(0), a9 = Atomic(0), a10 = Atomic(0), a11 = Atomic(0),
+        a12 = Atomic(0), a13 = Atomic(0)
     private let metrics: [Counter]
     let decodeTimer: Metrics.Timer
     let processTimer: Metrics.Timer
@@ -93,11 +93,20 @@ final class PipelineCounters: Sendable {
 
     var snapshot: PipelineStatistics {
         var s = PipelineStatistics()
-        s.requests = get(.requests); s.memoryHits = get(.memoryHits); s.tableHits = get(.tableHits)
-        s.diskProcessedHits = get(.diskProcessedHits); s.diskOriginalHits = get(.diskOriginalHits)
-        s.networkFetches = get(.networkFetches); s.revalidated = get(.revalidated); s.fileReads = get(.fileReads)
-        s.decodes = get(.decodes); s.processings = get(.processings); s.sharedRequests = get(.sharedRequests)
-        s.failures = get(.failures); s.cancellations = get(.cancellations); s.bytesFetched = get(.bytesFetched)
+        s.requests = get(.requests)
+        s.memoryHits = get(.memoryHits)
+        s.tableHits = get(.tableHits)
+        s.diskProcessedHits = get(.diskProcessedHits)
+        s.diskOriginalHits = get(.diskOriginalHits)
+        s.networkFetches = get(.networkFetches)
+        s.revalidated = get(.revalidated)
+        s.fileReads = get(.fileReads)
+        s.decodes = get(.decodes)
+        s.processings = get(.processings)
+        s.sharedRequests = get(.sharedRequests)
+        s.failures = get(.failures)
+        s.cancellations = get(.cancellations)
+        s.bytesFetched = get(.bytesFetched)
         return s
     }
 }

@@ -62,8 +62,10 @@ extension ImagePipeline {
         /// A configuration with the documented defaults: a new DarkroomCache `MemoryCache` (1/8 of available
         /// memory) unless another cache or `nil` is given, the given disk cache (none by default), and an
         /// ``HTTPDataLoader``.
-        public init(imageCache: (any ImageCaching)? = MemoryCache<ImageCacheKey, ImageContainer>(),
-                    dataCache: (any DataCaching)? = nil, dataLoader: (any DataLoading)? = nil) {
+        public init(
+            imageCache: (any ImageCaching)? = MemoryCache<ImageCacheKey, ImageContainer>(),
+            dataCache: (any DataCaching)? = nil, dataLoader: (any DataLoading)? = nil
+        ) {
             self.imageCache = imageCache
             self.dataCache = dataCache
             self.dataLoader = dataLoader ?? HTTPDataLoader()

@@ -1,7 +1,7 @@
-import Logging
 import CoreMetrics
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
+import Logging
 
 /// The decode job's product: the image at the requested size, before processors.
 struct DecodeOutput: Sendable {
@@ -13,8 +13,10 @@ struct DecodeOutput: Sendable {
 extension ImagePipeline {
     /// Joins or starts the decode of `request`'s source at its size (shared by requests that differ only in
     /// processors).
-    func subscribeDecode(_ request: ImageRequest, priority: ImageRequest.Priority,
-                         handler: @escaping SharedJob<DecodeOutput>.Handler) -> JobSubscription {
+    func subscribeDecode(
+        _ request: ImageRequest, priority: ImageRequest.Priority,
+        handler: @escaping SharedJob<DecodeOutput>.Handler
+    ) -> JobSubscription {
         let key = fetchKey(request) + "|" + request.cacheKey.decodeKey
         let (subscription, joined) = decodeJobs.subscribe(
             key: configuration.isSharingEnabled ? key : nil, priority: priority, handler: handler,
@@ -25,46 +27,59 @@ extension ImagePipeline {
 
     private func startDecodeJob(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
         let wantsPreviews = request.options.contains(.progressivePreviews)
-        link(job, subscribeFetch(request, priority: job.priority) { [self] event in
-            switch event {
-            case .progress(let c, let t):
-                job.send(.progress(completed: c, total: t))
-            case .preview(let partial):
-                guard wantsPreviews, !job.isCancelled else { return }
-                decodePreview(partial, job: job, request: request)
-            case .finished(.failure(let error)):
-                job.finish(.failure(error))
-            case .finished(.success(let fetched)):
-                guard !job.isCancelled else { return }
-                link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+        link(
+            job,
+            subscribeFetch(request, priority: job.priority) { [self] event in
+                switch event {
+                case .progress(let c, let t):
+                    job.send(.progress(completed: c, total: t))
+                case .preview(let partial):
+                    guard wantsPreviews, !job.isCancelled else { return }
+                    decodePreview(partial, job: job, request: request)
+                case .finished(.failure(let error)):
+                    job.finish(.failure(error))
+                case .finished(.success(let fetched)):
                     guard !job.isCancelled else { return }
-                    var timings = fetched.timings
-                    timings.queueWait += wait
-                    counters.queueWaitTimer.recordSeconds(wait)
-                    let result = decode(fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings)
-                    job.finish(result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
-                })
-            }
-        })
+                    link(
+                        job,
+                        decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+                            guard !job.isCancelled else { return }
+                            var timings = fetched.timings
+                            timings.queueWait += wait
+                            counters.queueWaitTimer.recordSeconds(wait)
+                            let result = decode(
+                                fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings)
+                            job.finish(
+                                result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
+                        })
+                }
+            })
     }
 
     /// Decodes the first part of a JPEG into a low-quality preview (missing rows gray) at low priority; dropped
     /// if the final decode finished first or the bytes are not a JPEG.
     private func decodePreview(_ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
         guard partial.bytes.starts(with: [0xFF, 0xD8]) else { return }
-        link(job, decodeQueue.enqueue(priority: .low) { [self] _ in
-            guard !job.isCancelled else { return }
-            var timings = ImageResponse.Timings()
-            guard case .success(var container) = decode(partial.bytes, size: request.size, pixelFormat: request.pixelFormat,
-                                                        timings: &timings, acceptTruncated: true) else { return }
-            container.isPreview = true
-            job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
-        })
+        link(
+            job,
+            decodeQueue.enqueue(priority: .low) { [self] _ in
+                guard !job.isCancelled else { return }
+                var timings = ImageResponse.Timings()
+                guard
+                    case .success(var container) = decode(
+                        partial.bytes, size: request.size, pixelFormat: request.pixelFormat,
+                        timings: &timings, acceptTruncated: true)
+                else { return }
+                container.isPreview = true
+                job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
+            })
     }
 
     /// Decodes on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
-    func decode(_ bytes: [UInt8], size: TargetSize, pixelFormat: PixelFormatPreference,
-                timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil) -> Result<ImageContainer, DarkroomError> {
+    func decode(
+        _ bytes: [UInt8], size: TargetSize, pixelFormat: PixelFormatPreference,
+        timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil
+    ) -> Result<ImageContainer, DarkroomError> {
         var options = configuration.decodeOptions
         options.size = size
         options.pixelFormat = pixelFormat
@@ -79,13 +94,14 @@ extension ImagePipeline {
         do throws(DarkroomImageError) {
             let decoded = try ImageDecoder().decode(bytes, options: options)
             if let problem = decoded.colorProblem {
-                configuration.logger.notice("colour profile ignored, image treated as sRGB", metadata: ["reason": "\(problem)"])
+                configuration.logger.notice(
+                    "colour profile ignored, image treated as sRGB", metadata: ["reason": "\(problem)"])
             }
-            return .success(ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile))
+            return .success(
+                ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile))
         } catch {
             let code: DarkroomError.Code = error.code == .unsupportedFormat ? .notAnImage : .decodeFailed
             return .failure(DarkroomError(code, "decode failed: \(error.message)", underlying: error))
         }
     }
 }
-

@@ -1,9 +1,9 @@
-import Logging
 import CoreMetrics
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
+import Logging
 
 /// The fetch job's product: encoded bytes and where they came from.
 struct FetchOutput: Sendable {
@@ -19,8 +19,10 @@ extension ImagePipeline {
     }
 
     /// Joins or starts the fetch of `request`'s source.
-    func subscribeFetch(_ request: ImageRequest, priority: ImageRequest.Priority,
-                        handler: @escaping SharedJob<FetchOutput>.Handler) -> JobSubscription {
+    func subscribeFetch(
+        _ request: ImageRequest, priority: ImageRequest.Priority,
+        handler: @escaping SharedJob<FetchOutput>.Handler
+    ) -> JobSubscription {
         let (subscription, joined) = fetchJobs.subscribe(
             key: configuration.isSharingEnabled ? fetchKey(request) : nil, priority: priority, handler: handler,
             start: { job in self.startFetchJob(job, request: request) })
@@ -42,7 +44,10 @@ extension ImagePipeline {
     private func startFetchJob(_ job: SharedJob<FetchOutput>, request: ImageRequest) {
         switch request.source {
         case .data(_, let bytes):
-            job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .data, timings: .init()) })
+            job.finish(
+                checkImage(bytes, source: request.source).map {
+                    FetchOutput(bytes: $0, origin: .data, timings: .init())
+                })
         case .file(let path):
             readFile(job, path: path, request: request)
         case .url(let url) where url.isFileURL:
@@ -56,24 +61,30 @@ extension ImagePipeline {
 
     private func readFile(_ job: SharedJob<FetchOutput>, path: String, request: ImageRequest) {
         let limit = configuration.maxResponseBytes
-        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
-            guard !job.isCancelled else { return }
-            let t0 = MonotonicClock.seconds()
-            counters.add(.fileReads)
-            do throws(DarkroomImageError) {
-                let bytes = try FileBytes.read(path, limit: limit)
-                var timings = ImageResponse.Timings()
-                timings.fetch = MonotonicClock.seconds() - t0
-                job.finish(checkImage(bytes, source: request.source).map { FetchOutput(bytes: $0, origin: .file, timings: timings) })
-            } catch {
-                let code: DarkroomError.Code = switch error.code {
-                case .limitExceeded: .responseTooLarge
-                case .notFound: .notFound
-                default: .fileIO
+        link(
+            job,
+            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
+                guard !job.isCancelled else { return }
+                let t0 = MonotonicClock.seconds()
+                counters.add(.fileReads)
+                do throws(DarkroomImageError) {
+                    let bytes = try FileBytes.read(path, limit: limit)
+                    var timings = ImageResponse.Timings()
+                    timings.fetch = MonotonicClock.seconds() - t0
+                    job.finish(
+                        checkImage(bytes, source: request.source).map {
+                            FetchOutput(bytes: $0, origin: .file, timings: timings)
+                        })
+                } catch {
+                    let code: DarkroomError.Code =
+                        switch error.code {
+                        case .limitExceeded: .responseTooLarge
+                        case .notFound: .notFound
+                        default: .fileIO
+                        }
+                    job.finish(.failure(DarkroomError(code, error.message, underlying: error)))
                 }
-                job.finish(.failure(DarkroomError(code, error.message, underlying: error)))
-            }
-        })
+            })
     }
 
     /// Disk cache of original bytes first (fresh → done; stale with validators → conditional request), then
@@ -82,29 +93,35 @@ extension ImagePipeline {
         guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheReads) else {
             return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: 0)
         }
-        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
-            guard !job.isCancelled else { return }
-            let t0 = MonotonicClock.seconds()
-            let entry = dataCache.cachedData(forKey: originalDiskKey(request))
-            let cacheRead = MonotonicClock.seconds() - t0
-            guard let entry else { return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: cacheRead) }
-            let metadata = HTTPCacheMetadata.decode(entry.metadata)
-            if metadata.map({ $0.isFresh(now: configuration.now()) }) ?? true {
-                counters.add(.diskOriginalHits)
-                var timings = ImageResponse.Timings()
-                timings.cacheRead = cacheRead
-                return job.finish(.success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings)))
-            }
-            let stale = metadata!.hasValidators ? (entry, metadata!) : nil
-            logger.debug("stale disk copy", metadata: ["url": "\(url)", "revalidate": "\(stale != nil)"])
-            fetchNetwork(job, url: url, request: request, stale: stale, cacheRead: cacheRead)
-        })
+        link(
+            job,
+            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
+                guard !job.isCancelled else { return }
+                let t0 = MonotonicClock.seconds()
+                let entry = dataCache.cachedData(forKey: originalDiskKey(request))
+                let cacheRead = MonotonicClock.seconds() - t0
+                guard let entry else {
+                    return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: cacheRead)
+                }
+                let metadata = HTTPCacheMetadata.decode(entry.metadata)
+                if metadata.map({ $0.isFresh(now: configuration.now()) }) ?? true {
+                    counters.add(.diskOriginalHits)
+                    var timings = ImageResponse.Timings()
+                    timings.cacheRead = cacheRead
+                    return job.finish(.success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings)))
+                }
+                let stale = metadata!.hasValidators ? (entry, metadata!) : nil
+                logger.debug("stale disk copy", metadata: ["url": "\(url)", "revalidate": "\(stale != nil)"])
+                fetchNetwork(job, url: url, request: request, stale: stale, cacheRead: cacheRead)
+            })
     }
 
     func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.sourceKey }
 
-    private func fetchNetwork(_ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest,
-                              stale: (CachedData, HTTPCacheMetadata)?, cacheRead: Double) {
+    private func fetchNetwork(
+        _ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest,
+        stale: (CachedData, HTTPCacheMetadata)?, cacheRead: Double
+    ) {
         let loader = configuration.dataLoader
         let running = Locked<Task<Void, Never>?>(nil)
         let queued = MonotonicClock.seconds()
@@ -113,16 +130,18 @@ extension ImagePipeline {
             counters.add(.networkFetches)
             let task = Task {
                 defer { done() }
-                let dataRequest = DataRequest(url: url, headers: stale?.1.conditionalHeaders ?? [],
-                                              partialDataFractions: request.options.contains(.progressivePreviews) ? [0.5] : [])
+                let dataRequest = DataRequest(
+                    url: url, headers: stale?.1.conditionalHeaders ?? [],
+                    partialDataFractions: request.options.contains(.progressivePreviews) ? [0.5] : [])
                 let result: Result<DataResponse, DarkroomError>
                 do throws(DarkroomError) {
-                    result = .success(try await loader.loadData(dataRequest) { p in
-                        job.send(.progress(completed: p.received, total: p.expected))
-                        if let partial = p.partialData {
-                            job.send(.preview(FetchOutput(bytes: partial, origin: .network, timings: .init())))
-                        }
-                    })
+                    result = .success(
+                        try await loader.loadData(dataRequest) { p in
+                            job.send(.progress(completed: p.received, total: p.expected))
+                            if let partial = p.partialData {
+                                job.send(.preview(FetchOutput(bytes: partial, origin: .network, timings: .init())))
+                            }
+                        })
                 } catch {
                     result = .failure(Task.isCancelled ? .cancelled : error)
                 }
@@ -130,9 +149,10 @@ extension ImagePipeline {
                 timings.cacheRead = cacheRead
                 timings.fetch = MonotonicClock.seconds() - queued
                 counters.fetchTimer.recordSeconds(timings.fetch)
-                job.finish(result.flatMap { response in
-                    handleNetworkResponse(response, request: request, stale: stale, timings: timings)
-                })
+                job.finish(
+                    result.flatMap { response in
+                        handleNetworkResponse(response, request: request, stale: stale, timings: timings)
+                    })
             }
             running.withLock { $0 = task }
             if job.isCancelled { task.cancel() }
@@ -144,14 +164,17 @@ extension ImagePipeline {
         job.onPriorityChange { ticket.setPriority($0) }
     }
 
-    private func handleNetworkResponse(_ response: DataResponse, request: ImageRequest,
-                                       stale: (CachedData, HTTPCacheMetadata)?,
-                                       timings: ImageResponse.Timings) -> Result<FetchOutput, DarkroomError> {
+    private func handleNetworkResponse(
+        _ response: DataResponse, request: ImageRequest,
+        stale: (CachedData, HTTPCacheMetadata)?,
+        timings: ImageResponse.Timings
+    ) -> Result<FetchOutput, DarkroomError> {
         let now = configuration.now()
         if response.statusCode == 304, let (entry, old) = stale {
             counters.add(.revalidated)
             counters.add(.diskOriginalHits)
-            var metadata = HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
+            var metadata =
+                HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
                 ?? HTTPCacheMetadata(etag: nil, lastModified: nil, expires: now)
             metadata.etag = metadata.etag ?? old.etag
             metadata.lastModified = metadata.lastModified ?? old.lastModified
@@ -163,7 +186,9 @@ extension ImagePipeline {
         }
         counters.add(.bytesFetched, response.data.count)
         return checkImage(response.data, source: request.source).map { bytes in
-            if let metadata = HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge) {
+            if let metadata = HTTPCachePolicy.metadata(
+                for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
+            {
                 storeOriginal(bytes, metadata: metadata, request: request)
             }
             return FetchOutput(bytes: bytes, origin: .network, timings: timings)
@@ -172,7 +197,8 @@ extension ImagePipeline {
 
     private func storeOriginal(_ bytes: [UInt8], metadata: HTTPCacheMetadata, request: ImageRequest) {
         guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheWrites),
-              configuration.diskCachePolicy != .storeEncodedImages else { return }
+            configuration.diskCachePolicy != .storeEncodedImages
+        else { return }
         let key = originalDiskKey(request)
         let encoded = metadata.encoded()
         ioQueue.enqueue(priority: .low) { _ in dataCache.storeData(bytes, metadata: encoded, forKey: key) }
@@ -183,8 +209,10 @@ extension ImagePipeline {
         let format = bytes.withUnsafeBytes { ImageProber.format(of: $0) }
         guard format != nil else {
             let prefix = bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
-            return .failure(DarkroomError(.notAnImage,
-                "\(source.key): \(bytes.count) bytes that are not JPEG, PNG, WebP or GIF (starts \(prefix))"))
+            return .failure(
+                DarkroomError(
+                    .notAnImage,
+                    "\(source.key): \(bytes.count) bytes that are not JPEG, PNG, WebP or GIF (starts \(prefix))"))
         }
         return .success(bytes)
     }

@@ -1,20 +1,25 @@
-import Logging
 import CoreMetrics
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
+import Logging
 
 extension ImagePipeline {
     /// The image job: table → processed disk → (shared) decode → processors → store → deliver.
     func startImageJob(_ job: SharedJob<ImageResult>, request: ImageRequest) {
         if request.options.contains(.returnData) {
-            return link(job, subscribeFetch(request, priority: job.priority) { event in
-                switch event {
-                case .progress(let c, let t): job.send(.progress(completed: c, total: t))
-                case .preview: break
-                case .finished(let result):
-                    job.finish(result.map { ImageResult(container: nil, data: $0.bytes, origin: $0.origin, timings: $0.timings) })
-                }
-            })
+            return link(
+                job,
+                subscribeFetch(request, priority: job.priority) { event in
+                    switch event {
+                    case .progress(let c, let t): job.send(.progress(completed: c, total: t))
+                    case .preview: break
+                    case .finished(let result):
+                        job.finish(
+                            result.map {
+                                ImageResult(container: nil, data: $0.bytes, origin: $0.origin, timings: $0.timings)
+                            })
+                    }
+                })
         }
         let key = request.cacheKey
         let table = request.tableFormat.flatMap { format in
@@ -25,37 +30,48 @@ extension ImagePipeline {
         let readProcessed = processedCache != nil && !request.options.contains(.disableDiskCacheReads)
         guard readTable || readProcessed else { return startDecodeStage(job, request: request, timings: .init()) }
 
-        link(job, ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
-            guard !job.isCancelled else { return }
-            var timings = ImageResponse.Timings()
-            let t0 = MonotonicClock.seconds()
-            if readTable, let table, let bitmap = table.tables.image(forEntity: key.source, format: table.format) {
-                timings.cacheRead = MonotonicClock.seconds() - t0
-                counters.add(.tableHits)
-                return finishImage(job, request: request,
-                                   ImageResult(container: ImageContainer(bitmap: bitmap), origin: .table, timings: timings))
-            }
-            guard readProcessed, let processedCache, let entry = processedCache.cachedData(forKey: key.processedDiskKey) else {
-                timings.cacheRead = MonotonicClock.seconds() - t0
-                return startDecodeStage(job, request: request, timings: timings)
-            }
-            timings.cacheRead = MonotonicClock.seconds() - t0
-            let readTimings = timings
-            link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+        link(
+            job,
+            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
                 guard !job.isCancelled else { return }
-                var t = readTimings
-                t.queueWait += wait
-                switch decode(entry.data, size: .original, pixelFormat: request.pixelFormat, timings: &t) {
-                case .success(let container):
-                    counters.add(.diskProcessedHits)
-                    finishImage(job, request: request, ImageResult(container: container, origin: .diskProcessed, timings: t))
-                case .failure(let error):
-                    logger.warning("dropping unreadable processed disk entry", metadata: ["key": "\(key)", "error": "\(error)"])
-                    processedCache.removeData(forKey: key.processedDiskKey)
-                    startDecodeStage(job, request: request, timings: t)
+                var timings = ImageResponse.Timings()
+                let t0 = MonotonicClock.seconds()
+                if readTable, let table, let bitmap = table.tables.image(forEntity: key.source, format: table.format) {
+                    timings.cacheRead = MonotonicClock.seconds() - t0
+                    counters.add(.tableHits)
+                    return finishImage(
+                        job, request: request,
+                        ImageResult(container: ImageContainer(bitmap: bitmap), origin: .table, timings: timings))
                 }
+                guard readProcessed, let processedCache,
+                    let entry = processedCache.cachedData(forKey: key.processedDiskKey)
+                else {
+                    timings.cacheRead = MonotonicClock.seconds() - t0
+                    return startDecodeStage(job, request: request, timings: timings)
+                }
+                timings.cacheRead = MonotonicClock.seconds() - t0
+                let readTimings = timings
+                link(
+                    job,
+                    decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+                        guard !job.isCancelled else { return }
+                        var t = readTimings
+                        t.queueWait += wait
+                        switch decode(entry.data, size: .original, pixelFormat: request.pixelFormat, timings: &t) {
+                        case .success(let container):
+                            counters.add(.diskProcessedHits)
+                            finishImage(
+                                job, request: request,
+                                ImageResult(container: container, origin: .diskProcessed, timings: t))
+                        case .failure(let error):
+                            logger.warning(
+                                "dropping unreadable processed disk entry",
+                                metadata: ["key": "\(key)", "error": "\(error)"])
+                            processedCache.removeData(forKey: key.processedDiskKey)
+                            startDecodeStage(job, request: request, timings: t)
+                        }
+                    })
             })
-        })
     }
 
     /// The disk cache, when this request's processed image belongs in it.
@@ -67,39 +83,51 @@ extension ImagePipeline {
         }
     }
 
-    private func startDecodeStage(_ job: SharedJob<ImageResult>, request: ImageRequest, timings: ImageResponse.Timings) {
-        link(job, subscribeDecode(request, priority: job.priority) { [self] event in
-            switch event {
-            case .progress(let c, let t):
-                job.send(.progress(completed: c, total: t))
-            case .preview(let output):
-                job.send(.preview(ImageResult(container: output.container, origin: output.origin, timings: output.timings)))
-            case .finished(.failure(let error)):
-                job.finish(.failure(error))
-            case .finished(.success(let output)):
-                var decoded = output.timings
-                decoded.cacheRead += timings.cacheRead
-                guard !request.processors.isEmpty else {
-                    return finishImage(job, request: request, ImageResult(container: output.container, origin: output.origin, timings: decoded))
-                }
-                guard !job.isCancelled else { return }
-                link(job, decodeQueue.enqueue(priority: job.priority.queueLevel) { [self, decoded] wait in
+    private func startDecodeStage(_ job: SharedJob<ImageResult>, request: ImageRequest, timings: ImageResponse.Timings)
+    {
+        link(
+            job,
+            subscribeDecode(request, priority: job.priority) { [self] event in
+                switch event {
+                case .progress(let c, let t):
+                    job.send(.progress(completed: c, total: t))
+                case .preview(let output):
+                    job.send(
+                        .preview(
+                            ImageResult(container: output.container, origin: output.origin, timings: output.timings)))
+                case .finished(.failure(let error)):
+                    job.finish(.failure(error))
+                case .finished(.success(let output)):
+                    var decoded = output.timings
+                    decoded.cacheRead += timings.cacheRead
+                    guard !request.processors.isEmpty else {
+                        return finishImage(
+                            job, request: request,
+                            ImageResult(container: output.container, origin: output.origin, timings: decoded))
+                    }
                     guard !job.isCancelled else { return }
-                    var t = decoded
-                    t.queueWait += wait
-                    job.finish(process(output.container, request: request, timings: &t).map { container in
-                        let result = ImageResult(container: container, origin: output.origin, timings: t)
-                        store(result, request: request)
-                        return result
-                    })
-                })
-            }
-        })
+                    link(
+                        job,
+                        decodeQueue.enqueue(priority: job.priority.queueLevel) { [self, decoded] wait in
+                            guard !job.isCancelled else { return }
+                            var t = decoded
+                            t.queueWait += wait
+                            job.finish(
+                                process(output.container, request: request, timings: &t).map { container in
+                                    let result = ImageResult(container: container, origin: output.origin, timings: t)
+                                    store(result, request: request)
+                                    return result
+                                })
+                        })
+                }
+            })
     }
 
     /// Runs the request's processors in order on the calling (pipeline-owned) thread.
-    private func process(_ input: ImageContainer, request: ImageRequest,
-                         timings: inout ImageResponse.Timings) -> Result<ImageContainer, DarkroomError> {
+    private func process(
+        _ input: ImageContainer, request: ImageRequest,
+        timings: inout ImageResponse.Timings
+    ) -> Result<ImageContainer, DarkroomError> {
         let t0 = MonotonicClock.seconds()
         counters.add(.processings)
         defer {
@@ -113,7 +141,8 @@ extension ImagePipeline {
             } catch let error as DarkroomError {
                 return .failure(error)
             } catch {
-                return .failure(DarkroomError(.processingFailed, "\(processor.identifier) failed: \(error)", underlying: error))
+                return .failure(
+                    DarkroomError(.processingFailed, "\(processor.identifier) failed: \(error)", underlying: error))
             }
         }
         return .success(ImageContainer(bitmap: bitmap, probe: input.probe))
@@ -131,19 +160,23 @@ extension ImagePipeline {
         let key = request.cacheKey
         if !request.options.contains(.disableMemoryCacheWrites) { imageCache?.store(container, for: key) }
         if result.origin != .table, let format = request.tableFormat, let tables = configuration.imageTables {
-            ioQueue.enqueue(priority: .low) { _ in tables.store(container.bitmap, forEntity: key.source, format: format) }
+            ioQueue.enqueue(priority: .low) { _ in tables.store(container.bitmap, forEntity: key.source, format: format)
+            }
         }
         if result.origin != .diskProcessed, !request.options.contains(.disableDiskCacheWrites),
-           let cache = processedDataCache(for: request) {
+            let cache = processedDataCache(for: request)
+        {
             let quality = configuration.encodeQuality
             decodeQueue.enqueue(priority: .veryLow) { [logger] _ in
                 let bitmap = container.bitmap
                 do throws(DarkroomImageError) {
-                    let bytes = try ImageEncoder.encode(bitmap, as: bitmap.isOpaque ? .jpeg : .png,
-                                                        options: EncodeOptions(quality: quality))
+                    let bytes = try ImageEncoder.encode(
+                        bitmap, as: bitmap.isOpaque ? .jpeg : .png,
+                        options: EncodeOptions(quality: quality))
                     cache.storeData(bytes, metadata: nil, forKey: key.processedDiskKey)
                 } catch {
-                    logger.warning("could not encode processed image for the disk cache", metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "could not encode processed image for the disk cache", metadata: ["error": "\(error)"])
                 }
             }
         }

@@ -1,6 +1,6 @@
-import FoundationEssentials
 import DarkroomImage
 import DarkroomSupport
+import FoundationEssentials
 
 extension ImagePipeline {
     /// The pipeline's two pools of threads, for work a caller must not run on Swift's cooperative pool.
@@ -17,8 +17,10 @@ extension ImagePipeline {
     /// Cost: one enqueue and one continuation resume (a few microseconds) plus the wait for a free thread at
     /// `priority`. Cancelling the calling task while `work` is still queued removes it (it never runs) and throws
     /// `CancellationError`; once started, `work` runs to the end.
-    package func perform<T: Sendable>(on stage: Stage, priority: ImageRequest.Priority = .normal,
-                                      _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package func perform<T: Sendable>(
+        on stage: Stage, priority: ImageRequest.Priority = .normal,
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         let queue = stage == .io ? ioQueue : decodeQueue
         let resumed = Locked<CheckedContinuation<T, any Error>?>(nil)
         let item = Locked<WorkQueue.Item?>(nil)
@@ -62,8 +64,10 @@ extension ImagePipeline {
         }
     }
 
-    private func probeFile(_ path: String, limits: DecodeLimits, colorProfile: Bool,
-                           priority: ImageRequest.Priority) async throws -> ImageProbe {
+    private func probeFile(
+        _ path: String, limits: DecodeLimits, colorProfile: Bool,
+        priority: ImageRequest.Priority
+    ) async throws -> ImageProbe {
         try await perform(on: .io, priority: priority) {
             do throws(DarkroomImageError) {
                 var probe = try ImageProber.probe(fileAt: path, limits: limits)
@@ -73,17 +77,20 @@ extension ImagePipeline {
                 }
                 return probe
             } catch {
-                let code: DarkroomError.Code = switch error.code {
-                case .notFound: .notFound
-                case .io: .fileIO
-                default: .decodeFailed
-                }
+                let code: DarkroomError.Code =
+                    switch error.code {
+                    case .notFound: .notFound
+                    case .io: .fileIO
+                    default: .decodeFailed
+                    }
                 throw DarkroomError(code, error.message, underlying: error)
             }
         }
     }
 
-    private static func probeBytes(_ raw: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomError) -> ImageProbe {
+    private static func probeBytes(_ raw: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomError)
+        -> ImageProbe
+    {
         do throws(DarkroomImageError) {
             return try ImageProber.probe(raw, limits: limits)
         } catch {

@@ -1,6 +1,6 @@
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Logging
 
@@ -42,8 +42,9 @@ public final class ImagePipeline: Sendable {
         decodeQueue = WorkQueue(name: "darkroom.decode", maxConcurrent: configuration.processingLimit)
         ioQueue = WorkQueue(name: "darkroom.io", maxConcurrent: configuration.ioLimit)
         networkActivity = NetworkActivity(debounce: configuration.activityDebounce)
-        network = NetworkScheduler(totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
-                                   activity: networkActivity)
+        network = NetworkScheduler(
+            totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
+            activity: networkActivity)
     }
 
     /// What the pipeline has done so far (requests, hits per layer, fetches, decodes, sharing, failures).
@@ -56,7 +57,9 @@ public final class ImagePipeline: Sendable {
     /// `nil` for a miss, for ``ImageRequest/Options/returnData`` requests, and when memory reads are disabled.
     @inline(__always)
     public func cachedImage(for request: ImageRequest) -> ImageContainer? {
-        guard let imageCache, request.options.isDisjoint(with: [.disableMemoryCacheReads, .returnData]) else { return nil }
+        guard let imageCache, request.options.isDisjoint(with: [.disableMemoryCacheReads, .returnData]) else {
+            return nil
+        }
         return imageCache.image(for: request.cacheKey)
     }
 
@@ -71,9 +74,11 @@ public final class ImagePipeline: Sendable {
     /// is cancelled first, in which case no image is ever delivered. A memory-cache hit completes synchronously,
     /// before this returns. Other callbacks run on a pipeline thread.
     @discardableResult
-    public func loadImage(with request: ImageRequest,
-                          progress: (@Sendable (_ completed: Int64, _ total: Int64?) -> Void)? = nil,
-                          completion: @escaping @Sendable (Result<ImageResponse, DarkroomError>) -> Void) -> ImageTask {
+    public func loadImage(
+        with request: ImageRequest,
+        progress: (@Sendable (_ completed: Int64, _ total: Int64?) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ImageResponse, DarkroomError>) -> Void
+    ) -> ImageTask {
         start(request) { event in
             switch event {
             case .progress(let c, let t): progress?(c, t)
@@ -94,9 +99,10 @@ public final class ImagePipeline: Sendable {
         let holder = TaskHolder()
         let result: Result<ImageResponse, DarkroomError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                holder.set(start(request, counted: false) { event in
-                    if case .finished(let result) = event { continuation.resume(returning: result) }
-                })
+                holder.set(
+                    start(request, counted: false) { event in
+                        if case .finished(let result) = event { continuation.resume(returning: result) }
+                    })
             }
         } onCancel: {
             holder.cancel()
@@ -110,7 +116,9 @@ public final class ImagePipeline: Sendable {
         AsyncThrowingStream { continuation in
             let task = start(request) { event in
                 switch event {
-                case .finished(.success): continuation.yield(event); continuation.finish()
+                case .finished(.success):
+                    continuation.yield(event)
+                    continuation.finish()
                 case .finished(.failure(let error)): continuation.finish(throwing: error)
                 default: continuation.yield(event)
                 }
@@ -128,8 +136,10 @@ public final class ImagePipeline: Sendable {
     }
 
     /// Starts a request and returns its task; `handler` receives events until a final one.
-    func start(_ request: ImageRequest, counted: Bool = true,
-               handler: @escaping @Sendable (ImageTask.Event) -> Void) -> ImageTask {
+    func start(
+        _ request: ImageRequest, counted: Bool = true,
+        handler: @escaping @Sendable (ImageTask.Event) -> Void
+    ) -> ImageTask {
         if counted { counters.add(.requests) }
         let task = ImageTask(request: request, pipeline: self, handler: handler)
         if let hit = memoryHit(request) {
@@ -166,12 +176,18 @@ final class TaskHolder: Sendable {
     private let state = Locked<(task: ImageTask?, cancelled: Bool)>((nil, false))
 
     func set(_ task: ImageTask) {
-        let cancelled = state.withLock { s in s.task = task; return s.cancelled }
+        let cancelled = state.withLock { s in
+            s.task = task
+            return s.cancelled
+        }
         if cancelled { task.cancel() }
     }
 
     func cancel() {
-        let task = state.withLock { s in s.cancelled = true; return s.task }
+        let task = state.withLock { s in
+            s.cancelled = true
+            return s.task
+        }
         task?.cancel()
     }
 }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 
 /// A finished request: the image (or bytes), where it came from, and how long each stage took.
 public struct ImageResponse: Sendable {

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 
 /// One caller's handle on a request in flight: cancel it, or change its priority.
 ///
@@ -61,7 +61,10 @@ public final class ImageTask: Sendable {
         let taken: (JobSubscription?, (@Sendable (Event) -> Void)?)? = state.withLock { s in
             guard s.phase == .running else { return nil }
             s.phase = .cancelled
-            defer { s.subscription = nil; s.handler = nil }
+            defer {
+                s.subscription = nil
+                s.handler = nil
+            }
             return (s.subscription, s.handler)
         }
         guard let (subscription, handler) = taken else { return }
@@ -84,12 +87,17 @@ public final class ImageTask: Sendable {
             guard s.phase == .running else { return nil }
             if case .finished = event {
                 s.phase = .finished
-                defer { s.handler = nil; s.subscription = nil }
+                defer {
+                    s.handler = nil
+                    s.subscription = nil
+                }
                 return s.handler
             }
             return s.handler
         }
-        if case .finished(.failure(let e)) = event, handler != nil, e.code != .cancelled { pipeline?.counters.add(.failures) }
+        if case .finished(.failure(let e)) = event, handler != nil, e.code != .cancelled {
+            pipeline?.counters.add(.failures)
+        }
         handler?(event)
     }
 }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 
 /// Warms the caches for images about to be needed: a list of requests at low priority, a few at a time.
 ///

@@ -26,7 +26,8 @@ extension ImageProcessors {
                 throw DarkroomError(.processingFailed, "resize to \(width)×\(height): size must be positive")
             }
             if width == source.width && height == source.height { return source }
-            let out = try Bitmap.processingOutput(width: width, height: height, format: source.format, isOpaque: source.isOpaque)
+            let out = try Bitmap.processingOutput(
+                width: width, height: height, format: source.format, isOpaque: source.isOpaque)
             let bpp = source.format.bytesPerPixel
             // Column spans: output x covers source columns [x0, x1).
             let xs = (0...width).map { min(source.width, $0 * source.width / width) }
@@ -35,15 +36,18 @@ extension ImageProcessors {
                 var y0 = y * source.height / height
                 var y1 = (y + 1) * source.height / height
                 if y1 <= y0 { y1 = y0 + 1 }
-                y0 = min(y0, source.height - 1); y1 = min(y1, source.height)
+                y0 = min(y0, source.height - 1)
+                y1 = min(y1, source.height)
                 for i in sums.indices { sums[i] = 0 }
                 var count = [UInt32](repeating: 0, count: width)
                 for sy in y0..<y1 {
                     let row = source.row(sy).assumingMemoryBound(to: UInt8.self)
                     for x in 0..<width {
-                        var x0 = xs[x], x1 = xs[x + 1]
+                        var x0 = xs[x]
+                        var x1 = xs[x + 1]
                         if x1 <= x0 { x1 = x0 + 1 }
-                        x0 = min(x0, source.width - 1); x1 = min(x1, source.width)
+                        x0 = min(x0, source.width - 1)
+                        x1 = min(x1, source.width)
                         for sx in x0..<x1 {
                             for c in 0..<bpp { sums[x * bpp + c] &+= UInt32(row[sx * bpp + c]) }
                         }

@@ -59,22 +59,29 @@ public struct ImageRequest: Sendable {
     public var pixelFormat: PixelFormatPreference
 
     /// Creates a request for a URL (`http`, `https` or `file`).
-    public init(url: URL, size: TargetSize = .original, processors: [any ImageProcessing] = [],
-                priority: Priority = .normal, options: Options = [], tableFormat: String? = nil) {
-        self.init(source: .url(url), size: size, processors: processors, priority: priority, options: options,
-                  tableFormat: tableFormat)
+    public init(
+        url: URL, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+        priority: Priority = .normal, options: Options = [], tableFormat: String? = nil
+    ) {
+        self.init(
+            source: .url(url), size: size, processors: processors, priority: priority, options: options,
+            tableFormat: tableFormat)
     }
 
     /// Creates a request for a local file.
-    public init(path: String, size: TargetSize = .original, processors: [any ImageProcessing] = [],
-                priority: Priority = .normal, options: Options = []) {
+    public init(
+        path: String, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+        priority: Priority = .normal, options: Options = []
+    ) {
         self.init(source: .file(path), size: size, processors: processors, priority: priority, options: options)
     }
 
     /// Creates a request for any source.
-    public init(source: Source, size: TargetSize = .original, processors: [any ImageProcessing] = [],
-                priority: Priority = .normal, options: Options = [], tableFormat: String? = nil,
-                pixelFormat: PixelFormatPreference = .auto) {
+    public init(
+        source: Source, size: TargetSize = .original, processors: [any ImageProcessing] = [],
+        priority: Priority = .normal, options: Options = [], tableFormat: String? = nil,
+        pixelFormat: PixelFormatPreference = .auto
+    ) {
         self.source = source
         self.imageID = nil
         self.size = size
@@ -129,7 +136,9 @@ extension ImageRequest {
         /// Do not store anything in the disk cache.
         public static let disableDiskCacheWrites = Options(rawValue: 1 << 3)
         /// Skip every cache read and go to the source; results are still stored.
-        public static let reloadIgnoringCachedData: Options = [.disableMemoryCacheReads, .disableDiskCacheReads, .disableTableReads]
+        public static let reloadIgnoringCachedData: Options = [
+            .disableMemoryCacheReads, .disableDiskCacheReads, .disableTableReads,
+        ]
         /// Do not look in the image table.
         public static let disableTableReads = Options(rawValue: 1 << 4)
         /// Skip decoding: the response carries the original bytes only (``ImageResponse/data``).

@@ -1,6 +1,6 @@
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 
 /// Anything that shows an image: a cell, a view model, a test double.
 ///
@@ -88,8 +88,10 @@ extension ImagePipeline {
     /// dropped. A memory-cache hit is displayed synchronously, without a placeholder. Returns the task
     /// (already finished on a hit).
     @discardableResult
-    public func setImage(with request: ImageRequest, on target: any ImageTarget,
-                         placeholder: Bitmap? = nil, failureImage: Bitmap? = nil) -> ImageTask {
+    public func setImage(
+        with request: ImageRequest, on target: any ImageTarget,
+        placeholder: Bitmap? = nil, failureImage: Bitmap? = nil
+    ) -> ImageTask {
         let state = target.darkroom
         let (generation, previous) = state.rebind()
         previous?.cancel()

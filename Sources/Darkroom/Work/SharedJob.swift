@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 
 /// What a shared job tells its waiters: progress, previews, then exactly one final result.
 enum JobEvent<Value: Sendable>: Sendable {
@@ -41,7 +41,9 @@ final class SharedJob<Value: Sendable>: Sendable {
     }
 
     private enum UnsubscribeOutcome {
-        case none, cancel([@Sendable () -> Void]), reprioritize(Priority, [@Sendable (Priority) -> Void])
+        case none
+        case cancel([@Sendable () -> Void])
+        case reprioritize(Priority, [@Sendable (Priority) -> Void])
     }
 
     private let state = Locked(State())
@@ -65,7 +67,10 @@ final class SharedJob<Value: Sendable>: Sendable {
             let id = s.nextID
             s.nextID += 1
             s.subscribers[id] = Subscriber(priority: priority, handler: handler)
-            if s.subscribers.count == 1 { s.priority = priority; return (id, nil) }
+            if s.subscribers.count == 1 {
+                s.priority = priority
+                return (id, nil)
+            }
             return (id, s.recomputePriority() ? (s.priority, s.priorityHandlers) : nil)
         }
         guard let id else { return nil }
@@ -110,7 +115,9 @@ final class SharedJob<Value: Sendable>: Sendable {
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
         let runNow: Bool = state.withLock { s in
             switch s.phase {
-            case .running: s.cancelHandlers.append(handler); return false
+            case .running:
+                s.cancelHandlers.append(handler)
+                return false
             case .cancelled: return true
             case .finished: return false
             }
@@ -162,9 +169,11 @@ final class JobPool<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Joins the job for `key` or creates it (then calls `start` with it, outside the lock). A `nil` key never
     /// shares. Returns the subscription and whether an existing job was joined.
-    func subscribe(key: Key?, priority: ImageRequest.Priority,
-                   handler: @escaping SharedJob<Value>.Handler,
-                   start: (SharedJob<Value>) -> Void) -> (JobSubscription, joined: Bool) {
+    func subscribe(
+        key: Key?, priority: ImageRequest.Priority,
+        handler: @escaping SharedJob<Value>.Handler,
+        start: (SharedJob<Value>) -> Void
+    ) -> (JobSubscription, joined: Bool) {
         guard let key else {
             let job = SharedJob<Value>(onDispose: { _ in })
             let id = job.subscribe(priority: priority, handler: handler)!.id

@@ -1,6 +1,6 @@
-import DarkroomSupport
 import CTurboJPEG
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 /// `darkroom bench decode`: Darkroom's decoders against libjpeg-turbo's own TurboJPEG API on the same bytes,
@@ -8,7 +8,6 @@ import Foundation
 package struct DecodeBenchmark {
     /// Runs with the defaults below; set the properties to change them.
     package init() {}
-
 
     /// Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).
     package var photos: String?
@@ -27,15 +26,25 @@ package struct DecodeBenchmark {
         guard !jpegs.isEmpty else { throw BenchError("no files in \(jpegDir)") }
         let decoder = ImageDecoder()
         var perFile: [[String: Any]] = []
-        var full = [Double](), tjFull = [Double](), thumb = [Double](), tjEighth = [Double](), peaks = [Int](), psnrs = [Double]()
-        var exactThumb = [Double](), exactPSNRs = [Double]()
+        var full = [Double]()
+        var tjFull = [Double]()
+        var thumb = [Double]()
+        var tjEighth = [Double]()
+        var peaks = [Int]()
+        var psnrs = [Double]()
+        var exactThumb = [Double]()
+        var exactPSNRs = [Double]()
         let exact = DecodeOptions(size: .maxPixelSize(size), chromaFromDC: false)
 
         for path in jpegs {
             let bytes = try FileBytes.read(path)
             let turbo = try TurboJPEG(bytes)
             // Interleave ours and theirs so drift on this shared machine hits both alike.
-            var ours = [Double](), theirs = [Double](), oursThumb = [Double](), theirsEighth = [Double](), oursExact = [Double]()
+            var ours = [Double]()
+            var theirs = [Double]()
+            var oursThumb = [Double]()
+            var theirsEighth = [Double]()
+            var oursExact = [Double]()
             for i in 0..<iterations {
                 // Alternate which goes first, so neither always inherits the other's cache and page state.
                 let pair: [() throws -> Void] = [
@@ -45,7 +54,12 @@ package struct DecodeBenchmark {
                 for step in (i % 2 == 0 ? pair : pair.reversed()) { try step() }
                 let thumbs: [() throws -> Void] = [
                     { theirsEighth.append(try time { try turbo.decode(scaleDenominator: 8) }) },
-                    { oursThumb.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) }) },
+                    {
+                        oursThumb.append(
+                            try time {
+                                _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size)))
+                            })
+                    },
                     { oursExact.append(try time { _ = try decoder.decode(bytes, options: exact) }) },
                 ]
                 for step in (i % 2 == 0 ? thumbs : thumbs.reversed()) { try step() }
@@ -55,33 +69,45 @@ package struct DecodeBenchmark {
             let small = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size)))
             let peak = PixelMemory.peakBytes - base
             // Quality of the shrink-on-load rule: DCT-scaled + Lanczos against full decode + Lanczos.
-            let reference = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size), shrinkOnLoadMargin: 1e9))
+            let reference = try decoder.decode(
+                bytes, options: DecodeOptions(size: .maxPixelSize(size), shrinkOnLoadMargin: 1e9))
             let psnr = Quality.psnr(small.bitmap, reference.bitmap)
             let exactPSNR = Quality.psnr(try decoder.decode(bytes, options: exact).bitmap, reference.bitmap)
             let m = (median(ours), median(theirs), median(oursThumb), median(theirsEighth))
-            full.append(m.0); tjFull.append(m.1); thumb.append(m.2); tjEighth.append(m.3); peaks.append(peak); psnrs.append(psnr)
-            exactThumb.append(median(oursExact)); exactPSNRs.append(exactPSNR)
+            full.append(m.0)
+            tjFull.append(m.1)
+            thumb.append(m.2)
+            tjEighth.append(m.3)
+            peaks.append(peak)
+            psnrs.append(psnr)
+            exactThumb.append(median(oursExact))
+            exactPSNRs.append(exactPSNR)
             perFile.append([
                 "file": (path as NSString).lastPathComponent, "full_decode_ms": m.0, "turbojpeg_full_decode_ms": m.1,
-                "thumb_ms": m.2, "turbojpeg_eighth_ms": m.3, "peak_decoded_bytes": peak, "shrink_denominator": small.shrinkDenominator,
+                "thumb_ms": m.2, "turbojpeg_eighth_ms": m.3, "peak_decoded_bytes": peak,
+                "shrink_denominator": small.shrinkDenominator,
                 "psnr_db_vs_full_decode": psnr, "thumb_size": "\(small.bitmap.width)x\(small.bitmap.height)",
                 "exact_chroma_thumb_ms": median(oursExact), "exact_chroma_psnr_db": exactPSNR,
             ])
         }
 
-        var pngResults: [[String: Any]] = [], webpResults: [[String: Any]] = []
+        var pngResults: [[String: Any]] = []
+        var webpResults: [[String: Any]] = []
         for (dir, sink) in [("png", 0), ("webp", 1)] {
             for path in BenchPhotos.files(in: root + "/" + dir) {
                 let bytes = try FileBytes.read(path)
                 var t = [Double]()
                 for _ in 0..<max(3, iterations / 2) {
-                    t.append(try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
+                    t.append(
+                        try time { _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size))) })
                 }
                 PixelMemory.resetPeak()
                 let base = PixelMemory.currentBytes
                 _ = try decoder.decode(bytes, options: DecodeOptions(size: .maxPixelSize(size)))
-                let row: [String: Any] = ["file": (path as NSString).lastPathComponent, "thumb_ms": median(t),
-                                          "peak_decoded_bytes": PixelMemory.peakBytes - base]
+                let row: [String: Any] = [
+                    "file": (path as NSString).lastPathComponent, "thumb_ms": median(t),
+                    "peak_decoded_bytes": PixelMemory.peakBytes - base,
+                ]
                 if sink == 0 { pngResults.append(row) } else { webpResults.append(row) }
             }
         }
@@ -92,7 +118,8 @@ package struct DecodeBenchmark {
             "benchmark": "decode", "iterations": iterations, "thumb_size": size, "files": jpegs.count,
             "jpeg_full_decode_ms": mean(full), "turbojpeg_full_decode_ms": mean(tjFull),
             "full_decode_ratio": mean(full) / mean(tjFull),
-            "jpeg_thumb_ms": mean(thumb), "turbojpeg_eighth_ms": mean(tjEighth), "thumb_ratio": mean(thumb) / mean(tjEighth),
+            "jpeg_thumb_ms": mean(thumb), "turbojpeg_eighth_ms": mean(tjEighth),
+            "thumb_ratio": mean(thumb) / mean(tjEighth),
             "peak_decoded_bytes_thumb_max": peaks.max() ?? 0, "full_image_bytes": 4032 * 3024 * 4,
             "psnr_db_min": psnrs.min() ?? 0, "psnr_db_max": psnrs.max() ?? 0,
             "exact_chroma_thumb_ms": mean(exactThumb), "exact_chroma_psnr_db_min": exactPSNRs.min() ?? 0,
@@ -102,27 +129,45 @@ package struct DecodeBenchmark {
         if json {
             print(JSONLine.encode(summary))
         } else {
-            print(String(format: "12 MP JPEG full decode: darkroom %.2f ms, libjpeg-turbo %.2f ms (ratio %.3f)",
-                         mean(full), mean(tjFull), mean(full) / mean(tjFull)))
-            print(String(format: "12 MP JPEG → %d px:     darkroom %.2f ms, libjpeg-turbo 1/8 decode alone %.2f ms (ratio %.3f)",
-                         size, mean(thumb), mean(tjEighth), mean(thumb) / mean(tjEighth)))
-            print(String(format: "peak decoded bytes (thumb): %d (full image: %d); PSNR vs full decode: %.1f–%.1f dB",
-                         peaks.max() ?? 0, 4032 * 3024 * 4, psnrs.min() ?? 0, psnrs.max() ?? 0))
-            print(String(format: "  with exact chroma (chromaFromDC false): %.2f ms, PSNR %.1f–%.1f dB",
-                         mean(exactThumb), exactPSNRs.min() ?? 0, exactPSNRs.max() ?? 0))
+            print(
+                String(
+                    format: "12 MP JPEG full decode: darkroom %.2f ms, libjpeg-turbo %.2f ms (ratio %.3f)",
+                    mean(full), mean(tjFull), mean(full) / mean(tjFull)))
+            print(
+                String(
+                    format:
+                        "12 MP JPEG → %d px:     darkroom %.2f ms, libjpeg-turbo 1/8 decode alone %.2f ms (ratio %.3f)",
+                    size, mean(thumb), mean(tjEighth), mean(thumb) / mean(tjEighth)))
+            print(
+                String(
+                    format: "peak decoded bytes (thumb): %d (full image: %d); PSNR vs full decode: %.1f–%.1f dB",
+                    peaks.max() ?? 0, 4032 * 3024 * 4, psnrs.min() ?? 0, psnrs.max() ?? 0))
+            print(
+                String(
+                    format: "  with exact chroma (chromaFromDC false): %.2f ms, PSNR %.1f–%.1f dB",
+                    mean(exactThumb), exactPSNRs.min() ?? 0, exactPSNRs.max() ?? 0))
             for r in colorRows {
-                print(String(format: "%@ → %d px: %.2f ms converted to sRGB, %.2f ms unconverted (%+.1f %%)", r["file"] as! String,
-                             size, r["thumb_srgb_ms"] as! Double, r["thumb_unconverted_ms"] as! Double, r["overhead_percent"] as! Double))
+                print(
+                    String(
+                        format: "%@ → %d px: %.2f ms converted to sRGB, %.2f ms unconverted (%+.1f %%)",
+                        r["file"] as! String,
+                        size, r["thumb_srgb_ms"] as! Double, r["thumb_unconverted_ms"] as! Double,
+                        r["overhead_percent"] as! Double))
             }
             for r in heifRows {
-                print(String(format: "%@ → %d px: %.2f ms%@; encode AVIF %.2f ms (speed 8), %.2f ms (speed 6), WebP %.2f ms",
-                             r["file"] as! String, size, r["thumb_ms"] as! Double,
-                             (r["embedded_thumbnail"] as! Bool) ? " (thumbnail item)" : "", r["avif_encode_speed8_ms"] as! Double,
-                             r["avif_encode_speed6_ms"] as! Double, r["webp_encode_ms"] as! Double))
+                print(
+                    String(
+                        format: "%@ → %d px: %.2f ms%@; encode AVIF %.2f ms (speed 8), %.2f ms (speed 6), WebP %.2f ms",
+                        r["file"] as! String, size, r["thumb_ms"] as! Double,
+                        (r["embedded_thumbnail"] as! Bool) ? " (thumbnail item)" : "",
+                        r["avif_encode_speed8_ms"] as! Double,
+                        r["avif_encode_speed6_ms"] as! Double, r["webp_encode_ms"] as! Double))
             }
             for r in pngResults + webpResults {
-                print(String(format: "%@ → %d px: %.2f ms, peak decoded %d bytes", r["file"] as! String, size,
-                             r["thumb_ms"] as! Double, r["peak_decoded_bytes"] as! Int))
+                print(
+                    String(
+                        format: "%@ → %d px: %.2f ms, peak decoded %d bytes", r["file"] as! String, size,
+                        r["thumb_ms"] as! Double, r["peak_decoded_bytes"] as! Int))
             }
         }
     }
@@ -151,23 +196,31 @@ final class TurboJPEG {
         guard let h = tjInitDecompress() else { throw BenchError("tjInitDecompress failed") }
         handle = h
         self.bytes = bytes
-        var w: Int32 = 0, hh: Int32 = 0, sub: Int32 = 0, cs: Int32 = 0
+        var w: Int32 = 0
+        var hh: Int32 = 0
+        var sub: Int32 = 0
+        var cs: Int32 = 0
         guard tjDecompressHeader3(h, bytes, UInt(bytes.count), &w, &hh, &sub, &cs) == 0 else {
             tjDestroy(h)
             throw BenchError("tjDecompressHeader3 failed")
         }
-        width = w; height = hh
+        width = w
+        height = hh
     }
 
     deinit { tjDestroy(handle) }
 
     /// Decodes to BGRA at 1/denominator into a fresh buffer, as a caller of TurboJPEG would.
     func decode(scaleDenominator: Int32) throws {
-        let w = (width + scaleDenominator - 1) / scaleDenominator, h = (height + scaleDenominator - 1) / scaleDenominator
+        let w = (width + scaleDenominator - 1) / scaleDenominator
+        let h = (height + scaleDenominator - 1) / scaleDenominator
         let pitch = Int(w) * 4
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: pitch * Int(h))
         defer { buffer.deallocate() }
-        guard tjDecompress2(handle, bytes, UInt(bytes.count), buffer, w, Int32(pitch), h, Int32(TJPF_BGRA.rawValue), 0) == 0 else {
+        guard
+            tjDecompress2(handle, bytes, UInt(bytes.count), buffer, w, Int32(pitch), h, Int32(TJPF_BGRA.rawValue), 0)
+                == 0
+        else {
             throw BenchError("tjDecompress2 failed: \(String(cString: tjGetErrorStr2(handle)))")
         }
     }
@@ -178,14 +231,17 @@ enum Quality {
     /// Peak signal-to-noise ratio over the color channels of two equal-size bitmaps, in dB (∞ when equal).
     static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
         guard a.width == b.width, a.height == b.height, a.format == b.format else { return 0 }
-        var sum = 0.0, n = 0
+        var sum = 0.0
+        var n = 0
         let bpp = a.format.bytesPerPixel
         for y in 0..<a.height {
-            let ra = a.row(y).assumingMemoryBound(to: UInt8.self), rb = b.row(y).assumingMemoryBound(to: UInt8.self)
+            let ra = a.row(y).assumingMemoryBound(to: UInt8.self)
+            let rb = b.row(y).assumingMemoryBound(to: UInt8.self)
             for x in 0..<a.width {
                 for c in 0..<min(bpp, 3) {
                     let d = Double(ra[x * bpp + c]) - Double(rb[x * bpp + c])
-                    sum += d * d; n += 1
+                    sum += d * d
+                    n += 1
                 }
             }
         }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 
 /// The disk half of `darkroom bench cache`: write and read operations per second for 2 KB, 20 KB, 100 KB and 1 MB
@@ -23,10 +23,13 @@ struct DiskBench {
             var samples: [String: [Double]] = [:]
             for r in 0..<repeats {
                 // "disk" is the default configuration (size-verified files); "disk_checksum" adds XXH64 on file reads.
-                let sides = size.bytes > 20 * 1024 ? ["disk", "disk_checksum", "files", "files_fsync"] : ["disk", "files", "files_fsync"]
+                let sides =
+                    size.bytes > 20 * 1024
+                    ? ["disk", "disk_checksum", "files", "files_fsync"] : ["disk", "files", "files_fsync"]
                 for side in sides {
                     let dir = root + "/\(side)-\(size.label)-\(r)"
-                    let store: any BenchStore = side.hasPrefix("disk")
+                    let store: any BenchStore =
+                        side.hasPrefix("disk")
                         ? try DiskStore(dir: dir, verification: side == "disk_checksum" ? .checksum : .size)
                         : FileStore(dir: dir, fsync: side == "files_fsync")
                     let w0 = MonotonicClock.seconds()
@@ -70,10 +73,13 @@ struct DiskBench {
             let keys = (0..<800).map { "key-\($0)" }
             var row: [String: Any] = ["bytes": bytes]
             for (label, threshold) in [("inline", Int.max), ("file", 0)] {
-                var ws: [Double] = [], rs: [Double] = []
+                var ws: [Double] = []
+                var rs: [Double] = []
                 for r in 0..<max(3, repeats) {
                     let dir = root + "/sweep-\(bytes)-\(label)-\(r)"
-                    let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, inlineThreshold: threshold))
+                    let cache = try DiskCache(
+                        directory: dir,
+                        configuration: DiskCacheConfiguration(sizeLimit: .max, inlineThreshold: threshold))
                     let w0 = MonotonicClock.seconds()
                     for key in keys { try cache.set(value, forKey: key) }
                     ws.append(Double(keys.count) / (MonotonicClock.seconds() - w0))
@@ -105,7 +111,8 @@ protocol BenchStore {
 struct DiskStore: BenchStore {
     let cache: DiskCache
     init(dir: String, verification: DiskCacheConfiguration.FileVerification) throws {
-        cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, fileVerification: verification))
+        cache = try DiskCache(
+            directory: dir, configuration: DiskCacheConfiguration(sizeLimit: .max, fileVerification: verification))
     }
     func write(_ bytes: [UInt8], key: String) throws { try cache.set(bytes, forKey: key) }
     func read(_ key: String) -> [UInt8]? { cache.data(forKey: key) }
@@ -126,7 +133,8 @@ struct FileStore: BenchStore {
     func path(_ key: String) -> String { dir + "/" + String(XXHash64.hash(Array(key.utf8)), radix: 16) }
 
     func write(_ bytes: [UInt8], key: String) throws {
-        let final = path(key), temporary = final + ".tmp"
+        let final = path(key)
+        let temporary = final + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw BenchError("open \(temporary)") }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -34,8 +34,9 @@ struct MemoryBench {
     func run() -> [String: Any] {
         let keys = (0..<keyCount).map { "thumbnail-\($0)@256" }
         let missing = (0..<keyCount).map { "absent-\($0)@256" }
-        let nsSubject = NSCacheSubject(cache: NSCache(), keys: keys.map { $0 as NSString }, missing: missing.map { $0 as NSString })
-        let nscache = nsSubject.cache // setup only; the threads use `ns`
+        let nsSubject = NSCacheSubject(
+            cache: NSCache(), keys: keys.map { $0 as NSString }, missing: missing.map { $0 as NSString })
+        let nscache = nsSubject.cache  // setup only; the threads use `ns`
         let payloads = (0..<keyCount).map { Payload($0) }
 
         let memory = MemoryCache<String, Payload>(limits: MemoryCacheLimits(costLimit: 1 << 30))
@@ -60,13 +61,27 @@ struct MemoryBench {
                         switch (subject, op) {
                         case (.memory, "get_hit"): body = { memory.value(forKey: keys[$0]) != nil }
                         case (.memory, "get_miss"): body = { memory.value(forKey: missing[$0]) != nil }
-                        case (.memory, _): body = { memory.set(payloads[$0], forKey: keys[$0], cost: 1024); return true }
+                        case (.memory, _):
+                            body = {
+                                memory.set(payloads[$0], forKey: keys[$0], cost: 1024)
+                                return true
+                            }
                         case (.nscache, "get_hit"): body = { nsSubject.cache.object(forKey: nsSubject.keys[$0]) != nil }
-                        case (.nscache, "get_miss"): body = { nsSubject.cache.object(forKey: nsSubject.missing[$0]) != nil }
-                        case (.nscache, _): body = { nsSubject.cache.setObject(payloads[$0], forKey: nsSubject.keys[$0], cost: 1024); return true }
+                        case (.nscache, "get_miss"):
+                            body = { nsSubject.cache.object(forKey: nsSubject.missing[$0]) != nil }
+                        case (.nscache, _):
+                            body = {
+                                nsSubject.cache.setObject(payloads[$0], forKey: nsSubject.keys[$0], cost: 1024)
+                                return true
+                            }
                         case (.dictionary, "get_hit"): body = { k in dictionary.mutex.withLock { $0[keys[k]] } != nil }
-                        case (.dictionary, "get_miss"): body = { k in dictionary.mutex.withLock { $0[missing[k]] } != nil }
-                        case (.dictionary, _): body = { k in dictionary.mutex.withLock { $0[keys[k]] = payloads[k] }; return true }
+                        case (.dictionary, "get_miss"):
+                            body = { k in dictionary.mutex.withLock { $0[missing[k]] } != nil }
+                        case (.dictionary, _):
+                            body = { k in
+                                dictionary.mutex.withLock { $0[keys[k]] = payloads[k] }
+                                return true
+                            }
                         }
                         let ns = measure(threads: threads) { thread in
                             var found = 0
@@ -88,7 +103,8 @@ struct MemoryBench {
         // The names the issue asks for.
         out["memory_get_hit_ns"] = out["memory_get_hit_ns"]
         out["nscache_get_hit_ns"] = out["nscache_get_hit_ns"]
-        out["memory_vs_nscache_get_hit_speedup"] = (out["nscache_get_hit_ns"] as! Double) / (out["memory_get_hit_ns"] as! Double)
+        out["memory_vs_nscache_get_hit_speedup"] =
+            (out["nscache_get_hit_ns"] as! Double) / (out["memory_get_hit_ns"] as! Double)
         out["memory_sink"] = sink.load(ordering: .relaxed) > 0 ? 1 : 0
         return out
     }

@@ -1,7 +1,7 @@
-import DarkroomSupport
 import Darkroom
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Synchronization
 
@@ -10,7 +10,6 @@ import Synchronization
 package struct PipelineBenchmark {
     /// Runs with the defaults below; set the properties to change them.
     package init() {}
-
 
     /// Folder of JPEGs to decode (default: ../shared/photos/jpeg).
     package var photos: String?
@@ -29,8 +28,11 @@ package struct PipelineBenchmark {
         let bitmap = try Bitmap(width: size, height: size, format: .bgra8Premultiplied)
         let url = URL(string: "https://images.example.com/photos/2026/11/21/eveningglow-4032x3024.jpg")!
         let plain = ImageRequest(url: url, size: .maxPixelSize(size))
-        let processed = ImageRequest(url: url, size: .maxPixelSize(size), processors: [
-            ImageProcessors.Crop(x: 0, y: 0, width: 128, height: 128), ImageProcessors.RoundedCorners(radius: 12)])
+        let processed = ImageRequest(
+            url: url, size: .maxPixelSize(size),
+            processors: [
+                ImageProcessors.Crop(x: 0, y: 0, width: 128, height: 128), ImageProcessors.RoundedCorners(radius: 12),
+            ])
         for (name, cache) in PipelineBenchmark.caches() {
             let pipeline = ImagePipeline(configuration: .init(imageCache: cache))
             for (shape, request) in [("plain", plain), ("two_processors", processed)] {
@@ -43,34 +45,46 @@ package struct PipelineBenchmark {
         // 2. Pipeline vs direct: the same thumbnails through `image(for:)` (in-memory sources, no caches) and
         //    through ImageDecoder on a fixed pool of the same size.
         guard let root = BenchPhotos.root() else { throw BenchError("sample photos not found; set DARKROOM_PHOTOS") }
-        let files = BenchPhotos.files(in: photos ?? root + "/jpeg").filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".jpeg") }
+        let files = BenchPhotos.files(in: photos ?? root + "/jpeg").filter {
+            $0.hasSuffix(".jpg") || $0.hasSuffix(".jpeg")
+        }
         guard !files.isEmpty else { throw BenchError("no JPEGs found") }
         let inputs = try files.map { try FileBytes.read($0) }
         let cores = ProcessStats.activeCores
-        var direct: [Double] = [], piped: [Double] = []
+        var direct: [Double] = []
+        var piped: [Double] = []
         for round in 0..<5 {
             let d = { () -> Double in
                 let t0 = MonotonicClock.seconds()
                 WorkQueue.run(count: requests, workers: cores) { i in
-                    _ = try? ImageDecoder().decode(inputs[i % inputs.count], options: DecodeOptions(size: .maxPixelSize(size)))
+                    _ = try? ImageDecoder().decode(
+                        inputs[i % inputs.count], options: DecodeOptions(size: .maxPixelSize(size)))
                 }
                 return MonotonicClock.seconds() - t0
             }
             let p = { () -> Double in
                 let pipeline = ImagePipeline(configuration: .init())
                 let reqs = (0..<requests).map { i in
-                    ImageRequest(source: .data(id: "\(round)-\(i)", bytes: inputs[i % inputs.count]), size: .maxPixelSize(size))
+                    ImageRequest(
+                        source: .data(id: "\(round)-\(i)", bytes: inputs[i % inputs.count]), size: .maxPixelSize(size))
                 }
                 let t0 = MonotonicClock.seconds()
                 _ = FetchRunner.run(reqs, pipeline: pipeline, concurrency: requests) { _, _ in }
                 return MonotonicClock.seconds() - t0
             }
-            if round % 2 == 0 { direct.append(d()); piped.append(p()) } else { piped.append(p()); direct.append(d()) }
+            if round % 2 == 0 {
+                direct.append(d())
+                piped.append(p())
+            } else {
+                piped.append(p())
+                direct.append(d())
+            }
         }
         // 3. Per-request overhead where decoding is nearly free: 4,000 requests for a 16×16 PNG.
         let tiny = try ImageEncoder.encode(try Bitmap(width: 16, height: 16, format: .bgra8Premultiplied), as: .png)
         let tinyCount = 4_000
-        var tinyDirect: [Double] = [], tinyPiped: [Double] = []
+        var tinyDirect: [Double] = []
+        var tinyPiped: [Double] = []
         for round in 0..<5 {
             let t0 = MonotonicClock.seconds()
             WorkQueue.run(count: tinyCount, workers: cores) { _ in _ = try? ImageDecoder().decode(tiny) }
@@ -128,7 +142,10 @@ package struct PipelineBenchmark {
 
     /// The memory caches compared.
     static func caches() -> [(String, any ImageCaching)] {
-        [("memory_cache", MemoryCache<ImageCacheKey, ImageContainer>()), ("locked_dictionary", LockedDictionaryImageCache())]
+        [
+            ("memory_cache", MemoryCache<ImageCacheKey, ImageContainer>()),
+            ("locked_dictionary", LockedDictionaryImageCache()),
+        ]
     }
 }
 

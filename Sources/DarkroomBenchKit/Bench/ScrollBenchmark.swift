@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 /// `darkroom bench scroll`: a simulated photo grid scrolled in real time with five ways of getting its images,
@@ -8,7 +8,6 @@ import Foundation
 package struct ScrollBenchmark {
     /// Runs with the defaults below; set the properties to change them.
     package init() {}
-
 
     static let strategies = ["naive", "background", "downsampled", "pipeline", "table"]
 
@@ -57,14 +56,19 @@ package struct ScrollBenchmark {
         ]
         if let chart {
             let rows = results.map { r in
-                ScrollChart.Row(name: r["name"] as? String ?? "?", values: [
-                    num(r["frames_over_budget_percent"]), num(r["frame_ms_p99"]), num(r["visible_to_shown_ms_p99"]),
-                    num(r["peak_rss_bytes"]) / 1_048_576,
-                ])
+                ScrollChart.Row(
+                    name: r["name"] as? String ?? "?",
+                    values: [
+                        num(r["frames_over_budget_percent"]), num(r["frame_ms_p99"]), num(r["visible_to_shown_ms_p99"]),
+                        num(r["peak_rss_bytes"]) / 1_048_576,
+                    ])
             }
             let svg = ScrollChart.svg(
                 title: "darkroom bench scroll: \(count) cells, \(columns) columns, \(fps) fps, \(speed) rows/s",
-                panels: ["frames over budget (%)", "render-thread frame p99 (ms)", "visible → shown p99 (ms)", "peak RSS (MiB)"],
+                panels: [
+                    "frames over budget (%)", "render-thread frame p99 (ms)", "visible → shown p99 (ms)",
+                    "peak RSS (MiB)",
+                ],
                 rows: rows, budgetMs: 1000.0 / Double(fps))
             try svg.write(toFile: chart, atomically: true, encoding: .utf8)
         }
@@ -90,20 +94,23 @@ package struct ScrollBenchmark {
         switch name {
         case "naive": strategy = NaiveStrategy(photos: set)
         case "background": strategy = BackgroundStrategy(photos: set, cellPixels: nil, workers: workers)
-        case "downsampled": strategy = BackgroundStrategy(photos: set, cellPixels: geometry.cellPixels, workers: workers)
+        case "downsampled":
+            strategy = BackgroundStrategy(photos: set, cellPixels: geometry.cellPixels, workers: workers)
         case "pipeline": strategy = PipelineStrategy(photos: set, geometry: geometry, maxConcurrent: workers)
         default:
             let dir = NSTemporaryDirectory() + "/darkroom-bench-scroll-\(getpid())"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             scratch = dir
-            strategy = try TableStrategy(photos: set, geometry: geometry, path: dir + "/scroll.table", clock: MonotonicClock.seconds)
+            strategy = try TableStrategy(
+                photos: set, geometry: geometry, path: dir + "/scroll.table", clock: MonotonicClock.seconds)
         }
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         let rssBefore = ProcessStats.currentRSSBytes
         PixelMemory.resetPeak()
         let decodedBase = PixelMemory.currentBytes
         var peakThreads = Self.threadCount()
-        var simulator = ScrollSimulator(geometry: geometry, fps: Double(fps), speed: speed, clock: MonotonicClock.seconds)
+        var simulator = ScrollSimulator(
+            geometry: geometry, fps: Double(fps), speed: speed, clock: MonotonicClock.seconds)
         simulator.sample = { peakThreads = max(peakThreads, Self.threadCount()) }
         var result = simulator.run(strategy)
         result.peakDecodedBytes = PixelMemory.peakBytes - decodedBase
@@ -119,15 +126,18 @@ package struct ScrollBenchmark {
     func runChild(_ name: String) throws -> [String: Any] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "scroll", "--strategy", name, "--json", "--photos", photoDir(), "--count", "\(count)",
-                             "--columns", "\(columns)", "--fps", "\(fps)", "--speed", "\(speed)"]
+        process.arguments = [
+            "bench", "scroll", "--strategy", name, "--json", "--photos", photoDir(), "--count", "\(count)",
+            "--columns", "\(columns)", "--fps", "\(fps)", "--speed", "\(speed)",
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0,
-              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else {
             throw BenchError("strategy \(name) failed (status \(process.terminationStatus))")
         }
         return object
@@ -140,22 +150,32 @@ package struct ScrollBenchmark {
 
     func printTable(_ results: [[String: Any]]) {
         let budget = 1000.0 / Double(fps)
-        print(String(format: "%ld cells, %ld columns (%ld px cells), %ld fps (budget %.2f ms), %.1f rows/s, photos %@",
-                     count, columns, 1080 / columns, fps, budget, speed, photoDir()))
-        let header = ["strategy", "frames", "over", "over %", "p50 ms", "p99 ms", "max ms", "shown p50", "shown p99",
-                      "bound", "blank", "never", "peak RSS MiB", "decoded MiB", "threads"]
+        print(
+            String(
+                format: "%ld cells, %ld columns (%ld px cells), %ld fps (budget %.2f ms), %.1f rows/s, photos %@",
+                count, columns, 1080 / columns, fps, budget, speed, photoDir()))
+        let header = [
+            "strategy", "frames", "over", "over %", "p50 ms", "p99 ms", "max ms", "shown p50", "shown p99",
+            "bound", "blank", "never", "peak RSS MiB", "decoded MiB", "threads",
+        ]
         print(header.map { $0.padding(toLength: max(8, $0.count), withPad: " ", startingAt: 0) }.joined(separator: " "))
         for r in results {
             let cells: [String] = [
                 r["name"] as? String ?? "?", "\(Int(num(r["frames"])))", "\(Int(num(r["frames_over_budget"])))",
-                String(format: "%.1f", num(r["frames_over_budget_percent"])), String(format: "%.2f", num(r["frame_ms_p50"])),
+                String(format: "%.1f", num(r["frames_over_budget_percent"])),
+                String(format: "%.2f", num(r["frame_ms_p50"])),
                 String(format: "%.2f", num(r["frame_ms_p99"])), String(format: "%.1f", num(r["frame_ms_max"])),
-                String(format: "%.1f", num(r["visible_to_shown_ms_p50"])), String(format: "%.1f", num(r["visible_to_shown_ms_p99"])),
-                "\(Int(num(r["cells_bound"])))", "\(Int(num(r["cells_shown_blank"])))", "\(Int(num(r["cells_never_shown"])))",
-                String(format: "%.0f", num(r["peak_rss_bytes"]) / 1_048_576), String(format: "%.0f", num(r["peak_decoded_bytes"]) / 1_048_576),
+                String(format: "%.1f", num(r["visible_to_shown_ms_p50"])),
+                String(format: "%.1f", num(r["visible_to_shown_ms_p99"])),
+                "\(Int(num(r["cells_bound"])))", "\(Int(num(r["cells_shown_blank"])))",
+                "\(Int(num(r["cells_never_shown"])))",
+                String(format: "%.0f", num(r["peak_rss_bytes"]) / 1_048_576),
+                String(format: "%.0f", num(r["peak_decoded_bytes"]) / 1_048_576),
                 "\(Int(num(r["peak_threads"])))",
             ]
-            print(zip(cells, header).map { $0.padding(toLength: max(8, $1.count), withPad: " ", startingAt: 0) }.joined(separator: " "))
+            print(
+                zip(cells, header).map { $0.padding(toLength: max(8, $1.count), withPad: " ", startingAt: 0) }.joined(
+                    separator: " "))
         }
     }
 }

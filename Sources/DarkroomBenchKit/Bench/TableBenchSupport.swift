@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 /// Measuring helpers for `darkroom bench table`: page-cache control, residency, touching pixels, raw files.
@@ -35,7 +35,8 @@ enum TableBench {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size > 0 else { return -1 }
-        let length = Int(st.st_size), page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let length = Int(st.st_size)
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard let map = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else { return -1 }
         defer { munmap(map, length) }
         let pages = (length + page - 1) / page

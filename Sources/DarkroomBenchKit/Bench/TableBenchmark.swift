@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 import DarkroomTables
 import Foundation
 
@@ -9,7 +9,6 @@ import Foundation
 package struct TableBenchmark {
     /// Runs with the defaults below; set the properties to change them.
     package init() {}
-
 
     /// Entries in the table (the scroll goes over all of them).
     package var entries: Int = 10_000
@@ -45,21 +44,25 @@ package struct TableBenchmark {
         defer { if dir == nil { try? FileManager.default.removeItem(atPath: scratch) } }
         let decoder = ImageDecoder()
         let side = 256
-        let thumbOptions = DecodeOptions(size: .fill(width: side, height: side), pixelFormat: .exactly(.bgra8Premultiplied))
+        let thumbOptions = DecodeOptions(
+            size: .fill(width: side, height: side), pixelFormat: .exactly(.bgra8Premultiplied))
         let bgra = DecodeOptions(pixelFormat: .exactly(.bgra8Premultiplied))
 
         // The thumbnail, and the same thumbnail encoded as JPEG, PNG and WebP (what a disk cache of thumbnails holds).
         let photoBytes = try FileBytes.read(photo)
         let thumbnail = try decoder.decode(photoBytes, options: thumbOptions).bitmap
-        let encoded: [(String, [UInt8])] = try [("jpeg", ImageEncoder.encode(thumbnail, as: .jpeg)),
-                                                ("png", ImageEncoder.encode(thumbnail, as: .png)),
-                                                ("webp", ImageEncoder.encode(thumbnail, as: .webp))]
+        let encoded: [(String, [UInt8])] = try [
+            ("jpeg", ImageEncoder.encode(thumbnail, as: .jpeg)),
+            ("png", ImageEncoder.encode(thumbnail, as: .png)),
+            ("webp", ImageEncoder.encode(thumbnail, as: .webp)),
+        ]
         // A few distinct thumbnails to fill the table and the raw files with.
         let sources = try photos.prefix(8).map { try decoder.decode(FileBytes.read($0), options: thumbOptions).bitmap }
 
         // The table: `entries` entries copied in, plus timing of decode-in-place writes.
         let tablePath = scratch + "/bench.table"
-        let format = ImageFormat(name: "bench", width: side, height: side, pixelFormat: .bgra8Premultiplied, maximumCount: entries)
+        let format = ImageFormat(
+            name: "bench", width: side, height: side, pixelFormat: .bgra8Premultiplied, maximumCount: entries)
         var table: ImageTable? = try ImageTable(path: tablePath, format: format, options: .init(indexSaveInterval: 0))
         let tBuild = MonotonicClock.seconds()
         for i in 0..<entries {
@@ -84,26 +87,33 @@ package struct TableBenchmark {
         // Hot: gets, decodes and reads alternate batch by batch so machine drift hits all alike.
         let hot = "e1"
         _ = try table!.entry(for: hot).map(TableBench.touch)
-        var getNs = [Double](), getReadNs = [Double](), readCopyNs = [Double](), photoNs = [Double]()
+        var getNs = [Double]()
+        var getReadNs = [Double]()
+        var readCopyNs = [Double]()
+        var photoNs = [Double]()
         var decodeNs: [String: [Double]] = [:]
         for _ in 0..<batches {
             getNs.append(try TableBench.nanosecondsPerCall(gets) { blackHole(try table!.entry(for: hot)) })
-            getReadNs.append(try TableBench.nanosecondsPerCall(max(1, gets / 100)) {
-                blackHole(TableBench.touch(try table!.entry(for: hot)!))
-            })
-            for (name, bytes) in encoded {
-                decodeNs[name, default: []].append(try TableBench.nanosecondsPerCall(decodes) {
-                    blackHole(try decoder.decode(bytes, options: bgra))
+            getReadNs.append(
+                try TableBench.nanosecondsPerCall(max(1, gets / 100)) {
+                    blackHole(TableBench.touch(try table!.entry(for: hot)!))
                 })
+            for (name, bytes) in encoded {
+                decodeNs[name, default: []].append(
+                    try TableBench.nanosecondsPerCall(decodes) {
+                        blackHole(try decoder.decode(bytes, options: bgra))
+                    })
             }
-            photoNs.append(try TableBench.nanosecondsPerCall(max(1, decodes / 20)) {
-                blackHole(try decoder.decode(photoBytes, options: thumbOptions))
-            })
+            photoNs.append(
+                try TableBench.nanosecondsPerCall(max(1, decodes / 20)) {
+                    blackHole(try decoder.decode(photoBytes, options: thumbOptions))
+                })
             var i = 0
-            readCopyNs.append(TableBench.nanosecondsPerCall(max(1, gets / 100)) {
-                blackHole(TableBench.readCopy(scratch + "/raw/\(i % files).bgra", bytes: rawBytes))
-                i += 1
-            })
+            readCopyNs.append(
+                TableBench.nanosecondsPerCall(max(1, gets / 100)) {
+                    blackHole(TableBench.readCopy(scratch + "/raw/\(i % files).bgra", bytes: rawBytes))
+                    i += 1
+                })
         }
         var stats = table!.statistics
 
@@ -121,7 +131,8 @@ package struct TableBenchmark {
             try t.close()
             return ms
         }
-        let hotOpenMs = try openMs(reconcile: false), hotReconcileMs = try openMs(reconcile: true)
+        let hotOpenMs = try openMs(reconcile: false)
+        let hotReconcileMs = try openMs(reconcile: true)
         TableBench.dropFromPageCache(tablePath)
         TableBench.dropFromPageCache(tablePath + ".index")
         let coldReconcileMs = try openMs(reconcile: true)
@@ -167,16 +178,19 @@ package struct TableBenchmark {
         let filesHotNs = (MonotonicClock.seconds() - tFilesHot) * 1e9 / Double(files)
         stats.mappedChunks = mappedAfterScroll
 
-        let get = median(getNs), jpeg = median(decodeNs["jpeg"] ?? [])
+        let get = median(getNs)
+        let jpeg = median(decodeNs["jpeg"] ?? [])
         let result: [String: Any] = [
-            "benchmark": "table", "entries": entries, "files": files, "thumbnail": "\(side)x\(side) bgra8", "photo": (photo as NSString).lastPathComponent,
+            "benchmark": "table", "entries": entries, "files": files, "thumbnail": "\(side)x\(side) bgra8",
+            "photo": (photo as NSString).lastPathComponent,
             "entry_get_ns": get, "entry_get_and_read_ns": median(getReadNs),
             "jpeg_thumbnail_decode_ns": jpeg, "png_thumbnail_decode_ns": median(decodeNs["png"] ?? []),
             "webp_thumbnail_decode_ns": median(decodeNs["webp"] ?? []),
             "jpeg_photo_to_thumbnail_ns": median(photoNs), "read_copy_ns": median(readCopyNs),
             "speedup_vs_jpeg_thumbnail": jpeg / get,
             "encoded_bytes": Dictionary(uniqueKeysWithValues: encoded.map { ($0.0, $0.1.count) }),
-            "cold_method": "fdatasync + posix_fadvise(POSIX_FADV_DONTNEED), table unmapped; residency checked with mincore",
+            "cold_method":
+                "fdatasync + posix_fadvise(POSIX_FADV_DONTNEED), table unmapped; residency checked with mincore",
             "cold_resident_fraction_before": residentBefore, "cold_raw_resident_fraction_before": rawResident,
             "cold_open_ms": coldOpenMs, "hot_open_ms": hotOpenMs, "reconcile_open_hot_ms": hotReconcileMs,
             "reconcile_open_cold_ms": coldReconcileMs, "cold_entry_get_and_read_ns": median(coldGet),
@@ -185,27 +199,44 @@ package struct TableBenchmark {
             "scroll_hot_seconds": scrollHot.seconds, "scroll_cold_seconds": scrollCold.seconds,
             "scroll_files_hot_ns_per_file": filesHotNs, "scroll_files_cold_ns_per_file": filesColdNs,
             "set_copy_ns": setCopyNs, "set_decode_in_place_ns": setDecodeNs, "build_seconds": buildSeconds,
-            "table_file_bytes": stats.fileBytes, "entry_bytes": stats.entryBytes, "entries_per_chunk": stats.entriesPerChunk,
+            "table_file_bytes": stats.fileBytes, "entry_bytes": stats.entryBytes,
+            "entries_per_chunk": stats.entriesPerChunk,
             "chunk_bytes": stats.chunkBytes, "mapped_chunks_after_scroll": mappedAfterScroll,
             "maximum_mapped_chunks": stats.maximumMappedChunks, "peak_rss_bytes": ProcessStats.peakRSSBytes,
         ]
         if json {
             print(JSONLine.encode(result))
         } else {
-            print(String(format: "hot entry get (pointer + pin, no copy): %.0f ns; get + read all 256 KiB: %.0f ns", get, median(getReadNs)))
-            print(String(format: "decode the 256×256 thumbnail: JPEG %.0f ns (%.0f× the get), PNG %.0f ns, WebP %.0f ns; photo → thumbnail %.2f ms",
-                         jpeg, jpeg / get, median(decodeNs["png"] ?? []), median(decodeNs["webp"] ?? []),
-                         median(photoNs) / 1e6))
+            print(
+                String(
+                    format: "hot entry get (pointer + pin, no copy): %.0f ns; get + read all 256 KiB: %.0f ns", get,
+                    median(getReadNs)))
+            print(
+                String(
+                    format:
+                        "decode the 256×256 thumbnail: JPEG %.0f ns (%.0f× the get), PNG %.0f ns, WebP %.0f ns; photo → thumbnail %.2f ms",
+                    jpeg, jpeg / get, median(decodeNs["png"] ?? []), median(decodeNs["webp"] ?? []),
+                    median(photoNs) / 1e6))
             print(String(format: "read() + copy of one raw pixel file: %.0f ns", median(readCopyNs)))
-            print(String(format: "open (clean index): hot %.1f ms, cold %.1f ms; reading every trailer (after a crash): hot %.1f ms, cold %.1f ms",
-                         hotOpenMs, coldOpenMs, hotReconcileMs, coldReconcileMs))
-            print(String(format: "cold (resident before: table %.3f, files %.3f): get + read %.0f ns; read() + copy %.0f ns",
-                         residentBefore, rawResident, median(coldGet), median(coldRead)))
-            print(String(format: "scroll over %ld entries: hot %.0f ns/entry (%.2f s), cold %.0f ns/entry (%.2f s); files: hot %.0f, cold %.0f ns/file",
-                         entries, scrollHot.nsPerEntry, scrollHot.seconds, scrollCold.nsPerEntry, scrollCold.seconds, filesHotNs, filesColdNs))
-            print(String(format: "writes: copy in %.0f ns/entry, decode in place %.2f ms; ", setCopyNs, setDecodeNs / 1e6)
-                  + "file \(stats.fileBytes) bytes, \(mappedAfterScroll) mapped chunks after scroll (bound \(stats.maximumMappedChunks)), "
-                  + String(format: "peak RSS %.1f MiB", Double(ProcessStats.peakRSSBytes) / 1_048_576))
+            print(
+                String(
+                    format:
+                        "open (clean index): hot %.1f ms, cold %.1f ms; reading every trailer (after a crash): hot %.1f ms, cold %.1f ms",
+                    hotOpenMs, coldOpenMs, hotReconcileMs, coldReconcileMs))
+            print(
+                String(
+                    format: "cold (resident before: table %.3f, files %.3f): get + read %.0f ns; read() + copy %.0f ns",
+                    residentBefore, rawResident, median(coldGet), median(coldRead)))
+            print(
+                String(
+                    format:
+                        "scroll over %ld entries: hot %.0f ns/entry (%.2f s), cold %.0f ns/entry (%.2f s); files: hot %.0f, cold %.0f ns/file",
+                    entries, scrollHot.nsPerEntry, scrollHot.seconds, scrollCold.nsPerEntry, scrollCold.seconds,
+                    filesHotNs, filesColdNs))
+            print(
+                String(format: "writes: copy in %.0f ns/entry, decode in place %.2f ms; ", setCopyNs, setDecodeNs / 1e6)
+                    + "file \(stats.fileBytes) bytes, \(mappedAfterScroll) mapped chunks after scroll (bound \(stats.maximumMappedChunks)), "
+                    + String(format: "peak RSS %.1f MiB", Double(ProcessStats.peakRSSBytes) / 1_048_576))
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+
 /// `async` variants that run the blocking call on the cache's private concurrent I/O queue, so a task on Swift's
 /// cooperative pool (or the main actor) never blocks its thread on disk. Same results and errors as the
 /// synchronous calls; each costs one queue hop (a few microseconds) on top.
@@ -18,12 +19,15 @@ extension DiskCache {
     }
 
     /// ``set(_:forKey:extendedData:)`` off the caller's thread.
-    public func set(_ data: [UInt8], forKey key: String, extendedData: [UInt8]? = nil) async throws(DarkroomCacheError) {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, DarkroomCacheError>, Never>) in
+    public func set(_ data: [UInt8], forKey key: String, extendedData: [UInt8]? = nil) async throws(DarkroomCacheError)
+    {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, DarkroomCacheError>, Never>) in
             io.async {
-                continuation.resume(returning: Result { () throws(DarkroomCacheError) in
-                    try self.set(data, forKey: key, extendedData: extendedData)
-                })
+                continuation.resume(
+                    returning: Result { () throws(DarkroomCacheError) in
+                        try self.set(data, forKey: key, extendedData: extendedData)
+                    })
             }
         }
         try result.get()
@@ -31,9 +35,11 @@ extension DiskCache {
 
     /// ``removeValue(forKey:)`` off the caller's thread.
     public func removeValue(forKey key: String) async throws(DarkroomCacheError) {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, DarkroomCacheError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, DarkroomCacheError>, Never>) in
             io.async {
-                continuation.resume(returning: Result { () throws(DarkroomCacheError) in try self.removeValue(forKey: key) })
+                continuation.resume(
+                    returning: Result { () throws(DarkroomCacheError) in try self.removeValue(forKey: key) })
             }
         }
         try result.get()

@@ -41,7 +41,9 @@ extension DiskCache {
         state.withLock { $0.trimScheduled = false }
         try? trim(toCount: configuration.countLimit)
         try? trim(toSize: configuration.sizeLimit)
-        if configuration.minFreeDiskSpace > 0, let free = POSIX.freeSpace(directory), free < configuration.minFreeDiskSpace {
+        if configuration.minFreeDiskSpace > 0, let free = POSIX.freeSpace(directory),
+            free < configuration.minFreeDiskSpace
+        {
             let size = state.withLock { $0.totalSize }
             try? trim(toSize: size - (configuration.minFreeDiskSpace - free))
         }
@@ -117,22 +119,27 @@ extension DiskCache {
     /// already committed and is never taken for an orphan.
     public func reapOrphans() {
         let listing = POSIX.list(files.directory)
-        guard let (rows, inFlight) = try? state.withLock({ (s) throws(DarkroomCacheError) in
-            (try s.withManifest(self) { m throws(SQLiteError) in try m.fileRows() }, s.inFlight)
-        }) else { return }
+        guard
+            let (rows, inFlight) = try? state.withLock({ (s) throws(DarkroomCacheError) in
+                (try s.withManifest(self) { m throws(SQLiteError) in try m.fileRows() }, s.inFlight)
+            })
+        else { return }
         let referenced = Set(rows.map(\.filename))
         let cutoff = MonotonicClock.wallSeconds() - configuration.orphanGracePeriod.seconds
         var present = Set<String>()
         for entry in listing {
             present.insert(entry.name)
-            let name = entry.name.hasPrefix(ValueFiles.temporaryPrefix)
+            let name =
+                entry.name.hasPrefix(ValueFiles.temporaryPrefix)
                 ? String(entry.name.dropFirst(ValueFiles.temporaryPrefix.count)) : entry.name
             let orphan = entry.name.hasPrefix(ValueFiles.temporaryPrefix) || !referenced.contains(name)
             if orphan, !inFlight.contains(name), entry.modified < cutoff { files.remove(entry.name) }
         }
         for row in rows where !present.contains(row.filename) && POSIX.identity(files.path(row.filename)) == nil {
             state.withLock { s in
-                let r = try? s.withManifest(self) { m throws(SQLiteError) in try m.delete(key: row.key, ifFilename: row.filename) }
+                let r = try? s.withManifest(self) { m throws(SQLiteError) in
+                    try m.delete(key: row.key, ifFilename: row.filename)
+                }
                 if let r = r ?? nil { s.account(removing: r) }
             }
         }

@@ -57,14 +57,18 @@ public final class DiskCache: Sendable {
     /// throws ``DarkroomCacheError`` with code `io` only when the directory cannot be created or written.
     /// Starts a background timer (every ``DiskCacheConfiguration/trimInterval``) that trims by age and free space
     /// and reaps orphan files; the first run is scheduled at once.
-    public convenience init(directory: String,
-                            configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(DarkroomCacheError) {
+    public convenience init(
+        directory: String,
+        configuration: DiskCacheConfiguration = DiskCacheConfiguration()
+    ) throws(DarkroomCacheError) {
         try self.init(directory: directory, configuration: configuration, clock: MonotonicClock.wallSeconds)
     }
 
     /// Opens the cache with `clock` (wall-clock seconds) stamping writes and reads; for tests.
-    init(directory: String, configuration: DiskCacheConfiguration,
-         clock: @escaping @Sendable () -> Double) throws(DarkroomCacheError) {
+    init(
+        directory: String, configuration: DiskCacheConfiguration,
+        clock: @escaping @Sendable () -> Double
+    ) throws(DarkroomCacheError) {
         self.clock = clock
         var dir = directory
         while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }
@@ -72,8 +76,9 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         manifestPath = dir + "/manifest.sqlite"
         files = ValueFiles(directory: dir + "/data")
-        let opened = try Self.openManifest(directory: dir, manifestPath: manifestPath, files: files,
-                                           configuration: configuration)
+        let opened = try Self.openManifest(
+            directory: dir, manifestPath: manifestPath, files: files,
+            configuration: configuration)
         state = Locked(DiskCacheState(opened))
         startMaintenance()
     }
@@ -124,8 +129,9 @@ public final class DiskCache: Sendable {
                 discard(key, record, deleteFile: true)
                 return nil
             }
-            return DiskCacheEntry(data: bytes, extendedData: record.extendedData, modified: record.modified,
-                                  accessed: record.accessed)
+            return DiskCacheEntry(
+                data: bytes, extendedData: record.extendedData, modified: record.modified,
+                accessed: record.accessed)
         }
         return nil
     }
@@ -133,7 +139,8 @@ public final class DiskCache: Sendable {
     /// Whether a fresh value for `key` is recorded (one indexed lookup; the value itself is not verified).
     public func contains(_ key: String) -> Bool {
         state.withLock { s in
-            (try? s.withManifest(self) { m throws(SQLiteError) in try m.contains(key, modifiedAfter: oldestFresh()) }) ?? false
+            (try? s.withManifest(self) { m throws(SQLiteError) in try m.contains(key, modifiedAfter: oldestFresh()) })
+                ?? false
         }
     }
 
@@ -181,7 +188,9 @@ public final class DiskCache: Sendable {
     }
 
     /// ``set(_:forKey:extendedData:)`` for borrowed bytes (no copy is made of values stored as files).
-    public func set(bytes: UnsafeRawBufferPointer, forKey key: String, extendedData: [UInt8]? = nil) throws(DarkroomCacheError) {
+    public func set(bytes: UnsafeRawBufferPointer, forKey key: String, extendedData: [UInt8]? = nil)
+        throws(DarkroomCacheError)
+    {
         guard !key.isEmpty else { throw DarkroomCacheError(.invalidArgument, "empty key") }
         let checksum = XXHash64.hash(bytes)
         let inline = bytes.count <= configuration.inlineThreshold
@@ -195,14 +204,16 @@ public final class DiskCache: Sendable {
                 throw error
             }
         }
-        let now = clock(), size = bytes.count
+        let now = clock()
+        let size = bytes.count
         let inlineBytes = BorrowedBytes(buffer: inline ? bytes : nil)
         let result = state.withLock { s -> Result<(Manifest.Replaced?, Bool), DarkroomCacheError> in
             defer { if let filename { s.inFlight.remove(filename) } }
             do throws(DarkroomCacheError) {
                 let replaced = try s.withManifest(self, checkIdentity: true) { m throws(SQLiteError) in
-                    try m.upsert(key: key, size: size, checksum: checksum, inline: inlineBytes.buffer,
-                                 filename: filename, extendedData: extendedData, now: now)
+                    try m.upsert(
+                        key: key, size: size, checksum: checksum, inline: inlineBytes.buffer,
+                        filename: filename, extendedData: extendedData, now: now)
                 }
                 if let replaced { s.account(removing: replaced) }
                 s.count += 1

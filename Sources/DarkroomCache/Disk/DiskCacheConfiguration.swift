@@ -63,11 +63,13 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     public var orphanGracePeriod: Duration
 
     /// Creates a configuration; negative limits are treated as zero.
-    public init(sizeLimit: Int = 512 << 20, countLimit: Int = .max, maxAge: Duration? = nil, minFreeDiskSpace: Int = 0,
-                inlineThreshold: Int = 20 * 1024, durability: Durability = .processCrash,
-                fileVerification: FileVerification = .size,
-                processSharing: ProcessSharing = .exclusive, accessTimeResolution: Duration = .seconds(60),
-                trimInterval: Duration = .seconds(60), orphanGracePeriod: Duration = .seconds(60)) {
+    public init(
+        sizeLimit: Int = 512 << 20, countLimit: Int = .max, maxAge: Duration? = nil, minFreeDiskSpace: Int = 0,
+        inlineThreshold: Int = 20 * 1024, durability: Durability = .processCrash,
+        fileVerification: FileVerification = .size,
+        processSharing: ProcessSharing = .exclusive, accessTimeResolution: Duration = .seconds(60),
+        trimInterval: Duration = .seconds(60), orphanGracePeriod: Duration = .seconds(60)
+    ) {
         self.sizeLimit = max(0, sizeLimit)
         self.countLimit = max(0, countLimit)
         self.maxAge = maxAge

@@ -26,8 +26,10 @@ struct DiskCacheState {
     /// Runs `body` on the manifest, recovering once: a corrupt manifest is moved aside and replaced by an empty
     /// one; a manifest deleted or replaced under us (directory deleted, another process's reset) is reopened.
     /// With `checkIdentity` (writes), first checks that the path still names the file that is open (one `stat`).
-    mutating func withManifest<R>(_ cache: DiskCache, checkIdentity: Bool = false,
-                                  _ body: (Manifest) throws(SQLiteError) -> R) throws(DarkroomCacheError) -> R {
+    mutating func withManifest<R>(
+        _ cache: DiskCache, checkIdentity: Bool = false,
+        _ body: (Manifest) throws(SQLiteError) -> R
+    ) throws(DarkroomCacheError) -> R {
         if manifest == nil || (checkIdentity && POSIX.identity(cache.manifestPath) != identity) {
             try reopen(cache, moveAside: false)
         }
@@ -35,25 +37,28 @@ struct DiskCacheState {
             return try body(manifest!)
         } catch {
             guard error.isCorruption || error.isMovedOrGone else {
-                throw DarkroomCacheError(error.primary == 5 ? .busy : .database, "manifest operation failed in \(cache.directory)",
-                                         systemMessage: error.message, underlying: error)
+                throw DarkroomCacheError(
+                    error.primary == 5 ? .busy : .database, "manifest operation failed in \(cache.directory)",
+                    systemMessage: error.message, underlying: error)
             }
             try reopen(cache, moveAside: error.isCorruption)
             do {
                 return try body(manifest!)
             } catch {
-                throw DarkroomCacheError(.database, "manifest operation failed after recovery in \(cache.directory)",
-                                         systemMessage: error.message, underlying: error)
+                throw DarkroomCacheError(
+                    .database, "manifest operation failed after recovery in \(cache.directory)",
+                    systemMessage: error.message, underlying: error)
             }
         }
     }
 
     /// Closes the connection, optionally moves the manifest aside, and opens (creating) it again.
     mutating func reopen(_ cache: DiskCache, moveAside: Bool) throws(DarkroomCacheError) {
-        manifest = nil // closes the connection
+        manifest = nil  // closes the connection
         if moveAside { DiskCache.moveAside(cache.manifestPath) }
-        let opened = try DiskCache.openManifest(directory: cache.directory, manifestPath: cache.manifestPath,
-                                                files: cache.files, configuration: cache.configuration)
+        let opened = try DiskCache.openManifest(
+            directory: cache.directory, manifestPath: cache.manifestPath,
+            files: cache.files, configuration: cache.configuration)
         manifest = opened.manifest
         identity = opened.identity
         count = opened.totals.count
@@ -86,15 +91,18 @@ extension DiskCache {
 
     /// Creates the directories and opens the manifest; a manifest that is corrupt, not a database or of an
     /// unknown schema is moved aside and an empty one created.
-    static func openManifest(directory: String, manifestPath: String, files: ValueFiles,
-                             configuration: DiskCacheConfiguration) throws(DarkroomCacheError) -> Opened {
+    static func openManifest(
+        directory: String, manifestPath: String, files: ValueFiles,
+        configuration: DiskCacheConfiguration
+    ) throws(DarkroomCacheError) -> Opened {
         try POSIX.makeDirectories(directory)
         try POSIX.makeDirectories(files.directory)
         var lastError: SQLiteError?
         for attempt in 0..<2 {
             do {
-                let manifest = try Manifest(path: manifestPath, fullSync: configuration.durability == .powerLoss,
-                                            exclusive: configuration.processSharing == .exclusive)
+                let manifest = try Manifest(
+                    path: manifestPath, fullSync: configuration.durability == .powerLoss,
+                    exclusive: configuration.processSharing == .exclusive)
                 let totals = try manifest.totals()
                 return Opened(manifest: manifest, identity: POSIX.identity(manifestPath), totals: totals)
             } catch {
@@ -103,13 +111,15 @@ extension DiskCache {
                 moveAside(manifestPath)
             }
         }
-        let code: DarkroomCacheError.Code = switch lastError?.primary {
-        case 5, 6: .busy // SQLITE_BUSY, SQLITE_LOCKED
-        case 14: .io // SQLITE_CANTOPEN
-        default: .database
-        }
-        throw DarkroomCacheError(code, "cannot open the cache manifest \(manifestPath)",
-                                 systemMessage: lastError?.message, underlying: lastError)
+        let code: DarkroomCacheError.Code =
+            switch lastError?.primary {
+            case 5, 6: .busy  // SQLITE_BUSY, SQLITE_LOCKED
+            case 14: .io  // SQLITE_CANTOPEN
+            default: .database
+            }
+        throw DarkroomCacheError(
+            code, "cannot open the cache manifest \(manifestPath)",
+            systemMessage: lastError?.message, underlying: lastError)
     }
 
     /// Renames a damaged manifest to `manifest.sqlite.corrupt` (replacing an older one) and removes its WAL and

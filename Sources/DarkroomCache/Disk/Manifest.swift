@@ -67,7 +67,8 @@ final class Manifest {
             // from the key scattered inserts and split pages: measured ~40 % more pages written per insert).
             // Blobs come last so metadata reads never touch their pages. The access index covers size and file
             // name, so LRU order and the totals computed at open scan the small index, never the table.
-            try db.execute("""
+            try db.execute(
+                """
                 CREATE TABLE IF NOT EXISTS entries(
                     key TEXT PRIMARY KEY NOT NULL,
                     size INTEGER NOT NULL,
@@ -92,14 +93,19 @@ final class Manifest {
     /// The row for `key`; an inline value is read with ``readInline(rowid:)`` straight into the returned array
     /// (one copy from the mapped pages), not through the statement's column buffer.
     func record(forKey key: String) throws(SQLiteError) -> Record? {
-        let s = try Statement(db, """
+        let s = try Statement(
+            db,
+            """
             SELECT size, checksum, filename, modified, accessed, extended_data, rowid FROM entries WHERE key=?
             """)
         s.bind(1, key)
         let found = try s.first { r in
-            (record: Record(size: Int(r.int64(0)), checksum: UInt64(bitPattern: r.int64(1)), inlineData: nil,
-                            filename: r.text(2), modified: r.double(3), accessed: r.double(4), extendedData: r.bytes(5)),
-             rowid: r.int64(6))
+            (
+                record: Record(
+                    size: Int(r.int64(0)), checksum: UInt64(bitPattern: r.int64(1)), inlineData: nil,
+                    filename: r.text(2), modified: r.double(3), accessed: r.double(4), extendedData: r.bytes(5)),
+                rowid: r.int64(6)
+            )
         }
         guard let found else { return nil }
         var record = found.record
@@ -115,12 +121,16 @@ final class Manifest {
     }
 
     /// Inserts or replaces the row for `key` in one transaction, returning what it replaced.
-    func upsert(key: String, size: Int, checksum: UInt64, inline: UnsafeRawBufferPointer?, filename: String?,
-                extendedData: [UInt8]?, now: Double) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+    func upsert(
+        key: String, size: Int, checksum: UInt64, inline: UnsafeRawBufferPointer?, filename: String?,
+        extendedData: [UInt8]?, now: Double
+    ) throws(SQLiteError) -> Replaced? {
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         return try db.transaction { () throws(SQLiteError) -> Replaced? in
             let old = try replacedRow(key)
-            let s = try Statement(db, """
+            let s = try Statement(
+                db,
+                """
                 INSERT OR REPLACE INTO entries(key, size, checksum, filename, modified, accessed, extended_data, inline_data)
                 VALUES(?, ?, ?, ?, ?, ?, ?, ?)
                 """)
@@ -145,7 +155,7 @@ final class Manifest {
 
     /// Deletes the row for `key`, returning what it held.
     func delete(key: String) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         let s = try Statement(db, "DELETE FROM entries WHERE key=? RETURNING filename, size, filename IS NULL")
         s.bind(1, key)
         return try s.first { r in Replaced(filename: r.text(0), size: Int(r.int64(1)), wasInline: r.int64(2) != 0) }
@@ -153,8 +163,10 @@ final class Manifest {
 
     /// Deletes the row for `key` only if it is still the one that was read (same checksum and file).
     func deleteIfUnchanged(key: String, checksum: UInt64, filename: String?) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
-        let s = try Statement(db, """
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        let s = try Statement(
+            db,
+            """
             DELETE FROM entries WHERE key=? AND checksum=? AND filename IS ? RETURNING filename, size, filename IS NULL
             """)
         s.bind(1, key)
@@ -165,7 +177,7 @@ final class Manifest {
 
     /// Records read times, in one transaction.
     func touch(_ accesses: [(key: String, time: Double)]) throws(SQLiteError) {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         guard !accesses.isEmpty else { return }
         try db.transaction { () throws(SQLiteError) in
             let s = try Statement(db, "UPDATE entries SET accessed=max(accessed, ?) WHERE key=?")
@@ -180,7 +192,7 @@ final class Manifest {
     /// Deletes the least recently used rows until `bytes` bytes and `count` rows have gone, at most `limit` rows,
     /// in one transaction, returning what they held.
     func deleteLeastRecentlyUsed(bytes: Int, count: Int, limit: Int) throws(SQLiteError) -> [Replaced] {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let select = try Statement(db, "SELECT key, size FROM entries ORDER BY accessed LIMIT ?")
             select.bind(1, Int64(limit))
@@ -200,23 +212,27 @@ final class Manifest {
 
     /// Deletes up to `limit` rows written before `modifiedBefore`, in one transaction, returning what they held.
     func deleteModified(before modifiedBefore: Double, limit: Int) throws(SQLiteError) -> [Replaced] {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         return try db.transaction { () throws(SQLiteError) -> [Replaced] in
-            let s = try Statement(db, """
+            let s = try Statement(
+                db,
+                """
                 DELETE FROM entries WHERE rowid IN (SELECT rowid FROM entries WHERE modified<? ORDER BY modified LIMIT ?)
                 RETURNING filename, size, filename IS NULL
                 """)
             s.bind(1, modifiedBefore)
             s.bind(2, Int64(limit))
             var deleted: [Replaced] = []
-            try s.run { r in deleted.append(Replaced(filename: r.text(0), size: Int(r.int64(1)), wasInline: r.int64(2) != 0)) }
+            try s.run { r in
+                deleted.append(Replaced(filename: r.text(0), size: Int(r.int64(1)), wasInline: r.int64(2) != 0))
+            }
             return deleted
         }
     }
 
     /// Deletes every row, returning the file names they referenced.
     func deleteAll() throws(SQLiteError) -> [String] {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         return try db.transaction { () throws(SQLiteError) -> [String] in
             let s = try Statement(db, "DELETE FROM entries RETURNING filename")
             var names: [String] = []
@@ -227,7 +243,8 @@ final class Manifest {
 
     /// (count, total size, inline count) of every row.
     func totals() throws(SQLiteError) -> (count: Int, size: Int, inline: Int) {
-        let s = try Statement(db, "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(filename IS NULL), 0) FROM entries")
+        let s = try Statement(
+            db, "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(filename IS NULL), 0) FROM entries")
         return try s.first { r in (Int(r.int64(0)), Int(r.int64(1)), Int(r.int64(2))) } ?? (0, 0, 0)
     }
 
@@ -241,7 +258,7 @@ final class Manifest {
 
     /// Returns freed pages to the file system (the database was created with `auto_vacuum=INCREMENTAL`).
     func releaseFreePages() {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         _ = sqlite3_exec(db.handle, "PRAGMA incremental_vacuum", nil, nil, nil)
     }
 }
@@ -249,8 +266,10 @@ final class Manifest {
 extension Manifest {
     /// Deletes the row for `key` only if it still names `filename` (an orphan row whose file is gone).
     func delete(key: String, ifFilename filename: String) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()   // end the read transaction the handle holds, so the WAL can be checkpointed and reused
-        let s = try Statement(db, """
+        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        let s = try Statement(
+            db,
+            """
             DELETE FROM entries WHERE key=? AND filename=? RETURNING filename, size, filename IS NULL
             """)
         s.bind(1, key)

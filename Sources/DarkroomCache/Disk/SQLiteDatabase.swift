@@ -1,7 +1,7 @@
 import CSQLite
 
 /// `SQLITE_TRANSIENT`, a macro cast C-side: SQLite copies the bound bytes before the bind call returns.
-let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A failed SQLite call: its extended result code and `sqlite3_errmsg`.
 struct SQLiteError: Error, Sendable, CustomStringConvertible {
@@ -109,7 +109,7 @@ struct Statement {
     }
 
     func bind(_ index: Int32, _ value: String) {
-        sqlite3_bind_text(handle, index, value, -1, SQLITE_TRANSIENT)
+        sqlite3_bind_text(handle, index, value, -1, sqliteTransient)
     }
 
     func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index, value) }
@@ -118,14 +118,16 @@ struct Statement {
 
     /// Binds borrowed bytes without copying: valid only until the statement is reset.
     func bindStatic(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
-        sqlite3_bind_blob64(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count), nil)
+        sqlite3_bind_blob64(
+            handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count), nil)
     }
 
     func bind(_ index: Int32, _ bytes: [UInt8]?) {
         guard let bytes else { return bindNull(index) }
         _ = bytes.withUnsafeBytes {
-            sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count),
-                                SQLITE_TRANSIENT)
+            sqlite3_bind_blob64(
+                handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count),
+                sqliteTransient)
         }
     }
 

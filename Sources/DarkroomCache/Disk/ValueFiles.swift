@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The files that hold values too large to inline, in `DIR/data`. Every file is written once under a temporary
@@ -20,7 +20,8 @@ struct ValueFiles: Sendable {
     /// A fresh 128-bit random name (32 hex digits).
     static func freshName() -> String {
         var rng = SystemRandomNumberGenerator()
-        let a = rng.next() as UInt64, b = rng.next() as UInt64
+        let a = rng.next() as UInt64
+        let b = rng.next() as UInt64
         let hex = String(a, radix: 16) + "-" + String(b, radix: 16)
         return hex
     }

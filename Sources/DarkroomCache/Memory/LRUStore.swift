@@ -18,7 +18,9 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
 
         @inlinable
         init(key: Key?, value: Value?, cost: Int, expiry: UInt64, prev: Int32, next: Int32) {
-            (self.key, self.value, self.cost, self.expiry, self.prev, self.next) = (key, value, cost, expiry, prev, next)
+            (self.key, self.value, self.cost, self.expiry, self.prev, self.next) = (
+                key, value, cost, expiry, prev, next
+            )
         }
     }
 
@@ -181,7 +183,10 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     /// Checks the list and the index agree and the cost adds up (O(n); for tests).
     @inlinable
     func isConsistent() -> Bool {
-        var seen = 0, cost = 0, i = head, prev: Int32 = -1
+        var seen = 0
+        var cost = 0
+        var i = head
+        var prev: Int32 = -1
         while i >= 0 {
             let n = nodes[Int(i)]
             guard n.prev == prev, let k = n.key, index[k] == i else { return false }
@@ -200,7 +205,8 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     mutating func moveToHead(_ i: Int32) {
         guard i != head else { return }
         let n = Int(i)
-        let prev = nodes[n].prev, next = nodes[n].next
+        let prev = nodes[n].prev
+        let next = nodes[n].next
         // i is not the head, so prev >= 0.
         nodes[Int(prev)].next = next
         if next >= 0 { nodes[Int(next)].prev = prev } else { tail = prev }
@@ -214,7 +220,8 @@ struct LRUStore<Key: Hashable, Value>: ~Copyable {
     @inlinable
     mutating func unlinkAndFree(_ i: Int32) -> Value? {
         let n = Int(i)
-        let prev = nodes[n].prev, next = nodes[n].next
+        let prev = nodes[n].prev
+        let next = nodes[n].next
         if prev >= 0 { nodes[Int(prev)].next = next } else { head = next }
         if next >= 0 { nodes[Int(next)].prev = prev } else { tail = prev }
         if let k = nodes[n].key { index[k] = nil }

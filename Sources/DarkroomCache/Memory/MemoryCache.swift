@@ -101,14 +101,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         set {
             var released: [Value] = []
             store.withLock { $0.setLimits(newValue, released: &released) }
-            }
+        }
     }
 
     /// Hits, misses, evictions, entry count and total cost, read together under the lock.
     public var statistics: MemoryCacheStatistics {
         store.withLock { s in
-            MemoryCacheStatistics(hits: s.hits, misses: s.misses, evictions: s.evictions, count: s.count,
-                                  totalCost: s.totalCost)
+            MemoryCacheStatistics(
+                hits: s.hits, misses: s.misses, evictions: s.evictions, count: s.count,
+                totalCost: s.totalCost)
         }
     }
 

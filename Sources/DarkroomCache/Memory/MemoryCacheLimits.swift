@@ -37,7 +37,8 @@ public struct MemoryCacheLimits: Sendable, Equatable {
     public static func defaultLimits(status: MemoryStatus?) -> MemoryCacheLimits {
         let available = status?.availableBytes ?? defaultCostLimitRange.lowerBound * 8
         let cost = Int(Double(available) * defaultAvailableMemoryFraction)
-        return MemoryCacheLimits(costLimit: min(max(cost, defaultCostLimitRange.lowerBound), defaultCostLimitRange.upperBound))
+        return MemoryCacheLimits(
+            costLimit: min(max(cost, defaultCostLimitRange.lowerBound), defaultCostLimitRange.upperBound))
     }
 
     /// The largest cost one entry may have.

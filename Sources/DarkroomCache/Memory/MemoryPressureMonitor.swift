@@ -65,8 +65,10 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Creates a stopped monitor. Defaults: read Linux's memory status every second; warning below 10 % available,
     /// critical below 5 %.
-    public init(reader: any MemoryStatusReading = SystemMemoryStatusReader(), interval: Duration = .seconds(1),
-                warningFraction: Double = 0.10, criticalFraction: Double = 0.05) {
+    public init(
+        reader: any MemoryStatusReading = SystemMemoryStatusReader(), interval: Duration = .seconds(1),
+        warningFraction: Double = 0.10, criticalFraction: Double = 0.05
+    ) {
         self.reader = reader
         self.interval = interval
         self.warningFraction = warningFraction
@@ -114,7 +116,8 @@ public final class MemoryPressureMonitor: Sendable {
             guard s.timer == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let ns = Int(min(interval.nanoseconds, UInt64(Int.max)))
-            timer.schedule(deadline: .now() + .nanoseconds(ns), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
+            timer.schedule(
+                deadline: .now() + .nanoseconds(ns), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
             timer.setEventHandler { [weak self] in self?.poll() }
             timer.resume()
             s.timer = timer

@@ -12,8 +12,10 @@ public struct MemoryStatus: Sendable, Equatable {
     public var memAvailableBytes: Int?
 
     /// Creates a reading.
-    public init(cgroupLimitBytes: Int? = nil, cgroupUsageBytes: Int? = nil, totalBytes: Int? = nil,
-                memAvailableBytes: Int? = nil) {
+    public init(
+        cgroupLimitBytes: Int? = nil, cgroupUsageBytes: Int? = nil, totalBytes: Int? = nil,
+        memAvailableBytes: Int? = nil
+    ) {
         self.cgroupLimitBytes = cgroupLimitBytes
         self.cgroupUsageBytes = cgroupUsageBytes
         self.totalBytes = totalBytes
@@ -33,9 +35,9 @@ public struct MemoryStatus: Sendable, Equatable {
     /// else MemTotal.
     public var ceilingBytes: Int? {
         switch (cgroupLimitBytes, totalBytes) {
-        case let (l?, t?): return min(l, t)
-        case let (l?, nil): return l
-        case let (nil, t): return t
+        case (let l?, let t?): return min(l, t)
+        case (let l?, nil): return l
+        case (nil, let t): return t
         }
     }
 
@@ -83,7 +85,8 @@ public struct SystemMemoryStatusReader: MemoryStatusReading {
     /// (limit, usage) of this process's memory cgroup, v2 first, then v1.
     private func cgroup() -> (Int?, Int?) {
         let membership = SmallFile.text(root + "proc/self/cgroup") ?? ""
-        var v2Path = "/", v1Path = "/"
+        var v2Path = "/"
+        var v1Path = "/"
         for line in membership.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { continue }

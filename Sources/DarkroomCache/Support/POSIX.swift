@@ -1,14 +1,17 @@
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Thin, `errno`-checking wrappers over the POSIX calls the disk cache makes.
 enum POSIX {
     /// An `.io` error for `message` with the system's text for the current `errno`.
-    static func ioError(_ message: String) -> DarkroomCacheError { DarkroomCacheError(.io, message, systemMessage: POSIXIO.lastError) }
+    static func ioError(_ message: String) -> DarkroomCacheError {
+        DarkroomCacheError(.io, message, systemMessage: POSIXIO.lastError)
+    }
 
     /// `mkdir -p`: creates `path` and any missing parents (mode 0755).
     static func makeDirectories(_ path: String) throws(DarkroomCacheError) {
@@ -109,9 +112,9 @@ extension POSIX {
     @discardableResult
     static func rename(_ from: String, to: String) -> Bool {
         #if canImport(Glibc)
-        Glibc.rename(from, to) == 0
+            Glibc.rename(from, to) == 0
         #else
-        Darwin.rename(from, to) == 0
+            Darwin.rename(from, to) == 0
         #endif
     }
 }

@@ -1,8 +1,9 @@
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads small text files (`/proc`, `/sys`) with plain POSIX calls.

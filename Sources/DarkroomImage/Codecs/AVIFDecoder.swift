@@ -17,15 +17,18 @@ package struct AVIFDecoder: CodecDecoder {
         let decoder: UnsafeMutablePointer<avifDecoder>
 
         init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
-            guard let decoder = avifDecoderCreate() else { throw DarkroomImageError(.outOfMemory, "could not create an AVIF decoder") }
+            guard let decoder = avifDecoderCreate() else {
+                throw DarkroomImageError(.outOfMemory, "could not create an AVIF decoder")
+            }
             self.decoder = decoder
             decoder.pointee.maxThreads = 1
             decoder.pointee.ignoreExif = AVIF_TRUE
             decoder.pointee.ignoreXMP = AVIF_TRUE
             decoder.pointee.imageSizeLimit = UInt32(clamping: limits.maxSourcePixels)
             decoder.pointee.imageCountLimit = UInt32(clamping: limits.maxFrames)
-            try AVIFDecoder.check(avifDecoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count),
-                                  decoder, "reading")
+            try AVIFDecoder.check(
+                avifDecoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count),
+                decoder, "reading")
             try AVIFDecoder.check(avifDecoderParse(decoder), decoder, "parsing the container")
         }
 
@@ -58,7 +61,9 @@ package struct AVIFDecoder: CodecDecoder {
     }
 
     /// Reads the container: size, orientation, alpha, depth and image count; no pixels decoded.
-    static func probe(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop) -> ImageProbe {
+    static func probe(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop)
+        -> ImageProbe
+    {
         let container: Container
         do { container = try Container(bytes, limits: limits) } catch {
             if !isComplete { throw .needMoreData(atLeast: bytes.count * 2) }  // a prefix: boxes run past it
@@ -66,14 +71,17 @@ package struct AVIFDecoder: CodecDecoder {
         }
         let image = container.image
         let orientation = container.orientation
-        let width = Int(image.width), height = Int(image.height)
-        let details = HEIFDetails(codedWidth: width, codedHeight: height, hasTransformations: orientation != .up,
-                                  imageCount: Int(container.decoder.pointee.imageCount), thumbnailSizes: [], codec: "av1")
-        return ImageProbe(format: .avif, width: width, height: height, orientation: orientation,
-                          hasAlpha: container.decoder.pointee.alphaPresent != 0,
-                          isGrayscale: image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400,
-                          frameCount: max(1, Int(container.decoder.pointee.imageCount)), hasICCProfile: image.icc.size > 0,
-                          bitDepth: Int(image.depth), heif: details)
+        let width = Int(image.width)
+        let height = Int(image.height)
+        let details = HEIFDetails(
+            codedWidth: width, codedHeight: height, hasTransformations: orientation != .up,
+            imageCount: Int(container.decoder.pointee.imageCount), thumbnailSizes: [], codec: "av1")
+        return ImageProbe(
+            format: .avif, width: width, height: height, orientation: orientation,
+            hasAlpha: container.decoder.pointee.alphaPresent != 0,
+            isGrayscale: image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400,
+            frameCount: max(1, Int(container.decoder.pointee.imageCount)), hasICCProfile: image.icc.size > 0,
+            bitDepth: Int(image.depth), heif: details)
     }
 
     /// The `colr` box: an ICC profile, else CICP.
@@ -85,35 +93,47 @@ package struct AVIFDecoder: CodecDecoder {
     static func readColor(_ image: avifImage, limits: DecodeLimits) -> ColorReading {
         if image.icc.size > 0, let data = image.icc.data {
             guard image.icc.size <= limits.maxColorProfileBytes else {
-                return ColorReading(color: nil, problem:
-                    "the ICC profile of \(image.icc.size) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))")
+                return ColorReading(
+                    color: nil,
+                    problem:
+                        "the ICC profile of \(image.icc.size) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))"
+                )
             }
             return ColorReading(color: .icc(Array(UnsafeBufferPointer(start: data, count: image.icc.size))))
         }
-        let cicp = EmbeddedColor.CICP(primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
-                                      matrix: Int(image.matrixCoefficients), fullRange: image.yuvRange == AVIF_RANGE_FULL)
+        let cicp = EmbeddedColor.CICP(
+            primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
+            matrix: Int(image.matrixCoefficients), fullRange: image.yuvRange == AVIF_RANGE_FULL)
         return cicp.isSRGB ? ColorReading(color: nil, srgbSource: .cicp) : ColorReading(color: .cicp(cicp))
     }
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         let container = try Container(bytes, limits: options.limits)
-        let width = probe.width, height = probe.height
-        let planeBytes = Self.planeBytes(width: width, height: height, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
-                                         isGrayscale: probe.isGrayscale)
+        let width = probe.width
+        let height = probe.height
+        let planeBytes = Self.planeBytes(
+            width: width, height: height, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
+            isGrayscale: probe.isGrayscale)
         guard planeBytes + plan.outputBytes(working) <= options.limits.maxDecodedBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                "decoding a \(width)×\(height) AVIF needs \(planeBytes) bytes of planes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding a \(width)×\(height) AVIF needs \(planeBytes) bytes of planes, over maxDecodedBytes (\(options.limits.maxDecodedBytes))"
+            )
         }
         let meter = PixelMemory.allocated(planeBytes)  // the decoder's planes, counted while they exist
         defer { PixelMemory.released(planeBytes, meter: meter) }
         try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
         var image = container.image
         guard Int(image.width) == width, Int(image.height) == height else {
-            throw DarkroomImageError(.corrupt, "the AV1 frame is \(image.width)×\(image.height), the container says \(width)×\(height)")
+            throw DarkroomImageError(
+                .corrupt, "the AV1 frame is \(image.width)×\(image.height), the container says \(width)×\(height)")
         }
-        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
-                                             isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
+            isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
         let stripStride = width * 4
         let strip = try ScratchBuffer<UInt8>(count: stripStride * Self.stripRows, zeroed: false)
         let needed = destination.requiredRows.clamped(to: 0..<height)
@@ -160,7 +180,9 @@ package struct AVIFDecoder: CodecDecoder {
     }
 
     /// Maps a libavif result to a typed error.
-    static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>?, _ what: String) throws(DarkroomImageError) {
+    static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>?, _ what: String)
+        throws(DarkroomImageError)
+    {
         guard result != AVIF_RESULT_OK else { return }
         var codec = String(cString: avifResultToString(result))
         if let decoder {
@@ -173,7 +195,8 @@ package struct AVIFDecoder: CodecDecoder {
         case AVIF_RESULT_TRUNCATED_DATA, AVIF_RESULT_NO_CONTENT:
             throw DarkroomImageError(.truncated, "the AVIF data ends early (\(what))", codecMessage: codec)
         case AVIF_RESULT_NOT_IMPLEMENTED, AVIF_RESULT_NO_CODEC_AVAILABLE:
-            throw DarkroomImageError(.unsupportedFeature, "this AVIF variant is not supported (\(what))", codecMessage: codec)
+            throw DarkroomImageError(
+                .unsupportedFeature, "this AVIF variant is not supported (\(what))", codecMessage: codec)
         case AVIF_RESULT_OUT_OF_MEMORY:
             throw DarkroomImageError(.outOfMemory, "libavif ran out of memory (\(what))", codecMessage: codec)
         default:

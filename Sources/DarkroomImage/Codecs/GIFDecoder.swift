@@ -7,33 +7,43 @@ import CDarkroomGIF
 struct GIFDecoder: CodecDecoder {
     let format = ImageFileFormat.gif
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw DarkroomImageError(.empty, "the input is empty")
         }
-        let w = probe.width, h = probe.height
-        let destination = try RowDestination(plan: plan, sourceWidth: w, sourceHeight: h, format: .bgra8Premultiplied,
-                                             isOpaque: false, filter: options.filter, allocate: allocate)
+        let w = probe.width
+        let h = probe.height
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: w, sourceHeight: h, format: .bgra8Premultiplied,
+            isOpaque: false, filter: options.filter, allocate: allocate)
         var info = dr_gif_info()
         var message = [CChar](repeating: 0, count: 256)
         if destination.isDirect {
             let bitmap = destination.bitmap
-            let status = dr_gif_decode_first_frame(base, bytes.count, bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self),
-                                                   bitmap.bytesPerRow, Int32(w), Int32(h), &info, &message, message.count)
+            let status = dr_gif_decode_first_frame(
+                base, bytes.count, bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self),
+                bitmap.bytesPerRow, Int32(w), Int32(h), &info, &message, message.count)
             try Self.check(status, message)
             return CodecOutput(bitmap: Self.withMeasuredOpacity(destination.finish()))
         }
         let canvasBytes = w * h * 4
         guard canvasBytes + plan.outputBytes(.bgra8Premultiplied) <= options.limits.maxDecodedBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                "a \(w)×\(h) GIF needs a \(canvasBytes)-byte canvas, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "a \(w)×\(h) GIF needs a \(canvasBytes)-byte canvas, over maxDecodedBytes (\(options.limits.maxDecodedBytes))"
+            )
         }
         let canvas = try ScratchBuffer<UInt8>(count: canvasBytes, zeroed: false)
-        let status = dr_gif_decode_first_frame(base, bytes.count, canvas.pointer, w * 4, Int32(w), Int32(h),
-                                               &info, &message, message.count)
+        let status = dr_gif_decode_first_frame(
+            base, bytes.count, canvas.pointer, w * 4, Int32(w), Int32(h),
+            &info, &message, message.count)
         try Self.check(status, message)
-        for y in destination.requiredRows.clamped(to: 0..<h) { destination.consume(row: canvas.pointer + y * w * 4, y: y) }
+        for y in destination.requiredRows.clamped(to: 0..<h) {
+            destination.consume(row: canvas.pointer + y * w * 4, y: y)
+        }
         return CodecOutput(bitmap: Self.withMeasuredOpacity(destination.finish()))
     }
 
@@ -51,10 +61,13 @@ struct GIFDecoder: CodecDecoder {
         guard status != Int32(DR_GIF_OK.rawValue) else { return }
         let codec = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         switch dr_gif_status(rawValue: UInt32(status)) {
-        case DR_GIF_ERR_TRUNCATED: throw DarkroomImageError(.truncated, "the GIF data ends inside its first frame", codecMessage: codec)
+        case DR_GIF_ERR_TRUNCATED:
+            throw DarkroomImageError(.truncated, "the GIF data ends inside its first frame", codecMessage: codec)
         case DR_GIF_ERR_NO_FRAME: throw DarkroomImageError(.corrupt, "the GIF has no image", codecMessage: codec)
-        case DR_GIF_ERR_NO_MEMORY: throw DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
-        case DR_GIF_ERR_ARGUMENT: throw DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
+        case DR_GIF_ERR_NO_MEMORY:
+            throw DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
+        case DR_GIF_ERR_ARGUMENT:
+            throw DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
         default: throw DarkroomImageError(.corrupt, "the GIF data is corrupt", codecMessage: codec)
         }
     }

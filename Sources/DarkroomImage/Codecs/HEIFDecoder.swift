@@ -55,15 +55,20 @@ package struct HEIFDecoder: CodecDecoder {
             var result: [(handle: OpaquePointer, width: Int, height: Int)] = []
             for id in ids.prefix(listed) {
                 var thumb: OpaquePointer?
-                guard heif_image_handle_get_thumbnail(primary, id, &thumb).code == heif_error_Ok, let thumb else { continue }
-                result.append((thumb, Int(heif_image_handle_get_width(thumb)), Int(heif_image_handle_get_height(thumb))))
+                guard heif_image_handle_get_thumbnail(primary, id, &thumb).code == heif_error_Ok, let thumb else {
+                    continue
+                }
+                result.append(
+                    (thumb, Int(heif_image_handle_get_width(thumb)), Int(heif_image_handle_get_height(thumb))))
             }
             return result.sorted { $0.width * $0.height > $1.width * $1.height }
         }
     }
 
     /// Reads the header: displayed size, alpha, bit depth, thumbnails and item count; no pixels decoded.
-    static func probe(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop) -> ImageProbe {
+    static func probe(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop)
+        -> ImageProbe
+    {
         let container: Container
         do { container = try Container(bytes, limits: limits) } catch {
             if !isComplete { throw .needMoreData(atLeast: bytes.count * 2) }
@@ -72,17 +77,21 @@ package struct HEIFDecoder: CodecDecoder {
         let h = container.primary
         let thumbs = container.thumbnails()
         defer { for t in thumbs { heif_image_handle_release(t.handle) } }
-        let width = Int(heif_image_handle_get_width(h)), height = Int(heif_image_handle_get_height(h))
-        let codedWidth = Int(heif_image_handle_get_ispe_width(h)), codedHeight = Int(heif_image_handle_get_ispe_height(h))
-        let details = HEIFDetails(codedWidth: codedWidth, codedHeight: codedHeight,
-                                  hasTransformations: codedWidth != width || codedHeight != height,
-                                  imageCount: Int(heif_context_get_number_of_top_level_images(container.context)),
-                                  thumbnailSizes: thumbs.map { [$0.width, $0.height] }, codec: "hevc")
+        let width = Int(heif_image_handle_get_width(h))
+        let height = Int(heif_image_handle_get_height(h))
+        let codedWidth = Int(heif_image_handle_get_ispe_width(h))
+        let codedHeight = Int(heif_image_handle_get_ispe_height(h))
+        let details = HEIFDetails(
+            codedWidth: codedWidth, codedHeight: codedHeight,
+            hasTransformations: codedWidth != width || codedHeight != height,
+            imageCount: Int(heif_context_get_number_of_top_level_images(container.context)),
+            thumbnailSizes: thumbs.map { [$0.width, $0.height] }, codec: "hevc")
         let profileType = heif_image_handle_get_color_profile_type(h)
         let hasICC = profileType == heif_color_profile_type_prof || profileType == heif_color_profile_type_rICC
-        return ImageProbe(format: .heic, width: width, height: height, hasAlpha: heif_image_handle_has_alpha_channel(h) != 0,
-                          hasICCProfile: hasICC, bitDepth: max(8, Int(heif_image_handle_get_luma_bits_per_pixel(h))),
-                          heif: details)
+        return ImageProbe(
+            format: .heic, width: width, height: height, hasAlpha: heif_image_handle_has_alpha_channel(h) != 0,
+            hasICCProfile: hasICC, bitDepth: max(8, Int(heif_image_handle_get_luma_bits_per_pixel(h))),
+            heif: details)
     }
 
     /// The primary image's `colr` box: an ICC profile (`prof`/`rICC`) or CICP (`nclx`).
@@ -96,8 +105,11 @@ package struct HEIFDecoder: CodecDecoder {
         if type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC {
             let size = heif_image_handle_get_raw_color_profile_size(handle)
             guard size <= limits.maxColorProfileBytes else {
-                return ColorReading(color: nil, problem:
-                    "the ICC profile of \(size) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))")
+                return ColorReading(
+                    color: nil,
+                    problem:
+                        "the ICC profile of \(size) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))"
+                )
             }
             var data = [UInt8](repeating: 0, count: size)
             guard size > 0, heif_image_handle_get_raw_color_profile(handle, &data).code == heif_error_Ok else {
@@ -107,19 +119,24 @@ package struct HEIFDecoder: CodecDecoder {
         }
         if type == heif_color_profile_type_nclx {
             var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return .none }
+            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
+                return .none
+            }
             defer { heif_nclx_color_profile_free(nclx) }
-            let cicp = EmbeddedColor.CICP(primaries: Int(nclx.pointee.color_primaries.rawValue),
-                                          transfer: Int(nclx.pointee.transfer_characteristics.rawValue),
-                                          matrix: Int(nclx.pointee.matrix_coefficients.rawValue),
-                                          fullRange: nclx.pointee.full_range_flag != 0)
+            let cicp = EmbeddedColor.CICP(
+                primaries: Int(nclx.pointee.color_primaries.rawValue),
+                transfer: Int(nclx.pointee.transfer_characteristics.rawValue),
+                matrix: Int(nclx.pointee.matrix_coefficients.rawValue),
+                fullRange: nclx.pointee.full_range_flag != 0)
             return cicp.isSRGB ? ColorReading(color: nil, srgbSource: .cicp) : ColorReading(color: .cicp(cicp))
         }
         return .none
     }
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         let container = try Container(bytes, limits: options.limits)
         let thumbs = container.thumbnails()
         defer { for t in thumbs { heif_image_handle_release(t.handle) } }
@@ -127,16 +144,20 @@ package struct HEIFDecoder: CodecDecoder {
         let margin = max(options.shrinkOnLoadMargin, 1)
         let chosen = thumbs.last {
             Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width / Double(plan.sourceWidth)
-                && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height / Double(plan.sourceHeight)
+                && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height
+                    / Double(plan.sourceHeight)
         }
         let handle = chosen?.handle ?? container.primary
-        let width = chosen?.width ?? probe.width, height = chosen?.height ?? probe.height
+        let width = chosen?.width ?? probe.width
+        let height = chosen?.height ?? probe.height
         let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
         let bitsPerSample = max(8, Int(heif_image_handle_get_luma_bits_per_pixel(handle)))
         let frameBytes = Self.workingBytes(width: width, height: height, hasAlpha: hasAlpha, bitDepth: bitsPerSample)
         guard frameBytes + plan.outputBytes(working) <= options.limits.maxDecodedBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                "decoding a \(width)×\(height) HEIC needs \(frameBytes) bytes of frames, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding a \(width)×\(height) HEIC needs \(frameBytes) bytes of frames, over maxDecodedBytes (\(options.limits.maxDecodedBytes))"
+            )
         }
         guard let decodeOptions = heif_decoding_options_alloc() else {
             throw DarkroomImageError(.outOfMemory, "could not allocate HEIF decoding options")
@@ -144,8 +165,9 @@ package struct HEIFDecoder: CodecDecoder {
         defer { heif_decoding_options_free(decodeOptions) }
         let meter = PixelMemory.allocated(frameBytes)  // libheif's frames, counted while they exist
         defer { PixelMemory.released(frameBytes, meter: meter) }
-        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
-                                             isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
+            isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
         let rows = destination.requiredRows.clamped(to: 0..<height)
         let row = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
         let colorReading = Self.readColor(container.primary, limits: options.limits)
@@ -163,40 +185,47 @@ package struct HEIFDecoder: CodecDecoder {
                     converter.convert(row: y, width: width, into: row.pointer)
                     destination.consume(row: row.pointer, y: y)
                 }
-                return CodecOutput(bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
+                return CodecOutput(
+                    bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
             }
             heif_image_release(planar)
             image = nil
         }
         decodeOptions.pointee.convert_hdr_to_8bit = 1
-        error = heif_decode_image(handle, &image, heif_colorspace_RGB,
-                                  hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, decodeOptions)
+        error = heif_decode_image(
+            handle, &image, heif_colorspace_RGB,
+            hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, decodeOptions)
         guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
         defer { heif_image_release(image) }
         var stride: Int32 = 0
         guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
-              Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height
+            Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height
         else { throw DarkroomImageError(.corrupt, "libheif returned an image of an unexpected size or layout") }
         let premultiplied = heif_image_is_premultiplied_alpha(image) != 0
         for y in rows {
             let source = plane + y * Int(stride)
             if hasAlpha {
-                PixelConversion.convertRow(source, from: premultiplied ? .bgra8Premultiplied : .rgba8, row.pointer,
-                                           to: .bgra8Premultiplied, width: width)
+                PixelConversion.convertRow(
+                    source, from: premultiplied ? .bgra8Premultiplied : .rgba8, row.pointer,
+                    to: .bgra8Premultiplied, width: width)
                 if premultiplied { Self.swapRedBlue(row.pointer, width: width) }
             } else {
                 Self.rgbToBGRA(source, row.pointer, width: width)
             }
             destination.consume(row: row.pointer, y: y)
         }
-        return CodecOutput(bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
+        return CodecOutput(
+            bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
     }
 
     /// A row converter over a decoded YCbCr image's planes, or nil when it is another layout.
-    static func planes(_ image: OpaquePointer, handle: OpaquePointer, hasAlpha: Bool, width: Int, height: Int) -> YCbCrRows? {
+    static func planes(_ image: OpaquePointer, handle: OpaquePointer, hasAlpha: Bool, width: Int, height: Int)
+        -> YCbCrRows?
+    {
         guard heif_image_get_colorspace(image) == heif_colorspace_YCbCr,
-              Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height,
-              !hasAlpha || heif_image_is_premultiplied_alpha(image) == 0 else { return nil }
+            Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height,
+            !hasAlpha || heif_image_is_premultiplied_alpha(image) == 0
+        else { return nil }
         let shift: (Int, Int)
         switch heif_image_get_chroma_format(image) {
         case heif_chroma_420: shift = (1, 1)
@@ -208,28 +237,33 @@ package struct HEIFDecoder: CodecDecoder {
         func plane(_ channel: heif_channel, _ w: Int, _ h: Int) -> YCbCrRows.Plane? {
             var stride: Int32 = 0
             guard let base = heif_image_get_plane_readonly(image, channel, &stride),
-                  Int(heif_image_get_width(image, channel)) >= w, Int(heif_image_get_height(image, channel)) >= h,
-                  Int(heif_image_get_bits_per_pixel_range(image, channel)) == depth else { return nil }
+                Int(heif_image_get_width(image, channel)) >= w, Int(heif_image_get_height(image, channel)) >= h,
+                Int(heif_image_get_bits_per_pixel_range(image, channel)) == depth
+            else { return nil }
             return YCbCrRows.Plane(base: base, stride: Int(stride))
         }
-        let cw = (width + (1 << shift.0) - 1) >> shift.0, ch = (height + (1 << shift.1) - 1) >> shift.1
+        let cw = (width + (1 << shift.0) - 1) >> shift.0
+        let ch = (height + (1 << shift.1) - 1) >> shift.1
         guard let y = plane(heif_channel_Y, width, height), let cb = plane(heif_channel_Cb, cw, ch),
-              let cr = plane(heif_channel_Cr, cw, ch) else { return nil }
+            let cr = plane(heif_channel_Cr, cw, ch)
+        else { return nil }
         var alpha: YCbCrRows.Plane?
         if hasAlpha {
             guard let a = plane(heif_channel_Alpha, width, height) else { return nil }
             alpha = a
         }
         // The matrix and range the image declares, else libheif's defaults (BT.601, full range).
-        var matrix = 6, fullRange = true
+        var matrix = 6
+        var fullRange = true
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
         if heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok, let nclx {
             matrix = Int(nclx.pointee.matrix_coefficients.rawValue)
             fullRange = nclx.pointee.full_range_flag != 0
             heif_nclx_color_profile_free(nclx)
         }
-        return YCbCrRows(y: y, cb: cb, cr: cr, alpha: alpha, shiftX: shift.0, shiftY: shift.1, bitDepth: depth,
-                         matrix: matrix, fullRange: fullRange)
+        return YCbCrRows(
+            y: y, cb: cb, cr: cr, alpha: alpha, shiftX: shift.0, shiftY: shift.1, bitDepth: depth,
+            matrix: matrix, fullRange: fullRange)
     }
 
     /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
@@ -262,11 +296,14 @@ package struct HEIFDecoder: CodecDecoder {
         case heif_error_Invalid_input where error.subcode == heif_suberror_End_of_data:
             return DarkroomImageError(.truncated, "the HEIF data ends early (\(what))", codecMessage: codec)
         case heif_error_Unsupported_feature, heif_error_Unsupported_filetype:
-            return DarkroomImageError(.unsupportedFeature, "this HEIF variant is not supported (\(what))", codecMessage: codec)
+            return DarkroomImageError(
+                .unsupportedFeature, "this HEIF variant is not supported (\(what))", codecMessage: codec)
         case heif_error_Memory_allocation_error:
-            return DarkroomImageError(.limitExceeded, "libheif could not allocate memory (\(what))", codecMessage: codec)
+            return DarkroomImageError(
+                .limitExceeded, "libheif could not allocate memory (\(what))", codecMessage: codec)
         case heif_error_Usage_error where error.subcode == heif_suberror_Security_limit_exceeded:
-            return DarkroomImageError(.limitExceeded, "the HEIF image exceeds a configured limit (\(what))", codecMessage: codec)
+            return DarkroomImageError(
+                .limitExceeded, "the HEIF image exceeds a configured limit (\(what))", codecMessage: codec)
         default:
             return DarkroomImageError(.corrupt, "the HEIF data is corrupt (\(what))", codecMessage: codec)
         }

@@ -11,7 +11,8 @@ extension ImageEncoder {
         }
         var bitmap = try encodable(source)
         if bitmap.format == .gray8 { bitmap = try bitmap.converted(to: .bgra8Premultiplied) }
-        guard let image = avifImageCreate(UInt32(bitmap.width), UInt32(bitmap.height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
+        guard let image = avifImageCreate(UInt32(bitmap.width), UInt32(bitmap.height), 8, AVIF_PIXEL_FORMAT_YUV420)
+        else {
             throw DarkroomImageError(.outOfMemory, "could not create an AVIF image")
         }
         defer { avifImageDestroy(image) }
@@ -33,7 +34,9 @@ extension ImageEncoder {
         rgb.rowBytes = UInt32(bitmap.bytesPerRow)
         try check(avifImageRGBToYUV(image, &rgb), "converting to YUV")
 
-        guard let encoder = avifEncoderCreate() else { throw DarkroomImageError(.outOfMemory, "could not create an AVIF encoder") }
+        guard let encoder = avifEncoderCreate() else {
+            throw DarkroomImageError(.outOfMemory, "could not create an AVIF encoder")
+        }
         defer { avifEncoderDestroy(encoder) }
         let quantizer = Int32(((100 - options.quality) * 63 + 50) / 100)
         encoder.pointee.maxThreads = 1
@@ -45,12 +48,15 @@ extension ImageEncoder {
         var output = avifRWData()
         defer { avifRWDataFree(&output) }
         try check(avifEncoderWrite(encoder, image, &output), "encoding")
-        guard let data = output.data, output.size > 0 else { throw DarkroomImageError(.encodeFailed, "AVIF encoding produced no data") }
+        guard let data = output.data, output.size > 0 else {
+            throw DarkroomImageError(.encodeFailed, "AVIF encoding produced no data")
+        }
         return Array(UnsafeBufferPointer(start: data, count: output.size))
     }
 
     private static func check(_ result: avifResult, _ what: String) throws(DarkroomImageError) {
         guard result != AVIF_RESULT_OK else { return }
-        throw DarkroomImageError(.encodeFailed, "AVIF encoding failed (\(what))", codecMessage: String(cString: avifResultToString(result)))
+        throw DarkroomImageError(
+            .encodeFailed, "AVIF encoding failed (\(what))", codecMessage: String(cString: avifResultToString(result)))
     }
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CDarkroomJPEG
 import CSPNG
 import CWebP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Options for ``ImageEncoder``.
 public struct EncodeOptions: Sendable, Hashable {
@@ -21,12 +22,17 @@ public struct EncodeOptions: Sendable, Hashable {
     /// sRGB and no profile is written (AVIF then declares sRGB with CICP).
     public var colorProfile: [UInt8]?
     /// The color transparent pixels are flattened onto for formats without alpha (JPEG). Default white.
-    public var background: (red: UInt8, green: UInt8, blue: UInt8) { get { (bgR, bgG, bgB) } set { (bgR, bgG, bgB) = newValue } }
+    public var background: (red: UInt8, green: UInt8, blue: UInt8) {
+        get { (bgR, bgG, bgB) }
+        set { (bgR, bgG, bgB) = newValue }
+    }
     private var bgR: UInt8 = 255, bgG: UInt8 = 255, bgB: UInt8 = 255
 
     /// Creates options; omitted values take their documented defaults.
-    public init(quality: Int = 85, lossless: Bool = false, progressive: Bool = false, speed: Int = 8,
-                colorProfile: [UInt8]? = nil) {
+    public init(
+        quality: Int = 85, lossless: Bool = false, progressive: Bool = false, speed: Int = 8,
+        colorProfile: [UInt8]? = nil
+    ) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
@@ -43,8 +49,10 @@ public struct EncodeOptions: Sendable, Hashable {
 public enum ImageEncoder {
     /// Encodes `bitmap` as `format`.
     /// - Throws: ``DarkroomImageError`` `.invalidArgument` (bad quality or speed, GIF or HEIC output), `.encodeFailed`.
-    public static func encode(_ bitmap: Bitmap, as format: ImageFileFormat,
-                              options: EncodeOptions = EncodeOptions()) throws(DarkroomImageError) -> [UInt8] {
+    public static func encode(
+        _ bitmap: Bitmap, as format: ImageFileFormat,
+        options: EncodeOptions = EncodeOptions()
+    ) throws(DarkroomImageError) -> [UInt8] {
         guard (1...100).contains(options.quality) else {
             throw DarkroomImageError(.invalidArgument, "quality must be 1...100, got \(options.quality)")
         }
@@ -64,7 +72,8 @@ public enum ImageEncoder {
         case .bgra8Premultiplied, .gray8: return bitmap
         case .rgba8: return try bitmap.converted(to: .bgra8Premultiplied)
         case .rgb565, .alpha8:
-            throw DarkroomImageError(.invalidArgument, "\(bitmap.format.rawValue) bitmaps cannot be encoded; convert first")
+            throw DarkroomImageError(
+                .invalidArgument, "\(bitmap.format.rawValue) bitmaps cannot be encoded; convert first")
         }
     }
 
@@ -79,12 +88,14 @@ public enum ImageEncoder {
         let input = bitmap.format == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA
         let profile = options.colorProfile ?? []
         let status = profile.withUnsafeBufferPointer { icc in
-            var settings = dr_jpeg_encode_options(quality: Int32(options.quality), progressive: options.progressive ? 1 : 0,
-                                                  optimize: 1, luma_h: 2, luma_v: 2, restart_rows: 0,
-                                                  icc: icc.baseAddress, icc_len: icc.count)
-            return dr_jpeg_encode_with(bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
-                                       Int32(bitmap.height), bitmap.bytesPerRow, Int32(input.rawValue), &settings,
-                                       &out, &size, &message, message.count)
+            var settings = dr_jpeg_encode_options(
+                quality: Int32(options.quality), progressive: options.progressive ? 1 : 0,
+                optimize: 1, luma_h: 2, luma_v: 2, restart_rows: 0,
+                icc: icc.baseAddress, icc_len: icc.count)
+            return dr_jpeg_encode_with(
+                bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(bitmap.width),
+                Int32(bitmap.height), bitmap.bytesPerRow, Int32(input.rawValue), &settings,
+                &out, &size, &message, message.count)
         }
         guard status == Int32(DR_JPEG_OK.rawValue), let out else {
             let codec = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -95,11 +106,15 @@ public enum ImageEncoder {
     }
 
     /// Composites premultiplied BGRA over an opaque background color.
-    private static func flattened(_ bitmap: Bitmap, _ bg: (red: UInt8, green: UInt8, blue: UInt8)) throws(DarkroomImageError) -> Bitmap {
-        let out = try Bitmap(uninitializedWidth: bitmap.width, height: bitmap.height, format: .bgra8Premultiplied, isOpaque: true)
+    private static func flattened(_ bitmap: Bitmap, _ bg: (red: UInt8, green: UInt8, blue: UInt8))
+        throws(DarkroomImageError) -> Bitmap
+    {
+        let out = try Bitmap(
+            uninitializedWidth: bitmap.width, height: bitmap.height, format: .bgra8Premultiplied, isOpaque: true)
         let bgBGR = [Int(bg.blue), Int(bg.green), Int(bg.red)]
         for y in 0..<bitmap.height {
-            let s = bitmap.row(y).assumingMemoryBound(to: UInt8.self), d = out.row(y).assumingMemoryBound(to: UInt8.self)
+            let s = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            let d = out.row(y).assumingMemoryBound(to: UInt8.self)
             for x in 0..<bitmap.width {
                 let inv = 255 - Int(s[4 * x + 3])
                 for c in 0..<3 { d[4 * x + c] = UInt8(min(255, Int(s[4 * x + c]) + (bgBGR[c] * inv + 127) / 255)) }
@@ -117,12 +132,14 @@ public enum ImageEncoder {
         defer { spng_ctx_free(ctx) }
         let gray = bitmap.format == .gray8
         let channels = gray ? 1 : (bitmap.isOpaque ? 3 : 4)
-        var ihdr = spng_ihdr(width: UInt32(bitmap.width), height: UInt32(bitmap.height), bit_depth: 8,
-                             color_type: UInt8(gray ? 0 : (channels == 3 ? 2 : 6)), compression_method: 0,
-                             filter_method: 0, interlace_method: 0)
+        var ihdr = spng_ihdr(
+            width: UInt32(bitmap.width), height: UInt32(bitmap.height), bit_depth: 8,
+            color_type: UInt8(gray ? 0 : (channels == 3 ? 2 : 6)), compression_method: 0,
+            filter_method: 0, interlace_method: 0)
         func check(_ status: Int32) throws(DarkroomImageError) {
             guard status != 0 else { return }
-            throw DarkroomImageError(.encodeFailed, "PNG encoding failed", codecMessage: spng_strerror(status).map { String(cString: $0) })
+            throw DarkroomImageError(
+                .encodeFailed, "PNG encoding failed", codecMessage: spng_strerror(status).map { String(cString: $0) })
         }
         try check(spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1))
         try check(spng_set_ihdr(ctx, &ihdr))
@@ -139,16 +156,24 @@ public enum ImageEncoder {
             iccp.profile = profileCopy.baseAddress
             try check(spng_set_iccp(ctx, &iccp))
         }
-        try check(spng_encode_image(ctx, nil, 0, Int32(SPNG_FMT_PNG.rawValue),
-                                    Int32(SPNG_ENCODE_PROGRESSIVE.rawValue | SPNG_ENCODE_FINALIZE.rawValue)))
+        try check(
+            spng_encode_image(
+                ctx, nil, 0, Int32(SPNG_FMT_PNG.rawValue),
+                Int32(SPNG_ENCODE_PROGRESSIVE.rawValue | SPNG_ENCODE_FINALIZE.rawValue)))
         let rowBytes = bitmap.width * channels
         let row = try ScratchBuffer<UInt8>(count: rowBytes, zeroed: false)
         for y in 0..<bitmap.height {
             let s = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
             switch channels {
             case 1: row.pointer.update(from: s, count: rowBytes)
-            case 3: for x in 0..<bitmap.width { row.pointer[3 * x] = s[4 * x + 2]; row.pointer[3 * x + 1] = s[4 * x + 1]; row.pointer[3 * x + 2] = s[4 * x] }
-            default: PixelConversion.convertRow(s, from: .bgra8Premultiplied, row.pointer, to: .rgba8, width: bitmap.width)
+            case 3:
+                for x in 0..<bitmap.width {
+                    row.pointer[3 * x] = s[4 * x + 2]
+                    row.pointer[3 * x + 1] = s[4 * x + 1]
+                    row.pointer[3 * x + 2] = s[4 * x]
+                }
+            default:
+                PixelConversion.convertRow(s, from: .bgra8Premultiplied, row.pointer, to: .rgba8, width: bitmap.width)
             }
             let status = spng_encode_row(ctx, row.pointer, rowBytes)
             if status == Int32(SPNG_EOI.rawValue) { break }
@@ -156,7 +181,10 @@ public enum ImageEncoder {
         }
         var length = 0
         var error: Int32 = 0
-        guard let buffer = spng_get_png_buffer(ctx, &length, &error), error == 0 else { try check(error == 0 ? -1 : error); return [] }
+        guard let buffer = spng_get_png_buffer(ctx, &length, &error), error == 0 else {
+            try check(error == 0 ? -1 : error)
+            return []
+        }
         defer { free(buffer) }
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }
@@ -168,7 +196,9 @@ public enum ImageEncoder {
             bitmap = try bitmap.converted(to: bitmap.format == .gray8 ? .bgra8Premultiplied : .rgba8)
         }
         var out: UnsafeMutablePointer<UInt8>?
-        let w = Int32(bitmap.width), h = Int32(bitmap.height), stride = Int32(bitmap.bytesPerRow)
+        let w = Int32(bitmap.width)
+        let h = Int32(bitmap.height)
+        let stride = Int32(bitmap.bytesPerRow)
         let px = UnsafePointer(bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self))
         let size: Int
         switch (bitmap.format, options.lossless) {
@@ -185,7 +215,9 @@ public enum ImageEncoder {
     }
 
     /// Re-wraps a WebP bitstream with an ICCP chunk (WebPMux writes the VP8X header that announces it).
-    private static func withICCP(_ webp: UnsafeBufferPointer<UInt8>, _ profile: [UInt8]) throws(DarkroomImageError) -> [UInt8] {
+    private static func withICCP(_ webp: UnsafeBufferPointer<UInt8>, _ profile: [UInt8]) throws(DarkroomImageError)
+        -> [UInt8]
+    {
         guard let mux = WebPMuxNew() else { throw DarkroomImageError(.outOfMemory, "could not create a WebP muxer") }
         defer { WebPMuxDelete(mux) }
         var image = WebPData(bytes: webp.baseAddress, size: webp.count)
@@ -199,7 +231,8 @@ public enum ImageEncoder {
         }
         defer { WebPDataClear(&assembled) }
         guard status == WEBP_MUX_OK, let bytes = assembled.bytes else {
-            throw DarkroomImageError(.encodeFailed, "WebP muxing of the ICC profile failed", codecMessage: "WebPMuxError \(status.rawValue)")
+            throw DarkroomImageError(
+                .encodeFailed, "WebP muxing of the ICC profile failed", codecMessage: "WebPMuxError \(status.rawValue)")
         }
         return Array(UnsafeBufferPointer(start: bytes, count: assembled.size))
     }

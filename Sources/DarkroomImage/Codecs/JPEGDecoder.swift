@@ -15,33 +15,41 @@ struct JPEGDecoder: CodecDecoder {
     /// against a full decode box-filtered to 1/16, that costs ~3 dB (52 vs 55 dB) and saves ~30 % of the decode.
     static let halfChromaCoverage = 0.9
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              let d = dr_jpeg_decoder_create(base, bytes.count, Int32(clamping: options.limits.maxProgressiveScans),
-                                             options.acceptTruncated ? 0 : 1, options.limits.maxDecodedBytes)
+            let d = dr_jpeg_decoder_create(
+                base, bytes.count, Int32(clamping: options.limits.maxProgressiveScans),
+                options.acceptTruncated ? 0 : 1, options.limits.maxDecodedBytes)
         else { throw DarkroomImageError(.outOfMemory, "could not create a JPEG decoder") }
         defer { dr_jpeg_decoder_destroy(d) }
 
         var info = dr_jpeg_info()
         try Self.check(dr_jpeg_read_header(d, &info), d, "reading the header")
-        let isCMYK = info.colorspace == Int32(DR_JPEG_CS_CMYK.rawValue) || info.colorspace == Int32(DR_JPEG_CS_YCCK.rawValue)
-        let output: dr_jpeg_output = isCMYK ? DR_JPEG_OUT_CMYK : (working == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA)
+        let isCMYK =
+            info.colorspace == Int32(DR_JPEG_CS_CMYK.rawValue) || info.colorspace == Int32(DR_JPEG_CS_YCCK.rawValue)
+        let output: dr_jpeg_output =
+            isCMYK ? DR_JPEG_OUT_CMYK : (working == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA)
         let denominator = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
         if denominator == 8 {
             // At 1/8 the shim reads sequential files with its DC-only reader. 4:2:0 chroma from DC alone has one
             // sample per 16×16 source pixels: close to the output's own resolution when the output is ~1/16 of
             // the source, and then the decode skips every chroma AC coefficient too (DecodeOptions.chromaFromDC).
-            let halfChroma = options.chromaFromDC && plan.sourceRect.width / 16 >= Double(plan.outputWidth) * Self.halfChromaCoverage
+            let halfChroma =
+                options.chromaFromDC && plan.sourceRect.width / 16 >= Double(plan.outputWidth) * Self.halfChromaCoverage
                 && plan.sourceRect.height / 16 >= Double(plan.outputHeight) * Self.halfChromaCoverage
             dr_jpeg_set_dc_reader(d, Int32((halfChroma ? DR_JPEG_DC_HALF_CHROMA : DR_JPEG_DC_EXACT).rawValue))
         }
         try Self.check(dr_jpeg_start(d, Int32(denominator), Int32(output.rawValue), &info), d, "starting the decode")
-        let sw = Int(info.output_width), sh = Int(info.output_height)
+        let sw = Int(info.output_width)
+        let sh = Int(info.output_height)
 
-        let destination = try RowDestination(plan: plan, sourceWidth: sw, sourceHeight: sh,
-                                             format: isCMYK ? .bgra8Premultiplied : working,
-                                             isOpaque: true, filter: options.filter, allocate: allocate)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: sw, sourceHeight: sh,
+            format: isCMYK ? .bgra8Premultiplied : working,
+            isOpaque: true, filter: options.filter, allocate: allocate)
         if destination.isDirect && !isCMYK {
             // Straight into the bitmap's rows, all in one call: no intermediate copy, and libjpeg gets the
             // row pointers it needs to upsample 2 rows at a time without its spare-row copy.
@@ -49,8 +57,10 @@ struct JPEGDecoder: CodecDecoder {
             var y = 0
             while y < sh {
                 var read: Int32 = 0
-                try Self.check(dr_jpeg_read_rows(d, bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow,
-                                                 Int32(sh - y), &read), d, "decoding rows")
+                try Self.check(
+                    dr_jpeg_read_rows(
+                        d, bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow,
+                        Int32(sh - y), &read), d, "decoding rows")
                 guard read > 0 else { break }
                 y += Int(read)
             }
@@ -71,8 +81,10 @@ struct JPEGDecoder: CodecDecoder {
         }
         while y < needed.upperBound {
             var read: Int32 = 0
-            try Self.check(dr_jpeg_read_rows(d, strip.pointer, stripStride, Int32(min(Self.stripRows, needed.upperBound - y)), &read),
-                           d, "decoding rows")
+            try Self.check(
+                dr_jpeg_read_rows(
+                    d, strip.pointer, stripStride, Int32(min(Self.stripRows, needed.upperBound - y)), &read),
+                d, "decoding rows")
             guard read > 0 else { break }
             for i in 0..<Int(read) { destination.consume(row: strip.pointer + i * stripStride, y: y + i) }
             y += Int(read)
@@ -81,21 +93,33 @@ struct JPEGDecoder: CodecDecoder {
         return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator, isCMYK: isCMYK)
     }
 
-    private static func finish(_ d: OpaquePointer, _ info: inout dr_jpeg_info, rowsRead: Int, expected: Int,
-                               options: DecodeOptions) throws(DarkroomImageError) {
+    private static func finish(
+        _ d: OpaquePointer, _ info: inout dr_jpeg_info, rowsRead: Int, expected: Int,
+        options: DecodeOptions
+    ) throws(DarkroomImageError) {
         try check(dr_jpeg_finish(d, &info), d, "finishing")
         if rowsRead < expected || (info.truncated != 0 && !options.acceptTruncated) {
-            throw DarkroomImageError(.truncated, "the JPEG data ends after \(rowsRead) of \(expected) rows",
-                                     codecMessage: message(d))
+            throw DarkroomImageError(
+                .truncated, "the JPEG data ends after \(rowsRead) of \(expected) rows",
+                codecMessage: message(d))
         }
     }
 
     /// CMYK to opaque BGRA by the device-CMYK formula browsers use when a CMYK JPEG has no profile (Adobe files,
     /// marked by their APP14 segment, store the samples inverted).
-    static func convertCMYK(_ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>, width: Int, inverted: Bool) {
+    static func convertCMYK(_ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>, width: Int, inverted: Bool)
+    {
         for x in 0..<width {
-            var c = Int(src[4 * x]), m = Int(src[4 * x + 1]), yy = Int(src[4 * x + 2]), k = Int(src[4 * x + 3])
-            if !inverted { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k }
+            var c = Int(src[4 * x])
+            var m = Int(src[4 * x + 1])
+            var yy = Int(src[4 * x + 2])
+            var k = Int(src[4 * x + 3])
+            if !inverted {
+                c = 255 - c
+                m = 255 - m
+                yy = 255 - yy
+                k = 255 - k
+            }
             dst[4 * x] = UInt8((yy * k + 127) / 255)
             dst[4 * x + 1] = UInt8((m * k + 127) / 255)
             dst[4 * x + 2] = UInt8((c * k + 127) / 255)
@@ -113,11 +137,20 @@ struct JPEGDecoder: CodecDecoder {
         guard status != Int32(DR_JPEG_OK.rawValue) else { return }
         let codec = message(d)
         switch dr_jpeg_status(rawValue: UInt32(status)) {
-        case DR_JPEG_ERR_TRUNCATED: throw DarkroomImageError(.truncated, "the JPEG data ends early (\(what))", codecMessage: codec)
-        case DR_JPEG_ERR_TOO_MANY_SCANS: throw DarkroomImageError(.limitExceeded, "the progressive JPEG has more scans than maxProgressiveScans", codecMessage: codec)
-        case DR_JPEG_ERR_UNSUPPORTED: throw DarkroomImageError(.unsupportedFeature, "this JPEG variant is not supported (\(what))", codecMessage: codec)
-        case DR_JPEG_ERR_NO_MEMORY: throw DarkroomImageError(.limitExceeded, "libjpeg ran out of its memory budget (maxDecodedBytes) while \(what)", codecMessage: codec)
-        case DR_JPEG_ERR_ARGUMENT: throw DarkroomImageError(.invalidArgument, "libjpeg refused a call while \(what)", codecMessage: codec)
+        case DR_JPEG_ERR_TRUNCATED:
+            throw DarkroomImageError(.truncated, "the JPEG data ends early (\(what))", codecMessage: codec)
+        case DR_JPEG_ERR_TOO_MANY_SCANS:
+            throw DarkroomImageError(
+                .limitExceeded, "the progressive JPEG has more scans than maxProgressiveScans", codecMessage: codec)
+        case DR_JPEG_ERR_UNSUPPORTED:
+            throw DarkroomImageError(
+                .unsupportedFeature, "this JPEG variant is not supported (\(what))", codecMessage: codec)
+        case DR_JPEG_ERR_NO_MEMORY:
+            throw DarkroomImageError(
+                .limitExceeded, "libjpeg ran out of its memory budget (maxDecodedBytes) while \(what)",
+                codecMessage: codec)
+        case DR_JPEG_ERR_ARGUMENT:
+            throw DarkroomImageError(.invalidArgument, "libjpeg refused a call while \(what)", codecMessage: codec)
         default: throw DarkroomImageError(.corrupt, "the JPEG data is corrupt (\(what))", codecMessage: codec)
         }
     }

@@ -9,9 +9,13 @@ import CSPNG
 struct PNGDecoder: CodecDecoder {
     let format = ImageFileFormat.png
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
-        guard let ctx = spng_ctx_new(0) else { throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder") }
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
+        guard let ctx = spng_ctx_new(0) else {
+            throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder")
+        }
         defer { spng_ctx_free(ctx) }
         let limits = options.limits
         let side = UInt32(clamping: limits.maxDimension)
@@ -22,7 +26,8 @@ struct PNGDecoder: CodecDecoder {
         try Self.check(spng_set_png_buffer(ctx, bytes.baseAddress, bytes.count), "reading")
         var ihdr = spng_ihdr()
         try Self.check(spng_get_ihdr(ctx, &ihdr), "reading the header")
-        let width = Int(ihdr.width), height = Int(ihdr.height)
+        let width = Int(ihdr.width)
+        let height = Int(ihdr.height)
 
         // Gray 1–8 bit without alpha decodes to G8; everything else to RGBA8.
         let grayNative = working == .gray8 && ihdr.color_type == 0 && ihdr.bit_depth <= 8 && !probe.hasAlpha
@@ -32,12 +37,16 @@ struct PNGDecoder: CodecDecoder {
         try Self.check(spng_decode_image(ctx, nil, 0, fmt, flags), "starting the decode")
 
         let opaque = !probe.hasAlpha
-        let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: working,
-                                             isOpaque: opaque, filter: options.filter, allocate: allocate)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: width, sourceHeight: height, format: working,
+            isOpaque: opaque, filter: options.filter, allocate: allocate)
         let rowBytes = width * srcBPP
         let converted = grayNative ? nil : try ScratchBuffer<UInt8>(count: width * working.bytesPerPixel, zeroed: false)
         func deliver(_ row: UnsafePointer<UInt8>, _ y: Int) {
-            guard let converted else { destination.consume(row: row, y: y); return }
+            guard let converted else {
+                destination.consume(row: row, y: y)
+                return
+            }
             PixelConversion.convertRow(row, from: .rgba8, converted.pointer, to: working, width: width)
             destination.consume(row: converted.pointer, y: y)
         }
@@ -45,8 +54,10 @@ struct PNGDecoder: CodecDecoder {
         if ihdr.interlace_method != 0 {
             let frameBytes = rowBytes * height
             guard frameBytes + plan.outputBytes(working) <= limits.maxDecodedBytes else {
-                throw DarkroomImageError(.limitExceeded,
-                    "an interlaced \(width)×\(height) PNG needs a \(frameBytes)-byte frame, over maxDecodedBytes (\(limits.maxDecodedBytes))")
+                throw DarkroomImageError(
+                    .limitExceeded,
+                    "an interlaced \(width)×\(height) PNG needs a \(frameBytes)-byte frame, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+                )
             }
             let frame = try ScratchBuffer<UInt8>(count: frameBytes)
             try Self.decodeRows(ctx, rowLength: rowBytes) { y in frame.pointer + y * rowBytes }
@@ -68,8 +79,10 @@ struct PNGDecoder: CodecDecoder {
 
     /// Decodes rows until the end (or past row `stopAfter`), asking `target(rowNumber)` where each goes.
     /// For interlaced images a row number repeats once per pass and the target must be that row's full buffer.
-    private static func decodeRows(_ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max,
-                                   _ target: (Int) -> UnsafeMutablePointer<UInt8>) throws(DarkroomImageError) {
+    private static func decodeRows(
+        _ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max,
+        _ target: (Int) -> UnsafeMutablePointer<UInt8>
+    ) throws(DarkroomImageError) {
         var ihdr = spng_ihdr()
         _ = spng_get_ihdr(ctx, &ihdr)
         var rowInfo = spng_row_info()
@@ -95,7 +108,8 @@ struct PNGDecoder: CodecDecoder {
         case Int32(SPNG_EMEM.rawValue):
             throw DarkroomImageError(.outOfMemory, "libspng could not allocate memory (\(what))", codecMessage: codec)
         case Int32(SPNG_EUSER_WIDTH.rawValue), Int32(SPNG_EUSER_HEIGHT.rawValue), Int32(SPNG_ECHUNK_LIMITS.rawValue):
-            throw DarkroomImageError(.limitExceeded, "the PNG exceeds a configured limit (\(what))", codecMessage: codec)
+            throw DarkroomImageError(
+                .limitExceeded, "the PNG exceeds a configured limit (\(what))", codecMessage: codec)
         default:
             throw DarkroomImageError(.corrupt, "the PNG data is corrupt (\(what))", codecMessage: codec)
         }

@@ -11,36 +11,48 @@ import CWebP
 struct WebPDecoder: CodecDecoder {
     let format = ImageFileFormat.webp
 
-    func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
-                options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw DarkroomImageError(.empty, "the input is empty")
         }
         if probe.frameCount > 1 {
-            return try decodeFirstFrame(base, bytes.count, probe: probe, plan: plan, options: options, allocate: allocate)
+            return try decodeFirstFrame(
+                base, bytes.count, probe: probe, plan: plan, options: options, allocate: allocate)
         }
         let opaque = !probe.hasAlpha
         // How much the (cropped) source is larger than twice the output: shrink on load by that much, then resample.
-        let factor = min(plan.sourceRect.width / Double(2 * plan.outputWidth), plan.sourceRect.height / Double(2 * plan.outputHeight))
+        let factor =
+            min(
+                plan.sourceRect.width / Double(2 * plan.outputWidth),
+                plan.sourceRect.height / Double(2 * plan.outputHeight))
             / max(options.shrinkOnLoadMargin, 1)
         if factor > 1.0 && options.filter != .box {
             let width = max(1, Int((Double(probe.width) / factor).rounded(.up)))
             let height = max(1, Int((Double(probe.height) / factor).rounded(.up)))
-            let shrunk = try Bitmap.allocateOnHeap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: opaque)
+            let shrunk = try Bitmap.allocateOnHeap(
+                width: width, height: height, format: .bgra8Premultiplied, isOpaque: opaque)
             try Self.decodeStill(base, bytes.count, into: shrunk, crop: nil, probe: probe)
-            let destination = try RowDestination(plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
-                                                 isOpaque: opaque, filter: options.filter, allocate: allocate)
+            let destination = try RowDestination(
+                plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
+                isOpaque: opaque, filter: options.filter, allocate: allocate)
             for y in destination.requiredRows.clamped(to: 0..<height) { destination.consume(row: shrunk.row(y), y: y) }
             return CodecOutput(bitmap: destination.finish())
         }
-        let bitmap = try Bitmap.allocate(plan.outputWidth, plan.outputHeight, .bgra8Premultiplied, opaque, using: allocate)
-        try Self.decodeStill(base, bytes.count, into: bitmap, crop: plan.isFullSource ? nil : plan.sourceRect, probe: probe)
+        let bitmap = try Bitmap.allocate(
+            plan.outputWidth, plan.outputHeight, .bgra8Premultiplied, opaque, using: allocate)
+        try Self.decodeStill(
+            base, bytes.count, into: bitmap, crop: plan.isFullSource ? nil : plan.sourceRect, probe: probe)
         return CodecOutput(bitmap: bitmap)
     }
 
     /// Decodes a still WebP into `bitmap`, cropping to `crop` (source pixels) first and scaling to the bitmap's size.
-    private static func decodeStill(_ base: UnsafePointer<UInt8>, _ count: Int, into bitmap: Bitmap, crop: SourceRect?,
-                                    probe: ImageProbe) throws(DarkroomImageError) {
+    private static func decodeStill(
+        _ base: UnsafePointer<UInt8>, _ count: Int, into bitmap: Bitmap, crop: SourceRect?,
+        probe: ImageProbe
+    ) throws(DarkroomImageError) {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw DarkroomImageError(.unsupportedFeature, "libwebp's decoder ABI does not match its header")
@@ -50,7 +62,8 @@ struct WebPDecoder: CodecDecoder {
             config.options.crop_left = Int32(r.x.rounded(.down))
             config.options.crop_top = Int32(r.y.rounded(.down))
             config.options.crop_width = Int32(max(1, min(r.width.rounded(), Double(probe.width) - r.x.rounded(.down))))
-            config.options.crop_height = Int32(max(1, min(r.height.rounded(), Double(probe.height) - r.y.rounded(.down))))
+            config.options.crop_height = Int32(
+                max(1, min(r.height.rounded(), Double(probe.height) - r.y.rounded(.down))))
         }
         if bitmap.width != probe.width || bitmap.height != probe.height || crop != nil {
             config.options.use_scaling = 1
@@ -67,12 +80,16 @@ struct WebPDecoder: CodecDecoder {
         try check(status)
     }
 
-    private func decodeFirstFrame(_ base: UnsafePointer<UInt8>, _ count: Int, probe: ImageProbe, plan: DecodePlan,
-                                  options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> CodecOutput {
+    private func decodeFirstFrame(
+        _ base: UnsafePointer<UInt8>, _ count: Int, probe: ImageProbe, plan: DecodePlan,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         let canvasBytes = probe.width * probe.height * 4
         guard canvasBytes + plan.outputBytes(.bgra8Premultiplied) <= options.limits.maxDecodedBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                "an animated \(probe.width)×\(probe.height) WebP needs a \(canvasBytes)-byte canvas, over maxDecodedBytes (\(options.limits.maxDecodedBytes))")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "an animated \(probe.width)×\(probe.height) WebP needs a \(canvasBytes)-byte canvas, over maxDecodedBytes (\(options.limits.maxDecodedBytes))"
+            )
         }
         var animOptions = WebPAnimDecoderOptions()
         guard WebPAnimDecoderOptionsInit(&animOptions) != 0 else {
@@ -87,7 +104,8 @@ struct WebPDecoder: CodecDecoder {
         defer { WebPAnimDecoderDelete(decoder) }
         var info = WebPAnimInfo()
         guard WebPAnimDecoderGetInfo(decoder, &info) != 0, Int(info.canvas_width) == probe.width,
-              Int(info.canvas_height) == probe.height else {
+            Int(info.canvas_height) == probe.height
+        else {
             throw DarkroomImageError(.corrupt, "the animation's canvas does not match its header")
         }
         var frame: UnsafeMutablePointer<UInt8>?
@@ -97,9 +115,10 @@ struct WebPDecoder: CodecDecoder {
         }
         let meter = PixelMemory.allocated(canvasBytes)  // libwebp's canvas, counted while we read it
         defer { PixelMemory.released(canvasBytes, meter: meter) }
-        let destination = try RowDestination(plan: plan, sourceWidth: probe.width, sourceHeight: probe.height,
-                                             format: .bgra8Premultiplied, isOpaque: !probe.hasAlpha, filter: options.filter,
-                                             allocate: allocate)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: probe.width, sourceHeight: probe.height,
+            format: .bgra8Premultiplied, isOpaque: !probe.hasAlpha, filter: options.filter,
+            allocate: allocate)
         for y in destination.requiredRows.clamped(to: 0..<probe.height) {
             destination.consume(row: frame + y * probe.width * 4, y: y)
         }
@@ -109,11 +128,21 @@ struct WebPDecoder: CodecDecoder {
     static func check(_ status: VP8StatusCode) throws(DarkroomImageError) {
         switch status {
         case VP8_STATUS_OK: return
-        case VP8_STATUS_NOT_ENOUGH_DATA: throw DarkroomImageError(.truncated, "the WebP data ends early", codecMessage: "VP8_STATUS_NOT_ENOUGH_DATA")
-        case VP8_STATUS_OUT_OF_MEMORY: throw DarkroomImageError(.outOfMemory, "libwebp ran out of memory", codecMessage: "VP8_STATUS_OUT_OF_MEMORY")
-        case VP8_STATUS_UNSUPPORTED_FEATURE: throw DarkroomImageError(.unsupportedFeature, "this WebP variant is not supported", codecMessage: "VP8_STATUS_UNSUPPORTED_FEATURE")
-        case VP8_STATUS_INVALID_PARAM: throw DarkroomImageError(.invalidArgument, "libwebp refused the decode parameters", codecMessage: "VP8_STATUS_INVALID_PARAM")
-        default: throw DarkroomImageError(.corrupt, "the WebP data is corrupt", codecMessage: "VP8StatusCode \(status.rawValue)")
+        case VP8_STATUS_NOT_ENOUGH_DATA:
+            throw DarkroomImageError(.truncated, "the WebP data ends early", codecMessage: "VP8_STATUS_NOT_ENOUGH_DATA")
+        case VP8_STATUS_OUT_OF_MEMORY:
+            throw DarkroomImageError(
+                .outOfMemory, "libwebp ran out of memory", codecMessage: "VP8_STATUS_OUT_OF_MEMORY")
+        case VP8_STATUS_UNSUPPORTED_FEATURE:
+            throw DarkroomImageError(
+                .unsupportedFeature, "this WebP variant is not supported",
+                codecMessage: "VP8_STATUS_UNSUPPORTED_FEATURE")
+        case VP8_STATUS_INVALID_PARAM:
+            throw DarkroomImageError(
+                .invalidArgument, "libwebp refused the decode parameters", codecMessage: "VP8_STATUS_INVALID_PARAM")
+        default:
+            throw DarkroomImageError(
+                .corrupt, "the WebP data is corrupt", codecMessage: "VP8StatusCode \(status.rawValue)")
         }
     }
 }

@@ -21,7 +21,10 @@ struct YCbCrRows {
     private let alphaLevels: [UInt8]
 
     /// Nil for a matrix it does not know (the caller then asks the decoder for RGB).
-    init?(y: Plane, cb: Plane, cr: Plane, alpha: Plane?, shiftX: Int, shiftY: Int, bitDepth: Int, matrix: Int, fullRange: Bool) {
+    init?(
+        y: Plane, cb: Plane, cr: Plane, alpha: Plane?, shiftX: Int, shiftY: Int, bitDepth: Int, matrix: Int,
+        fullRange: Bool
+    ) {
         let (kr, kb): (Double, Double)
         switch matrix {
         case 1: (kr, kb) = (0.2126, 0.0722)  // BT.709
@@ -30,12 +33,21 @@ struct YCbCrRows {
         default: return nil
         }
         guard (8...16).contains(bitDepth) else { return nil }
-        self.y = y; self.cb = cb; self.cr = cr; self.alpha = alpha
-        self.shiftX = shiftX; self.shiftY = shiftY; self.bitDepth = bitDepth
+        self.y = y
+        self.cb = cb
+        self.cr = cr
+        self.alpha = alpha
+        self.shiftX = shiftX
+        self.shiftY = shiftY
+        self.bitDepth = bitDepth
         let levels = 1 << bitDepth
-        let maxValue = Double(levels - 1), unit = Double(1 << (bitDepth - 8)), half = Double(1 << (bitDepth - 1))
-        let (yOffset, yScale, cScale) = fullRange ? (0, 255 / maxValue, 255 / maxValue)
-                                                  : (16 * unit, 255 / (219 * unit), 255 / (224 * unit))
+        let maxValue = Double(levels - 1)
+        let unit = Double(1 << (bitDepth - 8))
+        let half = Double(1 << (bitDepth - 1))
+        let (yOffset, yScale, cScale) =
+            fullRange
+            ? (0, 255 / maxValue, 255 / maxValue)
+            : (16 * unit, 255 / (219 * unit), 255 / (224 * unit))
         let kg = 1 - kr - kb
         let q16 = 65536.0
         func table(_ f: (Double) -> Double) -> [Int32] { (0..<levels).map { Int32((f(Double($0)) * q16).rounded()) } }
@@ -58,32 +70,50 @@ struct YCbCrRows {
     }
 
     @inline(__always)
-    private func convert<Sample: FixedWidthInteger & UnsignedInteger>(_: Sample.Type, row: Int, chromaRow: Int, width: Int,
-                                                                      into d: UnsafeMutablePointer<UInt8>) {
+    private func convert<Sample: FixedWidthInteger & UnsignedInteger>(
+        _: Sample.Type, row: Int, chromaRow: Int, width: Int,
+        into d: UnsafeMutablePointer<UInt8>
+    ) {
         let mask = (1 << bitDepth) - 1
         let ys = UnsafeRawPointer(y.base + row * y.stride).assumingMemoryBound(to: Sample.self)
         let us = UnsafeRawPointer(cb.base + chromaRow * cb.stride).assumingMemoryBound(to: Sample.self)
         let vs = UnsafeRawPointer(cr.base + chromaRow * cr.stride).assumingMemoryBound(to: Sample.self)
         let alphas = alpha.map { UnsafeRawPointer($0.base + row * $0.stride).assumingMemoryBound(to: Sample.self) }
         let sx = shiftX
-        luma.withUnsafeBufferPointer { lt in crToR.withUnsafeBufferPointer { rt in cbToG.withUnsafeBufferPointer { gu in
-            crToG.withUnsafeBufferPointer { gv in cbToB.withUnsafeBufferPointer { bt in alphaLevels.withUnsafeBufferPointer { at in
-                @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(max(v >> 16, 0), 255)) }
-                for x in 0..<width {
-                    let l = lt[Int(ys[x]) & mask]
-                    let u = Int(us[x >> sx]) & mask, v = Int(vs[x >> sx]) & mask
-                    var r = clamp(l + rt[v]), g = clamp(l + gu[u] + gv[v]), b = clamp(l + bt[u])
-                    var a: UInt8 = 255
-                    if let alphas {
-                        a = at[Int(alphas[x]) & mask]
-                        let k = UInt32(a)
-                        r = UInt8((UInt32(r) * k + 127) / 255)
-                        g = UInt8((UInt32(g) * k + 127) / 255)
-                        b = UInt8((UInt32(b) * k + 127) / 255)
+        luma.withUnsafeBufferPointer { lt in
+            crToR.withUnsafeBufferPointer { rt in
+                cbToG.withUnsafeBufferPointer { gu in
+                    crToG.withUnsafeBufferPointer { gv in
+                        cbToB.withUnsafeBufferPointer { bt in
+                            alphaLevels.withUnsafeBufferPointer { at in
+                                @inline(__always) func clamp(_ v: Int32) -> UInt8 {
+                                    UInt8(truncatingIfNeeded: min(max(v >> 16, 0), 255))
+                                }
+                                for x in 0..<width {
+                                    let l = lt[Int(ys[x]) & mask]
+                                    let u = Int(us[x >> sx]) & mask
+                                    let v = Int(vs[x >> sx]) & mask
+                                    var r = clamp(l + rt[v])
+                                    var g = clamp(l + gu[u] + gv[v])
+                                    var b = clamp(l + bt[u])
+                                    var a: UInt8 = 255
+                                    if let alphas {
+                                        a = at[Int(alphas[x]) & mask]
+                                        let k = UInt32(a)
+                                        r = UInt8((UInt32(r) * k + 127) / 255)
+                                        g = UInt8((UInt32(g) * k + 127) / 255)
+                                        b = UInt8((UInt32(b) * k + 127) / 255)
+                                    }
+                                    d[4 * x] = b
+                                    d[4 * x + 1] = g
+                                    d[4 * x + 2] = r
+                                    d[4 * x + 3] = a
+                                }
+                            }
+                        }
                     }
-                    d[4 * x] = b; d[4 * x + 1] = g; d[4 * x + 2] = r; d[4 * x + 3] = a
                 }
-            } } }
-        } } }
+            }
+        }
     }
 }

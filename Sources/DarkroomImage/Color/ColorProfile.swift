@@ -64,8 +64,10 @@ public struct ColorProfileSummary: Sendable, Hashable, Codable {
     public var byteCount: Int
 
     /// Creates a summary.
-    public init(source: Source, description: String?, model: Model, isSRGB: Bool, isUsable: Bool,
-                problem: String? = nil, byteCount: Int = 0) {
+    public init(
+        source: Source, description: String?, model: Model, isSRGB: Bool, isUsable: Bool,
+        problem: String? = nil, byteCount: Int = 0
+    ) {
         self.source = source
         self.description = description
         self.model = model

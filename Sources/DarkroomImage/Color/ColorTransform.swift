@@ -43,8 +43,10 @@ enum ColorLayout: Sendable, Hashable {
 
 /// lcms2's `TYPE_*` format words, which Swift cannot import (they are function-like macros in lcms2.h).
 enum LCMSFormat {
-    private static func word(space: UInt32, channels: UInt32, extra: UInt32 = 0, doSwap: UInt32 = 0,
-                             swapFirst: UInt32 = 0, flavor: UInt32 = 0, premultiplied: UInt32 = 0) -> UInt32 {
+    private static func word(
+        space: UInt32, channels: UInt32, extra: UInt32 = 0, doSwap: UInt32 = 0,
+        swapFirst: UInt32 = 0, flavor: UInt32 = 0, premultiplied: UInt32 = 0
+    ) -> UInt32 {
         (premultiplied << 23) | (space << 16) | (swapFirst << 14) | (flavor << 13) | (doSwap << 10) | (extra << 7)
             | (channels << 3) | 1
     }
@@ -103,8 +105,9 @@ final class ColorTransform: @unchecked Sendable {
     /// ``convertInPlace(_:)`` always through lcms2 (for comparisons with the kernel).
     func convertWithLCMS(_ bitmap: Bitmap) {
         let base = bitmap.storage.baseAddress
-        cmsDoTransformLineStride(handle, base, base, UInt32(bitmap.width), UInt32(bitmap.height),
-                                 UInt32(bitmap.bytesPerRow), UInt32(bitmap.bytesPerRow), 0, 0)
+        cmsDoTransformLineStride(
+            handle, base, base, UInt32(bitmap.width), UInt32(bitmap.height),
+            UInt32(bitmap.bytesPerRow), UInt32(bitmap.bytesPerRow), 0, 0)
     }
 }
 
@@ -171,7 +174,8 @@ final class ColorTransformCache: Sendable {
             state.clock += 1
             if let existing = state.entries[key] { return existing.conversion }
             if state.entries.count >= capacity,
-               let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+            {
                 state.entries[oldest] = nil
             }
             state.entries[key] = Entry(conversion: built, lastUse: state.clock)

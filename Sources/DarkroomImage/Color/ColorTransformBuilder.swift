@@ -16,7 +16,8 @@ enum ColorTransformBuilder {
         }
         defer { cmsCloseProfile(source) }
         guard cmsGetColorSpace(source) == layout.profileSpace else {
-            return .unusable("a \(modelName(cmsGetColorSpace(source))) profile does not describe \(layoutName(layout)) pixels")
+            return .unusable(
+                "a \(modelName(cmsGetColorSpace(source))) profile does not describe \(layoutName(layout)) pixels")
         }
         guard let destination = layout == .gray ? graySRGBProfile() : cmsCreate_sRGBProfile() else {
             return .unusable("lcms2 could not create the sRGB profile")
@@ -24,14 +25,19 @@ enum ColorTransformBuilder {
         defer { cmsCloseProfile(destination) }
         // Black point compensation matters only where the source's black is not 0 (CMYK, LUT profiles); on
         // RGB it would keep lcms2 from joining matrix/TRC profiles into its fast matrix-shaper form.
-        let bpc = layout == .gray || layout == .bgra || layout == .bgraPremultiplied ? 0 : cmsFLAGS_BLACKPOINTCOMPENSATION
+        let bpc =
+            layout == .gray || layout == .bgra || layout == .bgraPremultiplied ? 0 : cmsFLAGS_BLACKPOINTCOMPENSATION
         let flags = UInt32(cmsFLAGS_NOCACHE | bpc | cmsFLAGS_COPY_ALPHA)
-        guard let handle = cmsCreateTransform(source, layout.inputFormat, destination, layout.outputFormat,
-                                              UInt32(INTENT_RELATIVE_COLORIMETRIC), flags) else {
+        guard
+            let handle = cmsCreateTransform(
+                source, layout.inputFormat, destination, layout.outputFormat,
+                UInt32(INTENT_RELATIVE_COLORIMETRIC), flags)
+        else {
             return .unusable("lcms2 could not build a transform from the profile to sRGB")
         }
         let transform = ColorTransform(handle: handle, layout: layout, kernel: MatrixShaperKernel(profile: source))
-        return isIdentity(transform) ? .identity : .transform(transform.measured(amplification: amplification(transform)))
+        return isIdentity(transform)
+            ? .identity : .transform(transform.measured(amplification: amplification(transform)))
     }
 
     /// The largest output change per input level along any channel axis, over steps of 16 levels between mid
@@ -42,18 +48,26 @@ enum ColorTransformBuilder {
         case .bgra, .bgraPremultiplied:
             let levels = stride(from: 32, through: 224, by: 32).map { UInt8($0) }
             var gain = 1.0
-            for r in levels { for g in levels { for b in levels {
-                let base: [UInt8] = [b, g, r, 255]
-                var input = base
-                for c in 0..<3 { var p = base; p[c] += 16; input += p }
-                var output = [UInt8](repeating: 0, count: input.count)
-                transform.convert(input, &output, count: 4)
-                for step in 1...3 {
-                    for c in 0..<3 {
-                        gain = max(gain, Double(abs(Int(output[4 * step + c]) - Int(output[c]))) / 16)
+            for r in levels {
+                for g in levels {
+                    for b in levels {
+                        let base: [UInt8] = [b, g, r, 255]
+                        var input = base
+                        for c in 0..<3 {
+                            var p = base
+                            p[c] += 16
+                            input += p
+                        }
+                        var output = [UInt8](repeating: 0, count: input.count)
+                        transform.convert(input, &output, count: 4)
+                        for step in 1...3 {
+                            for c in 0..<3 {
+                                gain = max(gain, Double(abs(Int(output[4 * step + c]) - Int(output[c]))) / 16)
+                            }
+                        }
                     }
                 }
-            } } }
+            }
             return gain
         }
     }
@@ -81,7 +95,8 @@ enum ColorTransformBuilder {
     private static func sourceProfile(_ color: EmbeddedColor) -> Result<cmsHPROFILE, Failure> {
         switch color {
         case .icc(let bytes):
-            guard let profile = bytes.withUnsafeBytes({ cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) }) else {
+            guard let profile = bytes.withUnsafeBytes({ cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) })
+            else {
                 return .failure(Failure("lcms2 could not parse the ICC profile (\(bytes.count) bytes)"))
             }
             return .success(profile)
@@ -90,7 +105,9 @@ enum ColorTransformBuilder {
                 return .failure(Failure("CICP colour primaries \(cicp.primaries) are not supported"))
             }
             guard let curve = cicpTransfer(cicp.transfer) else {
-                return .failure(Failure("CICP transfer characteristics \(cicp.transfer) are not supported (HDR is not tone-mapped)"))
+                return .failure(
+                    Failure("CICP transfer characteristics \(cicp.transfer) are not supported (HDR is not tone-mapped)")
+                )
             }
             defer { cmsFreeToneCurve(curve) }
             return rgbProfile(white: white, primaries: primaries, curve: curve)
@@ -110,12 +127,15 @@ enum ColorTransformBuilder {
         }
     }
 
-    private static func rgbProfile(white: (Double, Double), primaries: ((Double, Double), (Double, Double), (Double, Double)),
-                                   curve: OpaquePointer) -> Result<cmsHPROFILE, Failure> {
+    private static func rgbProfile(
+        white: (Double, Double), primaries: ((Double, Double), (Double, Double), (Double, Double)),
+        curve: OpaquePointer
+    ) -> Result<cmsHPROFILE, Failure> {
         var whitePoint = cmsCIExyY(x: white.0, y: white.1, Y: 1)
-        var triple = cmsCIExyYTRIPLE(Red: cmsCIExyY(x: primaries.0.0, y: primaries.0.1, Y: 1),
-                                     Green: cmsCIExyY(x: primaries.1.0, y: primaries.1.1, Y: 1),
-                                     Blue: cmsCIExyY(x: primaries.2.0, y: primaries.2.1, Y: 1))
+        var triple = cmsCIExyYTRIPLE(
+            Red: cmsCIExyY(x: primaries.0.0, y: primaries.0.1, Y: 1),
+            Green: cmsCIExyY(x: primaries.1.0, y: primaries.1.1, Y: 1),
+            Blue: cmsCIExyY(x: primaries.2.0, y: primaries.2.1, Y: 1))
         var curves: [OpaquePointer?] = [curve, curve, curve]
         guard let profile = cmsCreateRGBProfile(&whitePoint, &triple, &curves) else {
             return .failure(Failure("lcms2 could not build a profile from the chromaticities"))
@@ -124,7 +144,9 @@ enum ColorTransformBuilder {
     }
 
     /// White point and red, green, blue primaries (CIE xy) for ITU-T H.273 colour primaries.
-    private static func cicpPrimaries(_ code: Int) -> ((Double, Double), ((Double, Double), (Double, Double), (Double, Double)))? {
+    private static func cicpPrimaries(_ code: Int) -> (
+        (Double, Double), ((Double, Double), (Double, Double), (Double, Double))
+    )? {
         let d65 = (0.3127, 0.3290)
         switch code {
         case 1, 2: return (d65, ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060)))  // BT.709 / sRGB

@@ -63,9 +63,15 @@ extension EmbeddedColor {
         var position = 2
         let n = bytes.count
         scan: while position + 4 <= n {
-            guard bytes[position] == 0xFF else { position += 1; continue }
+            guard bytes[position] == 0xFF else {
+                position += 1
+                continue
+            }
             let marker = Int(bytes[position + 1])
-            if marker == 0xFF { position += 1; continue }
+            if marker == 0xFF {
+                position += 1
+                continue
+            }
             position += 2
             switch marker {
             case 0x00, 0x01, 0xD0...0xD8:
@@ -75,9 +81,11 @@ extension EmbeddedColor {
             default:
                 let length = Int(bytes[position]) << 8 | Int(bytes[position + 1])
                 guard length >= 2, position + length <= n else { break scan }
-                let data = position + 2, count = length - 2
+                let data = position + 2
+                let count = length - 2
                 if marker == 0xE2, count >= 14, matches(bytes, at: data, "ICC_PROFILE\0") {
-                    let sequence = Int(bytes[data + 12]), of = Int(bytes[data + 13])
+                    let sequence = Int(bytes[data + 12])
+                    let of = Int(bytes[data + 13])
                     if declared == 0 { declared = of }
                     if of != declared || sequence == 0 || sequence > of || chunks[sequence] != nil {
                         problem = problem ?? "the ICC profile's APP2 chunks are numbered inconsistently"
@@ -121,8 +129,11 @@ extension EmbeddedColor {
         let status = spng_get_iccp(ctx, &iccp)
         if status == 0, let profile = iccp.profile {
             guard iccp.profile_len <= limits.maxColorProfileBytes else {
-                return ColorReading(color: nil, problem:
-                    "the ICC profile of \(iccp.profile_len) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))")
+                return ColorReading(
+                    color: nil,
+                    problem:
+                        "the ICC profile of \(iccp.profile_len) bytes exceeds maxColorProfileBytes (\(limits.maxColorProfileBytes))"
+                )
             }
             return ColorReading(color: .icc(Array(UnsafeRawBufferPointer(start: profile, count: iccp.profile_len))))
         } else if status != Int32(SPNG_ECHUNKAVAIL.rawValue) {
@@ -134,9 +145,12 @@ extension EmbeddedColor {
         var gama: UInt32 = 0
         let gamma: Int? = spng_get_gama_int(ctx, &gama) == 0 && gama > 0 ? Int(gama) : nil
         var chrm = spng_chrm_int()
-        let chromaticities: [Int]? = spng_get_chrm_int(ctx, &chrm) == 0
-            ? [chrm.white_point_x, chrm.white_point_y, chrm.red_x, chrm.red_y, chrm.green_x, chrm.green_y,
-               chrm.blue_x, chrm.blue_y].map(Int.init) : nil
+        let chromaticities: [Int]? =
+            spng_get_chrm_int(ctx, &chrm) == 0
+            ? [
+                chrm.white_point_x, chrm.white_point_y, chrm.red_x, chrm.red_y, chrm.green_x, chrm.green_y,
+                chrm.blue_x, chrm.blue_y,
+            ].map(Int.init) : nil
         // gAMA 1/2.2 alone is what sRGB-targeting encoders write: treat it as sRGB, as browsers do.
         if chromaticities == nil, let gamma, (45_000...46_000).contains(gamma) { return .none }
         if gamma == nil && chromaticities == nil { return .none }
@@ -154,7 +168,9 @@ extension EmbeddedColor {
             guard size <= riffEnd - payload else { break }
             if matches(bytes, at: position, "ICCP") {
                 guard size <= maxBytes else {
-                    return ColorReading(color: nil, problem: "the ICC profile of \(size) bytes exceeds maxColorProfileBytes (\(maxBytes))")
+                    return ColorReading(
+                        color: nil,
+                        problem: "the ICC profile of \(size) bytes exceeds maxColorProfileBytes (\(maxBytes))")
                 }
                 return ColorReading(color: .icc(Array(bytes[payload..<(payload + size)])))
             }

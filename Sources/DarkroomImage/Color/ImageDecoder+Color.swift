@@ -15,13 +15,18 @@ extension ImageDecoder {
     /// For a JPEG with an embedded profile converted to sRGB: reads the colour description before decoding and,
     /// when its transform magnifies errors (``wideGamutAmplification``), raises the shrink-on-load margin to 2.
     /// Returns the reading so it is not read twice; nil for everything else (read after decoding, if needed).
-    static func readColorEarly(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe,
-                               options: inout DecodeOptions) -> ColorReading? {
+    static func readColorEarly(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe,
+        options: inout DecodeOptions
+    ) -> ColorReading? {
         guard probe.format == .jpeg, probe.hasICCProfile, !probe.isCMYK, !probe.isGrayscale,
-              options.colorSpace == .sRGB else { return nil }
+            options.colorSpace == .sRGB
+        else { return nil }
         let reading = EmbeddedColor.readJPEG(bytes, maxBytes: options.limits.maxColorProfileBytes)
-        if let color = reading.color, case .transform(let transform) = ColorTransformCache.shared.conversion(for: color, layout: .bgra),
-           transform.amplification >= wideGamutAmplification {
+        if let color = reading.color,
+            case .transform(let transform) = ColorTransformCache.shared.conversion(for: color, layout: .bgra),
+            transform.amplification >= wideGamutAmplification
+        {
             options.shrinkOnLoadMargin = max(options.shrinkOnLoadMargin, 2)
         }
         return reading
@@ -32,11 +37,15 @@ extension ImageDecoder {
     /// converts into a new BGRA bitmap from `allocate`, through its profile or, without one, the plain
     /// device-CMYK formula browsers use for profile-less CMYK. An unusable description never fails the decode:
     /// the pixels are left as they are (treated as sRGB) and the reason is returned.
-    static func manageColor(_ output: CodecOutput, bytes: UnsafeRawBufferPointer, probe: ImageProbe,
-                            options: DecodeOptions, allocate: BitmapAllocator) throws(DarkroomImageError) -> ColorOutcome {
+    static func manageColor(
+        _ output: CodecOutput, bytes: UnsafeRawBufferPointer, probe: ImageProbe,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> ColorOutcome {
         let bitmap = output.bitmap
-        guard probe.hasICCProfile || output.isCMYK || output.colorReading != nil || probe.format == .png
-                || probe.format == .heic || probe.format == .avif else {
+        guard
+            probe.hasICCProfile || output.isCMYK || output.colorReading != nil || probe.format == .png
+                || probe.format == .heic || probe.format == .avif
+        else {
             return ColorOutcome(bitmap: bitmap)
         }
         let reading = output.colorReading ?? EmbeddedColor.read(bytes, format: probe.format, limits: options.limits)
@@ -66,8 +75,10 @@ extension ImageDecoder {
         }
     }
 
-    private static func convertCMYK(_ cmyk: Bitmap, reading: ColorReading,
-                                    allocate: BitmapAllocator) throws(DarkroomImageError) -> ColorOutcome {
+    private static func convertCMYK(
+        _ cmyk: Bitmap, reading: ColorReading,
+        allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> ColorOutcome {
         let out = try Bitmap.allocate(cmyk.width, cmyk.height, .bgra8Premultiplied, true, using: allocate)
         var problem = reading.problem
         var transform: ColorTransform?

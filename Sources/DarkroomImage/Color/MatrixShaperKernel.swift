@@ -17,20 +17,30 @@ struct MatrixShaperKernel: Sendable {
     /// The kernel for `profile`, or nil when it is not an RGB matrix/TRC profile.
     init?(profile: cmsHPROFILE) {
         guard cmsGetColorSpace(profile) == cmsSigRgbData, cmsIsMatrixShaper(profile) != 0,
-              let srgb = cmsCreate_sRGBProfile() else { return nil }
+            let srgb = cmsCreate_sRGBProfile()
+        else { return nil }
         defer { cmsCloseProfile(srgb) }
-        guard let source = Self.colorants(profile), let target = Self.colorants(srgb), let inverse = Self.inverted(target),
-              let r = Self.curve(profile, cmsSigRedTRCTag), let g = Self.curve(profile, cmsSigGreenTRCTag),
-              let b = Self.curve(profile, cmsSigBlueTRCTag),
-              let srgbCurve = cmsReadTag(srgb, cmsSigRedTRCTag).map(OpaquePointer.init),
-              let reversed = cmsReverseToneCurve(srgbCurve) else { return nil }
+        guard let source = Self.colorants(profile), let target = Self.colorants(srgb),
+            let inverse = Self.inverted(target),
+            let r = Self.curve(profile, cmsSigRedTRCTag), let g = Self.curve(profile, cmsSigGreenTRCTag),
+            let b = Self.curve(profile, cmsSigBlueTRCTag),
+            let srgbCurve = cmsReadTag(srgb, cmsSigRedTRCTag).map(OpaquePointer.init),
+            let reversed = cmsReverseToneCurve(srgbCurve)
+        else { return nil }
         defer { cmsFreeToneCurve(reversed) }
         var m = [Float](repeating: 0, count: 9)
-        for i in 0..<3 { for j in 0..<3 { m[3 * i + j] = Float((0..<3).reduce(0.0) { $0 + inverse[3 * i + $1] * source[3 * $1 + j] }) } }
+        for i in 0..<3 {
+            for j in 0..<3 {
+                m[3 * i + j] = Float((0..<3).reduce(0.0) { $0 + inverse[3 * i + $1] * source[3 * $1 + j] })
+            }
+        }
         matrix = m
-        red = r; green = g; blue = b
+        red = r
+        green = g
+        blue = b
         encode = (0...Self.encodeSteps).map { i in
-            UInt8(max(0, min(255, (cmsEvalToneCurveFloat(reversed, Float(i) / Float(Self.encodeSteps)) * 255).rounded())))
+            UInt8(
+                max(0, min(255, (cmsEvalToneCurveFloat(reversed, Float(i) / Float(Self.encodeSteps)) * 255).rounded())))
         }
     }
 
@@ -38,23 +48,29 @@ struct MatrixShaperKernel: Sendable {
     func convert(_ bitmap: Bitmap) {
         let steps = Float(Self.encodeSteps)
         let m = matrix
-        red.withUnsafeBufferPointer { r in green.withUnsafeBufferPointer { g in blue.withUnsafeBufferPointer { b in
-            encode.withUnsafeBufferPointer { e in
-                for y in 0..<bitmap.height {
-                    let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
-                    for x in 0..<bitmap.width {
-                        let p = row + 4 * x
-                        let lr = r[Int(p[2])], lg = g[Int(p[1])], lb = b[Int(p[0])]
-                        let or = m[0] * lr + m[1] * lg + m[2] * lb
-                        let og = m[3] * lr + m[4] * lg + m[5] * lb
-                        let ob = m[6] * lr + m[7] * lg + m[8] * lb
-                        p[2] = e[Int(min(max(or, 0), 1) * steps + 0.5)]
-                        p[1] = e[Int(min(max(og, 0), 1) * steps + 0.5)]
-                        p[0] = e[Int(min(max(ob, 0), 1) * steps + 0.5)]
+        red.withUnsafeBufferPointer { r in
+            green.withUnsafeBufferPointer { g in
+                blue.withUnsafeBufferPointer { b in
+                    encode.withUnsafeBufferPointer { e in
+                        for y in 0..<bitmap.height {
+                            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+                            for x in 0..<bitmap.width {
+                                let p = row + 4 * x
+                                let lr = r[Int(p[2])]
+                                let lg = g[Int(p[1])]
+                                let lb = b[Int(p[0])]
+                                let or = m[0] * lr + m[1] * lg + m[2] * lb
+                                let og = m[3] * lr + m[4] * lg + m[5] * lb
+                                let ob = m[6] * lr + m[7] * lg + m[8] * lb
+                                p[2] = e[Int(min(max(or, 0), 1) * steps + 0.5)]
+                                p[1] = e[Int(min(max(og, 0), 1) * steps + 0.5)]
+                                p[0] = e[Int(min(max(ob, 0), 1) * steps + 0.5)]
+                            }
+                        }
                     }
                 }
             }
-        } } }
+        }
     }
 
     /// The profile's colorants as a row-major 3×3 matrix whose columns are rXYZ, gXYZ, bXYZ.
@@ -64,8 +80,10 @@ struct MatrixShaperKernel: Sendable {
             guard let xyz = cmsReadTag(profile, tag)?.assumingMemoryBound(to: cmsCIEXYZ.self) else { return nil }
             columns.append(xyz.pointee)
         }
-        return [columns[0].X, columns[1].X, columns[2].X, columns[0].Y, columns[1].Y, columns[2].Y,
-                columns[0].Z, columns[1].Z, columns[2].Z]
+        return [
+            columns[0].X, columns[1].X, columns[2].X, columns[0].Y, columns[1].Y, columns[2].Y,
+            columns[0].Z, columns[1].Z, columns[2].Z,
+        ]
     }
 
     /// 256 linear values of one channel's curve.
@@ -75,11 +93,14 @@ struct MatrixShaperKernel: Sendable {
     }
 
     private static func inverted(_ m: [Double]) -> [Double]? {
-        let det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
+        let det =
+            m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
         guard abs(det) > 1e-12 else { return nil }
-        let c = [m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
-                 m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
-                 m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3]]
+        let c = [
+            m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
+            m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
+            m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3],
+        ]
         return c.map { $0 / det }
     }
 }

@@ -16,8 +16,10 @@ enum ProbeStop: Error {
     }
     /// A `.limitExceeded` failure for a frame count over ``DecodeLimits/maxFrames``.
     static func tooManyFrames(_ count: Int, _ limits: DecodeLimits) -> ProbeStop {
-        .failed(DarkroomImageError(.limitExceeded,
-                                   "the image has more than \(limits.maxFrames) frames (counted \(count))"))
+        .failed(
+            DarkroomImageError(
+                .limitExceeded,
+                "the image has more than \(limits.maxFrames) frames (counted \(count))"))
     }
 }
 
@@ -92,7 +94,7 @@ struct ByteReader {
     /// `length` bytes starting at `offset`, without copying.
     func slice(_ offset: Int, _ length: Int) throws(ProbeStop) -> UnsafeRawBufferPointer {
         try require(offset, length)
-        return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + length])
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
     }
 
     /// Whether the bytes at `offset` equal `expected` (false when they are not all available).

@@ -27,7 +27,7 @@ enum ExifReader {
             let ifd = try u32(4)
             let entryCount = try u16(ifd)
             // Entries are 12 bytes: tag, type, count, value-or-offset. A count of up to 65,535 bounds the loop.
-            for index in 0 ..< entryCount {
+            for index in 0..<entryCount {
                 let entry = ifd + 2 + 12 * index
                 guard try u16(entry) == orientationTag else { continue }
                 let type = try u16(entry + 2)
@@ -51,7 +51,8 @@ enum ExifReader {
     static func orientation(exifPayload payload: UnsafeRawBufferPointer) -> ExifOrientation? {
         let reader = ByteReader(payload)
         if let head = try? reader.u32be(0), head == 0x4578_6966,  // "Exif"
-           let tail = try? reader.u16be(4), tail == 0 {
+            let tail = try? reader.u16be(4), tail == 0
+        {
             return orientation(tiff: UnsafeRawBufferPointer(rebasing: payload[6...]))
         }
         return orientation(tiff: payload)

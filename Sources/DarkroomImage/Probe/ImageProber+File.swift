@@ -1,10 +1,11 @@
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension ImageProber {
@@ -32,8 +33,9 @@ extension ImageProber {
         var fileSize = Int(status.st_size)
         guard fileSize > 0 else { throw DarkroomImageError(.empty, "the file '\(path)' is empty") }
         guard fileSize <= limits.maxInputBytes else {
-            throw DarkroomImageError(.limitExceeded,
-                                     "the file '\(path)' is \(fileSize) bytes, over the limit of \(limits.maxInputBytes)")
+            throw DarkroomImageError(
+                .limitExceeded,
+                "the file '\(path)' is \(fileSize) bytes, over the limit of \(limits.maxInputBytes)")
         }
 
         var capacity = min(fileSize, initialPrefixBytes)
@@ -46,8 +48,9 @@ extension ImageProber {
             guard filled > 0 else { throw DarkroomImageError(.empty, "the file '\(path)' is empty") }
             let isComplete = filled >= fileSize
             do throws(ProbeStop) {
-                let probe = try parse(UnsafeRawBufferPointer(rebasing: buffer[0 ..< filled]),
-                                      isComplete: isComplete, limits: limits)
+                let probe = try parse(
+                    UnsafeRawBufferPointer(rebasing: buffer[0..<filled]),
+                    isComplete: isComplete, limits: limits)
                 return (probe, filled)
             } catch {
                 switch error {
@@ -57,7 +60,7 @@ extension ImageProber {
                     guard !isComplete else { throw truncatedError(count: filled) }
                     capacity = min(fileSize, max(capacity * 2, atLeast))
                     let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-                    larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0 ..< filled]))
+                    larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<filled]))
                     buffer.deallocate()
                     buffer = larger
                 }
@@ -67,10 +70,12 @@ extension ImageProber {
 
     /// Fills `buffer` from file offset `start` with `pread`, retrying on EINTR; returns how many bytes of
     /// `buffer` are filled, fewer than its size only at end of file.
-    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, from start: Int,
-                                  path: String) throws(DarkroomImageError) -> Int
-    {
-        guard let read = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), at: start) else {
+    private static func readFully(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, from start: Int,
+        path: String
+    ) throws(DarkroomImageError) -> Int {
+        guard let read = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), at: start)
+        else {
             throw ioError("cannot read", path)
         }
         return start + read

@@ -57,8 +57,9 @@ extension ImageProber {
 
         guard completeFrames > 0 else { throw .corrupt("GIF has no frames") }
         guard width > 0, height > 0 else { throw .corrupt("GIF size \(width)×\(height)") }
-        return ImageProbe(format: .gif, width: width, height: height, hasAlpha: hasAlpha,
-                          frameCount: completeFrames, isProgressive: isInterlaced)
+        return ImageProbe(
+            format: .gif, width: width, height: height, hasAlpha: hasAlpha,
+            frameCount: completeFrames, isProgressive: isInterlaced)
     }
 
     /// Skips data sub-blocks (a size byte, then that many bytes) up to and including the zero terminator;

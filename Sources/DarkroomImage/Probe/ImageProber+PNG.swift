@@ -32,10 +32,11 @@ extension ImageProber {
             throw .corrupt("PNG compression, filter or interlace method is invalid")
         }
 
-        var result = ImageProbe(format: .png, width: width, height: height,
-                                hasAlpha: colorType == 4 || colorType == 6,
-                                isGrayscale: colorType == 0 || colorType == 4,
-                                isProgressive: interlace == 1, bitDepth: bitDepth)
+        var result = ImageProbe(
+            format: .png, width: width, height: height,
+            hasAlpha: colorType == 4 || colorType == 6,
+            isGrayscale: colorType == 0 || colorType == 4,
+            isProgressive: interlace == 1, bitDepth: bitDepth)
         var position = 8 + 12 + 13
         while true {
             let length = try reader.u32be(position)

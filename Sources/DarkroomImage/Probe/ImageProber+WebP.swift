@@ -71,9 +71,10 @@ extension ImageProber {
     }
 
     /// An extended file: canvas and flags from VP8X, then the chunks that follow, walked only as far as needed.
-    private static func extended(_ reader: ByteReader, chunk: Int, size: Int, riffEnd: Int,
-                                 limits: DecodeLimits) throws(ProbeStop) -> ImageProbe
-    {
+    private static func extended(
+        _ reader: ByteReader, chunk: Int, size: Int, riffEnd: Int,
+        limits: DecodeLimits
+    ) throws(ProbeStop) -> ImageProbe {
         guard size >= 10 else { throw .corrupt("WebP VP8X chunk is \(size) bytes, expected 10") }
         let data = chunk + 8
         let flags = try reader.u8(data)
@@ -81,9 +82,10 @@ extension ImageProber {
         let height = try reader.u24le(data + 7) + 1
         let isAnimated = flags & VP8XFlag.animation != 0
         let wantsExif = flags & VP8XFlag.exif != 0
-        var result = ImageProbe(format: .webp, width: width, height: height,
-                                hasAlpha: flags & VP8XFlag.alpha != 0,
-                                hasICCProfile: flags & VP8XFlag.icc != 0)
+        var result = ImageProbe(
+            format: .webp, width: width, height: height,
+            hasAlpha: flags & VP8XFlag.alpha != 0,
+            hasICCProfile: flags & VP8XFlag.icc != 0)
         var frames = 0
         var sawImage = false
         var sawExif = false

@@ -42,7 +42,8 @@ public enum ImageProber {
     {
         guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the image data is empty") }
         guard bytes.count <= limits.maxInputBytes else {
-            throw DarkroomImageError(.limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
+            throw DarkroomImageError(
+                .limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
         }
         do throws(ProbeStop) {
             return try parse(bytes, isComplete: true, limits: limits)
@@ -93,11 +94,13 @@ public enum ImageProber {
     /// files name the codec there). AVIF brands are `avif`/`avis`; HEIC brands `heic`, `heix`, `heim`, `heis`,
     /// `hevc`, `hevx`, `hevm`, `hevs`.
     static func isoBrandFormat(_ reader: ByteReader) -> ImageFileFormat? {
-        guard let size = try? reader.u32be(0), let type = try? reader.u32be(4), type == 0x6674_7970 else { return nil }  // "ftyp"
+        // The first box must be "ftyp" (0x66747970).
+        guard let size = try? reader.u32be(0), let type = try? reader.u32be(4), type == 0x6674_7970 else { return nil }
         func classify(_ brand: Int) -> ImageFileFormat? {
             switch brand {
             case 0x6176_6966, 0x6176_6973: .avif  // avif, avis
-            case 0x6865_6963, 0x6865_6978, 0x6865_696D, 0x6865_6973, 0x6865_7663, 0x6865_7678, 0x6865_766D, 0x6865_7673: .heic
+            case 0x6865_6963, 0x6865_6978, 0x6865_696D, 0x6865_6973, 0x6865_7663, 0x6865_7678, 0x6865_766D, 0x6865_7673:
+                .heic
             default: nil
             }
         }

@@ -23,8 +23,10 @@ final class BoxReducer {
     private(set) var block = -1
     private var rowsInBlock = 0
 
-    init(sourceWidth: Int, channels: Int, factorX: Int, factorY: Int,
-         reducedColumns: Range<Int>) throws(DarkroomImageError) {
+    init(
+        sourceWidth: Int, channels: Int, factorX: Int, factorY: Int,
+        reducedColumns: Range<Int>
+    ) throws(DarkroomImageError) {
         self.channels = channels
         self.factorX = factorX
         self.factorY = factorY
@@ -44,23 +46,33 @@ final class BoxReducer {
         let n = (columnEnd - columnStart) * channels
         let source = row.assumingMemoryBound(to: UInt8.self) + columnStart * channels
         let target = sums.pointer
-        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        let from = UnsafeRawPointer(source)
+        let to = UnsafeMutableRawPointer(target)
         var i = 0
         if rowsInBlock == 0 {
             while i &+ 16 <= n {
                 let bytes = from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-                to.storeBytes(of: SIMD16<UInt16>(truncatingIfNeeded: bytes), toByteOffset: i &* 2, as: SIMD16<UInt16>.self)
+                to.storeBytes(
+                    of: SIMD16<UInt16>(truncatingIfNeeded: bytes), toByteOffset: i &* 2, as: SIMD16<UInt16>.self)
                 i &+= 16
             }
-            while i < n { target[i] = UInt16(truncatingIfNeeded: source[i]); i &+= 1 }
+            while i < n {
+                target[i] = UInt16(truncatingIfNeeded: source[i])
+                i &+= 1
+            }
         } else {
             while i &+ 16 <= n {
                 let bytes = from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-                let sum = to.load(fromByteOffset: i &* 2, as: SIMD16<UInt16>.self) &+ SIMD16<UInt16>(truncatingIfNeeded: bytes)
+                let sum =
+                    to.load(fromByteOffset: i &* 2, as: SIMD16<UInt16>.self)
+                    &+ SIMD16<UInt16>(truncatingIfNeeded: bytes)
                 to.storeBytes(of: sum, toByteOffset: i &* 2, as: SIMD16<UInt16>.self)
                 i &+= 16
             }
-            while i < n { target[i] &+= UInt16(truncatingIfNeeded: source[i]); i &+= 1 }
+            while i < n {
+                target[i] &+= UInt16(truncatingIfNeeded: source[i])
+                i &+= 1
+            }
         }
         block = y / factorY
         rowsInBlock += 1
@@ -101,8 +113,9 @@ final class BoxReducer {
                 var total = SIMD4<UInt32>.zero
                 var offset = i &* step
                 for _ in 0..<factorX {
-                    total &+= SIMD4<UInt32>(truncatingIfNeeded:
-                        raw.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt16>.self))
+                    total &+= SIMD4<UInt32>(
+                        truncatingIfNeeded:
+                            raw.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt16>.self))
                     offset &+= 8
                 }
                 out.storeBytes(of: SIMD4<Float>(total) * inverse, toByteOffset: i &* 16, as: SIMD4<Float>.self)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The continuous reconstruction kernels behind ``ResamplingFilter``, evaluated the way Pillow's
@@ -36,16 +36,23 @@ enum FilterKernel {
     }
 
     /// Writes `weight(filter, first + k × step)` for `k` in `0..<count` into `values`.
-    static func fill(_ filter: ResamplingFilter, first: Double, step: Double, count: Int,
-                     into values: UnsafeMutablePointer<Double>) {
+    static func fill(
+        _ filter: ResamplingFilter, first: Double, step: Double, count: Int,
+        into values: UnsafeMutablePointer<Double>
+    ) {
         guard filter == .lanczos3, count > 2 else {
             for k in 0..<count { values[k] = weight(filter, first + Double(k) * step) }
             return
         }
         // sin(π t) and sin(π t / 3) advance by fixed rotations as t advances by `step`.
-        var s1 = sinPi(first), c1 = cosPi(first)
-        var s3 = sinPi(first / 3), c3 = cosPi(first / 3)
-        let ds1 = sinPi(step), dc1 = cosPi(step), ds3 = sinPi(step / 3), dc3 = cosPi(step / 3)
+        var s1 = sinPi(first)
+        var c1 = cosPi(first)
+        var s3 = sinPi(first / 3)
+        var c3 = cosPi(first / 3)
+        let ds1 = sinPi(step)
+        let dc1 = cosPi(step)
+        let ds3 = sinPi(step / 3)
+        let dc3 = cosPi(step / 3)
         let scale = 3.0 / (Double.pi * Double.pi)
         for k in 0..<count {
             let t = first + Double(k) * step

@@ -29,8 +29,10 @@ final class ResampleWeights {
     /// input pixels) onto `outputSize` samples, like Pillow's `precompute_coeffs`: output `i` is centered at
     /// `inputOrigin + (i + 0.5) × scale`, the kernel widens by `max(1, scale)`, taps are clamped to
     /// `0..<inputSize` and renormalized; negligible end taps are trimmed.
-    init(inputSize: Int, inputOrigin: Double, inputLength: Double, outputSize: Int,
-         filter: ResamplingFilter) throws(DarkroomImageError) {
+    init(
+        inputSize: Int, inputOrigin: Double, inputLength: Double, outputSize: Int,
+        filter: ResamplingFilter
+    ) throws(DarkroomImageError) {
         let scale = inputLength / Double(outputSize)
         let filterScale = max(1.0, scale)
         let support = FilterKernel.support(filter) * filterScale
@@ -46,7 +48,9 @@ final class ResampleWeights {
             startList.deallocate()
             countList.deallocate()
         }
-        var low = Int.max, high = Int.min, widest = 1
+        var low = Int.max
+        var high = Int.min
+        var widest = 1
 
         for i in 0..<outputSize {
             let center = inputOrigin + (Double(i) + 0.5) * scale
@@ -58,14 +62,16 @@ final class ResampleWeights {
             if filter == .box {
                 // Area average: each input pixel [k, k+1) weighs by its overlap with the output pixel's
                 // footprint, so fractional ratios average exactly (Pillow's box only tests pixel centers).
-                let lo = center - 0.5 * filterScale, hi = center + 0.5 * filterScale
+                let lo = center - 0.5 * filterScale
+                let hi = center + 0.5 * filterScale
                 for k in 0..<(last - first) {
                     let p = Double(first + k)
                     row[k] = max(0, min(p + 1, hi) - max(p, lo))
                 }
             } else {
-                FilterKernel.fill(filter, first: (Double(first) - center + 0.5) * inverseFilterScale,
-                                  step: inverseFilterScale, count: last - first, into: row)
+                FilterKernel.fill(
+                    filter, first: (Double(first) - center + 0.5) * inverseFilterScale,
+                    step: inverseFilterScale, count: last - first, into: row)
             }
             var total = 0.0
             for k in 0..<(last - first) { total += row[k] }
@@ -77,7 +83,8 @@ final class ResampleWeights {
                 total = 1
             }
             // Normalize, then trim end taps too small to change an 8-bit result.
-            var lo = 0, hi = last - first
+            var lo = 0
+            var hi = last - first
             while hi - lo > 1, abs(row[lo] / total) < 1e-6 { lo += 1 }
             while hi - lo > 1, abs(row[hi - 1] / total) < 1e-6 { hi -= 1 }
             var kept = 0.0
@@ -133,13 +140,16 @@ struct AxisPlan {
     /// The ratio the filter pass keeps at least, once a pre-reduction applies.
     static let reducingGap = 2.0
 
-    init(sourceSize: Int, rectOrigin: Double, rectLength: Double, outputSize: Int,
-         filter: ResamplingFilter) throws(DarkroomImageError) {
+    init(
+        sourceSize: Int, rectOrigin: Double, rectLength: Double, outputSize: Int,
+        filter: ResamplingFilter
+    ) throws(DarkroomImageError) {
         let ratio = rectLength / Double(outputSize)
         var k = ratio >= 2 * Self.reducingGap ? min(Int(ratio / Self.reducingGap), 256) : 1
         let whole = ratio.rounded()
         if k > 1, abs(ratio - whole) < 1e-9, Int(whole) % k != 0,
-           let divisor = stride(from: k, through: max(2, k / 2), by: -1).first(where: { Int(whole) % $0 == 0 }) {
+            let divisor = stride(from: k, through: max(2, k / 2), by: -1).first(where: { Int(whole) % $0 == 0 })
+        {
             k = divisor
         }
         self.sourceSize = sourceSize

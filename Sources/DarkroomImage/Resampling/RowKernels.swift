@@ -10,7 +10,8 @@
 enum RowKernels {
     /// Converts `count` bytes to `Float`, 16 per step.
     static func widen(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<Float>, count: Int) {
-        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        let from = UnsafeRawPointer(source)
+        let to = UnsafeMutableRawPointer(target)
         var i = 0
         while i &+ 16 <= count {
             let bytes = from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
@@ -26,8 +27,10 @@ enum RowKernels {
     /// Filters one row of 4-channel `Float` pixels. `input` holds the pixels starting at `weights.origin`, readable
     /// (finite) up to 3 pixels past the last one any tap touches, 16-byte aligned; `output` gets
     /// `weights.outputCount` pixels.
-    static func horizontal4(_ input: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>,
-                            weights: ResampleWeights) {
+    static func horizontal4(
+        _ input: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>,
+        weights: ResampleWeights
+    ) {
         let starts = weights.starts.pointer
         let padded = weights.paddedCounts.pointer
         let stride = weights.tapStride
@@ -38,8 +41,10 @@ enum RowKernels {
             var p = source + Int(starts[i]) &* 16
             var tap = w
             // Four independent accumulators hide the add latency; weights load 4 at a time (16-byte aligned).
-            var a0 = SIMD4<Float>.zero, a1 = SIMD4<Float>.zero
-            var a2 = SIMD4<Float>.zero, a3 = SIMD4<Float>.zero
+            var a0 = SIMD4<Float>.zero
+            var a1 = SIMD4<Float>.zero
+            var a2 = SIMD4<Float>.zero
+            var a3 = SIMD4<Float>.zero
             var remaining = Int(padded[i])
             while remaining > 0 {
                 let k = tap.load(as: SIMD4<Float>.self)
@@ -57,8 +62,10 @@ enum RowKernels {
     }
 
     /// Filters one row of 1-channel `Float` samples (same layout contract as ``horizontal4(_:into:weights:)``).
-    static func horizontal1(_ input: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>,
-                            weights: ResampleWeights) {
+    static func horizontal1(
+        _ input: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>,
+        weights: ResampleWeights
+    ) {
         let starts = weights.starts.pointer
         let padded = weights.paddedCounts.pointer
         let stride = weights.tapStride
@@ -81,9 +88,11 @@ enum RowKernels {
 
     /// Writes one output row: `Σ weights[j] × rows[j]` over the first `width × channels` floats (rows readable
     /// up to `floats`, a multiple of 16, 64-byte aligned), converted to `width × channels` bytes at `target`.
-    static func vertical(rows: UnsafePointer<UnsafePointer<Float>>, weights: UnsafePointer<Float>, taps: Int,
-                         floats: Int, into target: UnsafeMutablePointer<UInt8>, width: Int, channels: Int,
-                         alphaChannel: Int?) {
+    static func vertical(
+        rows: UnsafePointer<UnsafePointer<Float>>, weights: UnsafePointer<Float>, taps: Int,
+        floats: Int, into target: UnsafeMutablePointer<UInt8>, width: Int, channels: Int,
+        alphaChannel: Int?
+    ) {
         let bytes = width &* channels
         let used = min(floats, (bytes &+ 15) & ~15)
         // Literal alpha lanes so each inlined copy of the loop folds its packing to straight-line SSE.
@@ -105,7 +114,8 @@ enum RowKernels {
         var offset = 0
         // 32 floats per step: 8 accumulators, and the row pointer and weight loads amortize over 8 madds.
         while offset &+ 32 <= floats {
-            var acc0 = SIMD16<Float>.zero, acc1 = SIMD16<Float>.zero
+            var acc0 = SIMD16<Float>.zero
+            var acc1 = SIMD16<Float>.zero
             for j in 0..<taps {
                 let row = UnsafeRawPointer(rows[j] + offset)
                 let w = weights[j]
@@ -131,7 +141,9 @@ enum RowKernels {
         if offset &+ 16 <= bytes {
             out.storeBytes(of: packed, toByteOffset: offset, as: SIMD16<UInt8>.self)
         } else if offset < bytes {
-            for lane in 0..<(bytes &- offset) { out.storeBytes(of: packed[lane], toByteOffset: offset &+ lane, as: UInt8.self) }
+            for lane in 0..<(bytes &- offset) {
+                out.storeBytes(of: packed[lane], toByteOffset: offset &+ lane, as: UInt8.self)
+            }
         }
     }
 }
@@ -145,8 +157,10 @@ extension RowKernels {
     /// vector-operand `replacing` on floats compile to scalar loops.
     @inline(always)
     static func pack(_ value: SIMD16<Float>, alpha: Int) -> SIMD16<UInt8> {
-        let q0 = pixel(value.lowHalf.lowHalf, alpha: alpha), q1 = pixel(value.lowHalf.highHalf, alpha: alpha)
-        let q2 = pixel(value.highHalf.lowHalf, alpha: alpha), q3 = pixel(value.highHalf.highHalf, alpha: alpha)
+        let q0 = pixel(value.lowHalf.lowHalf, alpha: alpha)
+        let q1 = pixel(value.lowHalf.highHalf, alpha: alpha)
+        let q2 = pixel(value.highHalf.lowHalf, alpha: alpha)
+        let q3 = pixel(value.highHalf.highHalf, alpha: alpha)
         let magic = SIMD16<Float>(lowHalf: SIMD8(lowHalf: q0, highHalf: q1), highHalf: SIMD8(lowHalf: q2, highHalf: q3))
         // The low mantissa byte of (c + 1.5 × 2^23) is c.
         return SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(magic, to: SIMD16<UInt32>.self))

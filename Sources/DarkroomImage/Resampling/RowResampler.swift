@@ -59,15 +59,20 @@ final class RowResampler {
     private var lastReducedRow = Int.min
     private var finished = false
 
-    init(sourceWidth: Int, sourceHeight: Int, channels: Int, sourceRect: SourceRect, destination: PixelRows,
-         filter: ResamplingFilter, alphaChannel: Int?) throws(DarkroomImageError) {
-        try Self.validate(sourceWidth: sourceWidth, sourceHeight: sourceHeight, channels: channels,
-                          rect: sourceRect, destination: destination, alphaChannel: alphaChannel)
+    init(
+        sourceWidth: Int, sourceHeight: Int, channels: Int, sourceRect: SourceRect, destination: PixelRows,
+        filter: ResamplingFilter, alphaChannel: Int?
+    ) throws(DarkroomImageError) {
+        try Self.validate(
+            sourceWidth: sourceWidth, sourceHeight: sourceHeight, channels: channels,
+            rect: sourceRect, destination: destination, alphaChannel: alphaChannel)
         let rect = Self.clamped(sourceRect, width: sourceWidth, height: sourceHeight)
-        let planX = try AxisPlan(sourceSize: sourceWidth, rectOrigin: rect.x, rectLength: rect.width,
-                                 outputSize: destination.width, filter: filter)
-        let planY = try AxisPlan(sourceSize: sourceHeight, rectOrigin: rect.y, rectLength: rect.height,
-                                 outputSize: destination.height, filter: filter)
+        let planX = try AxisPlan(
+            sourceSize: sourceWidth, rectOrigin: rect.x, rectLength: rect.width,
+            outputSize: destination.width, filter: filter)
+        let planY = try AxisPlan(
+            sourceSize: sourceHeight, rectOrigin: rect.y, rectLength: rect.height,
+            outputSize: destination.height, filter: filter)
         self.channels = channels
         self.alphaChannel = alphaChannel
         self.destination = destination
@@ -79,8 +84,9 @@ final class RowResampler {
 
         let reducedColumns = horizontal.origin..<horizontal.end
         if planX.factor > 1 || planY.factor > 1 {
-            box = try BoxReducer(sourceWidth: sourceWidth, channels: channels, factorX: planX.factor,
-                                 factorY: planY.factor, reducedColumns: reducedColumns)
+            box = try BoxReducer(
+                sourceWidth: sourceWidth, channels: channels, factorX: planX.factor,
+                factorY: planY.factor, reducedColumns: reducedColumns)
         } else {
             box = nil
         }
@@ -97,7 +103,8 @@ final class RowResampler {
 
         let vertical = self.vertical
         outputOrder = (0..<destination.height).sorted { a, b in
-            let ea = vertical.relativeEnd(a), eb = vertical.relativeEnd(b)
+            let ea = vertical.relativeEnd(a)
+            let eb = vertical.relativeEnd(b)
             return ea != eb ? ea < eb : a < b
         }.map { Int32($0) }
     }
@@ -118,8 +125,9 @@ final class RowResampler {
             let blockEnd = min((block + 1) * factorY, sourceHeight, requiredSourceRows.upperBound)
             if y == blockEnd - 1 { deliver(reducedRow: box.emit(into: line.pointer)) }
         } else {
-            RowKernels.widen(row.assumingMemoryBound(to: UInt8.self) + columnStart * channels,
-                             into: line.pointer, count: widenCount)
+            RowKernels.widen(
+                row.assumingMemoryBound(to: UInt8.self) + columnStart * channels,
+                into: line.pointer, count: widenCount)
             deliver(reducedRow: y)
         }
     }
@@ -212,34 +220,42 @@ final class RowResampler {
 
     // MARK: - Validation
 
-    private static func validate(sourceWidth: Int, sourceHeight: Int, channels: Int, rect: SourceRect,
-                                 destination: PixelRows, alphaChannel: Int?) throws(DarkroomImageError) {
+    private static func validate(
+        sourceWidth: Int, sourceHeight: Int, channels: Int, rect: SourceRect,
+        destination: PixelRows, alphaChannel: Int?
+    ) throws(DarkroomImageError) {
         guard sourceWidth > 0, sourceHeight > 0 else {
-            throw DarkroomImageError(.invalidArgument,
+            throw DarkroomImageError(
+                .invalidArgument,
                 "resampler source size must be positive, got \(sourceWidth)×\(sourceHeight)")
         }
         guard channels == 1 || channels == 4 else {
             throw DarkroomImageError(.invalidArgument, "resampler supports 1 or 4 channels, got \(channels)")
         }
         if let alphaChannel, channels != 4 || !(0..<4).contains(alphaChannel) {
-            throw DarkroomImageError(.invalidArgument,
+            throw DarkroomImageError(
+                .invalidArgument,
                 "alpha channel \(alphaChannel) is invalid for \(channels)-channel pixels")
         }
         guard destination.width > 0, destination.height > 0 else {
-            throw DarkroomImageError(.invalidArgument,
+            throw DarkroomImageError(
+                .invalidArgument,
                 "resampler destination size must be positive, got \(destination.width)×\(destination.height)")
         }
         guard destination.bytesPerRow >= destination.width * channels else {
-            throw DarkroomImageError(.invalidArgument,
+            throw DarkroomImageError(
+                .invalidArgument,
                 "destination rows of \(destination.bytesPerRow) bytes cannot hold \(destination.width) pixels")
         }
-        let slackX = 1e-6 * Double(sourceWidth), slackY = 1e-6 * Double(sourceHeight)
+        let slackX = 1e-6 * Double(sourceWidth)
+        let slackY = 1e-6 * Double(sourceHeight)
         guard rect.x.isFinite, rect.y.isFinite, rect.width.isFinite, rect.height.isFinite,
-              rect.width > 0, rect.height > 0, rect.x >= -slackX, rect.y >= -slackY,
-              rect.x + rect.width <= Double(sourceWidth) + slackX,
-              rect.y + rect.height <= Double(sourceHeight) + slackY
+            rect.width > 0, rect.height > 0, rect.x >= -slackX, rect.y >= -slackY,
+            rect.x + rect.width <= Double(sourceWidth) + slackX,
+            rect.y + rect.height <= Double(sourceHeight) + slackY
         else {
-            throw DarkroomImageError(.invalidArgument,
+            throw DarkroomImageError(
+                .invalidArgument,
                 "source rect (\(rect.x), \(rect.y), \(rect.width)×\(rect.height)) is not inside the "
                     + "\(sourceWidth)×\(sourceHeight) source")
         }
@@ -247,8 +263,10 @@ final class RowResampler {
 
     /// Removes floating-point slack so the rect lies exactly inside the source.
     private static func clamped(_ rect: SourceRect, width: Int, height: Int) -> SourceRect {
-        let x = min(max(rect.x, 0), Double(width)), y = min(max(rect.y, 0), Double(height))
-        return SourceRect(x: x, y: y, width: max(min(rect.width, Double(width) - x), 1e-9),
-                          height: max(min(rect.height, Double(height) - y), 1e-9))
+        let x = min(max(rect.x, 0), Double(width))
+        let y = min(max(rect.y, 0), Double(height))
+        return SourceRect(
+            x: x, y: y, width: max(min(rect.width, Double(width) - x), 1e-9),
+            height: max(min(rect.height, Double(height) - y), 1e-9))
     }
 }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 
 /// Bounds the renders running at once, the memory they may use together, and the renders waiting; beyond that
@@ -82,7 +82,11 @@ final class AdmissionController: Sendable {
     }
 
     private func acquire(cost: Int) async throws {
-        enum Decision { case run, wait(UInt64), refuse }
+        enum Decision {
+            case run
+            case wait(UInt64)
+            case refuse
+        }
         let id: UInt64 = state.withLock { s in
             s.nextID += 1
             return s.nextID
@@ -110,8 +114,11 @@ final class AdmissionController: Sendable {
                     if Task.isCancelled {
                         continuation.resume(throwing: CancellationError())
                     } else {
-                        continuation.resume(throwing: ServerError(.overloaded,
-                            "the server is busy: \(maxRunning) renders running and \(maxQueued) waiting; retry later"))
+                        continuation.resume(
+                            throwing: ServerError(
+                                .overloaded,
+                                "the server is busy: \(maxRunning) renders running and \(maxQueued) waiting; retry later"
+                            ))
                     }
                 }
             }
@@ -119,7 +126,7 @@ final class AdmissionController: Sendable {
             let (waiter, started): (Waiter?, [Waiter]) = state.withLock { s in
                 guard let index = s.queue[s.head...].firstIndex(where: { $0.id == id }) else { return (nil, []) }
                 let waiter = s.queue.remove(at: index)
-                return (waiter, admitWaiting(&s))   // it may have been the large one holding the line
+                return (waiter, admitWaiting(&s))  // it may have been the large one holding the line
             }
             waiter?.continuation.resume(throwing: CancellationError())
             for w in started { w.continuation.resume() }

@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 
 /// Runs `operation` in a new task and returns its result, or throws `timeout()`'s error after `seconds` —
@@ -7,8 +7,10 @@ import Foundation
 /// caller does not wait for it (a task group would).
 ///
 /// Cost: two tasks and one lock.
-func withDeadline<T: Sendable>(seconds: Double, timeout: @escaping @Sendable () -> ServerError,
-                               _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func withDeadline<T: Sendable>(
+    seconds: Double, timeout: @autoclosure @escaping @Sendable () -> ServerError,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let gate = ResumeOnce<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -20,7 +22,10 @@ func withDeadline<T: Sendable>(seconds: Double, timeout: @escaping @Sendable () 
                 try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
                 if !Task.isCancelled, gate.resume(.failure(timeout())) { work.cancel() }
             }
-            gate.onFinish { work.cancel(); timer.cancel() }
+            gate.onFinish {
+                work.cancel()
+                timer.cancel()
+            }
         }
     } onCancel: {
         gate.resume(.failure(CancellationError()))
@@ -39,7 +44,10 @@ private final class ResumeOnce<T: Sendable>: Sendable {
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         let early: Result<T, any Error>? = state.withLock { s in
-            if let p = s.pending { s.pending = nil; return p }
+            if let p = s.pending {
+                s.pending = nil
+                return p
+            }
             s.continuation = continuation
             return nil
         }

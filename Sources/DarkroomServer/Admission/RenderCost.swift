@@ -16,12 +16,15 @@ enum RenderCost {
     static let remoteEstimate = 16 << 20
 
     static func estimate(probe: ImageProbe, fileBytes: Int, parameters: ThumbnailParameters) -> Int {
-        let w = probe.width, h = probe.height
+        let w = probe.width
+        let h = probe.height
         let pixels = w * h
         let decoder: Int
         switch probe.format {
         case .jpeg:
-            decoder = probe.isProgressive ? pixels * (probe.isGrayscale ? 2 : 6)
+            decoder =
+                probe.isProgressive
+                ? pixels * (probe.isGrayscale ? 2 : 6)
                 : max(1, w / 8) * 16 * 4 * 8 + Self.dcReaderBytes(width: w, height: h)
         case .png:
             decoder = probe.isProgressive ? pixels * 4 * (probe.bitDepth > 8 ? 2 : 1) : w * 8 * 4
@@ -32,8 +35,9 @@ enum RenderCost {
         case .heic:
             decoder = HEIFDecoder.workingBytes(width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth)
         case .avif:
-            decoder = AVIFDecoder.planeBytes(width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
-                                             isGrayscale: probe.isGrayscale)
+            decoder = AVIFDecoder.planeBytes(
+                width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
+                isGrayscale: probe.isGrayscale)
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
         return fileBytes + decoder + output
@@ -47,15 +51,20 @@ enum RenderCost {
 
     /// The output's pixel count: the box applied to the upright image, never upscaled.
     static func outputPixels(probe: ImageProbe, parameters: ThumbnailParameters) -> Int {
-        let sw = Double(probe.orientedWidth), sh = Double(probe.orientedHeight)
+        let sw = Double(probe.orientedWidth)
+        let sh = Double(probe.orientedHeight)
         guard sw > 0, sh > 0 else { return 0 }
         let bw = Double(parameters.width ?? ThumbnailParameters.unbounded)
         let bh = Double(parameters.height ?? ThumbnailParameters.unbounded)
         let scale: Double
         switch parameters.fit {
         case .contain: scale = min(1, bw / sw, bh / sh)
-        case .cover: scale = min(1, max(Double(parameters.width ?? parameters.height!) / sw,
-                                        Double(parameters.height ?? parameters.width!) / sh))
+        case .cover:
+            scale = min(
+                1,
+                max(
+                    Double(parameters.width ?? parameters.height!) / sw,
+                    Double(parameters.height ?? parameters.width!) / sh))
         }
         return Int((sw * scale).rounded(.up) * (sh * scale).rounded(.up))
     }

@@ -17,7 +17,9 @@ struct GalleryPage: Sendable {
 
     /// A signed-if-needed `/v1/thumb` URL.
     func thumbURL(_ src: String, size: Int, fit: String) -> String {
-        let query: [(name: String, value: String)] = [("src", src), ("w", String(size)), ("h", String(size)), ("fit", fit)]
+        let query: [(name: String, value: String)] = [
+            ("src", src), ("w", String(size)), ("h", String(size)), ("fit", fit),
+        ]
         let path = "/v1/thumb"
         if let signer { return path + "?" + signer.signedQuery(path: path, query: query) }
         return path + "?" + QueryString.build(query)
@@ -36,29 +38,33 @@ struct GalleryPage: Sendable {
             let (one, set) = srcset(src, size: Self.thumbSize, fit: "cover")
             let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
             cells += """
-            <a class="thumb" href="/view?\(escape(QueryString.build([("src", src)])))" data-large="\(escape(large))" \
-            data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy" decoding="async" \
-            width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
+                <a class="thumb" href="/view?\(escape(QueryString.build([("src", src)])))" data-large="\(escape(large))" \
+                data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy" decoding="async" \
+                width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
 
-            """
+                """
         }
         let empty = images.isEmpty ? "<p class=\"empty\">No images under the root.</p>" : ""
-        return page(title: "Darkroom — \(images.count) images", body: """
-        <header><h1>Darkroom</h1><p>\(images.count) images, thumbnails rendered on demand at the size shown.</p></header>
-        \(empty)<main class="grid">
-        \(cells)</main>
-        <dialog id="viewer"><form method="dialog"><button aria-label="Close">×</button></form>
-        <img id="viewer-image" alt=""><p id="viewer-caption"></p></dialog>
-        <script src="/assets/gallery.js" defer></script>
-        """)
+        return page(
+            title: "Darkroom — \(images.count) images",
+            body: """
+                <header><h1>Darkroom</h1><p>\(images.count) images, thumbnails rendered on demand at the size shown.</p></header>
+                \(empty)<main class="grid">
+                \(cells)</main>
+                <dialog id="viewer"><form method="dialog"><button aria-label="Close">×</button></form>
+                <img id="viewer-image" alt=""><p id="viewer-caption"></p></dialog>
+                <script src="/assets/gallery.js" defer></script>
+                """)
     }
 
     func viewer(_ src: String) -> String {
         let (large, set) = srcset(src, size: Self.viewerSize, fit: "contain")
-        return page(title: "Darkroom — \(src)", body: """
-        <header><h1><a href="/">Darkroom</a></h1><p>\(escape(src))</p></header>
-        <main class="single"><img id="viewer-image" src="\(escape(large))" srcset="\(set)" alt="\(escape(src))"></main>
-        """)
+        return page(
+            title: "Darkroom — \(src)",
+            body: """
+                <header><h1><a href="/">Darkroom</a></h1><p>\(escape(src))</p></header>
+                <main class="single"><img id="viewer-image" src="\(escape(large))" srcset="\(set)" alt="\(escape(src))"></main>
+                """)
     }
 
     private func page(title: String, body: String) -> String {
@@ -89,35 +95,35 @@ struct GalleryPage: Sendable {
     /// The viewer: opens the `<dialog>` on a thumbnail click (plain clicks only), closes on Escape or ×,
     /// arrow keys step through the grid.
     static let script = """
-    (() => {
-      const viewer = document.getElementById('viewer');
-      const image = document.getElementById('viewer-image');
-      const caption = document.getElementById('viewer-caption');
-      if (!viewer || typeof viewer.showModal !== 'function') return;
-      const thumbs = Array.from(document.querySelectorAll('a.thumb'));
-      let current = -1;
-      const show = (i) => {
-        const a = thumbs[i]; if (!a) return;
-        current = i;
-        image.removeAttribute('src');
-        image.srcset = a.dataset.largeSrcset;
-        image.src = a.dataset.large;
-        image.alt = a.title;
-        caption.textContent = a.title;
-        if (!viewer.open) viewer.showModal();
-      };
-      thumbs.forEach((a, i) => a.addEventListener('click', (e) => {
-        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-        e.preventDefault(); show(i);
-      }));
-      document.addEventListener('keydown', (e) => {
-        if (!viewer.open) return;
-        if (e.key === 'ArrowRight') show(Math.min(thumbs.length - 1, current + 1));
-        if (e.key === 'ArrowLeft') show(Math.max(0, current - 1));
-      });
-      viewer.addEventListener('click', (e) => { if (e.target === viewer) viewer.close(); });
-    })();
-    """
+        (() => {
+          const viewer = document.getElementById('viewer');
+          const image = document.getElementById('viewer-image');
+          const caption = document.getElementById('viewer-caption');
+          if (!viewer || typeof viewer.showModal !== 'function') return;
+          const thumbs = Array.from(document.querySelectorAll('a.thumb'));
+          let current = -1;
+          const show = (i) => {
+            const a = thumbs[i]; if (!a) return;
+            current = i;
+            image.removeAttribute('src');
+            image.srcset = a.dataset.largeSrcset;
+            image.src = a.dataset.large;
+            image.alt = a.title;
+            caption.textContent = a.title;
+            if (!viewer.open) viewer.showModal();
+          };
+          thumbs.forEach((a, i) => a.addEventListener('click', (e) => {
+            if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+            e.preventDefault(); show(i);
+          }));
+          document.addEventListener('keydown', (e) => {
+            if (!viewer.open) return;
+            if (e.key === 'ArrowRight') show(Math.min(thumbs.length - 1, current + 1));
+            if (e.key === 'ArrowLeft') show(Math.max(0, current - 1));
+          });
+          viewer.addEventListener('click', (e) => { if (e.target === viewer) viewer.close(); });
+        })();
+        """
 
     /// HTML-escapes text and attribute values.
     func escape(_ s: String) -> String {

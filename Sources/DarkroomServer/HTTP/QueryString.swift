@@ -9,13 +9,17 @@ enum QueryString {
         guard var query, !query.isEmpty else { return [] }
         let result: Result<[(name: String, value: String)], ServerError> = query.withUTF8 { bytes in
             var items: [(name: String, value: String)] = []
-            var start = 0, equals = -1
+            var start = 0
+            var equals = -1
             for i in 0...bytes.count {
                 if i < bytes.count && bytes[i] != UInt8(ascii: "&") {
                     if bytes[i] == UInt8(ascii: "=") && equals < 0 { equals = i }
                     continue
                 }
-                defer { start = i + 1; equals = -1 }
+                defer {
+                    start = i + 1
+                    equals = -1
+                }
                 guard i > start else { continue }
                 guard items.count < maxItems else {
                     return .failure(ServerError(.badRequest, "more than \(maxItems) query parameters"))
@@ -23,7 +27,8 @@ enum QueryString {
                 let nameEnd = equals >= 0 ? equals : i
                 let valueStart = equals >= 0 ? equals + 1 : i
                 guard let name = decode(UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])),
-                      let value = decode(UnsafeBufferPointer(rebasing: bytes[valueStart..<i])) else {
+                    let value = decode(UnsafeBufferPointer(rebasing: bytes[valueStart..<i]))
+                else {
                     return .failure(ServerError(.badRequest, "malformed percent-encoding in the query"))
                 }
                 items.append((name, value))
@@ -43,8 +48,9 @@ enum QueryString {
         items.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
     }
 
-    private static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreserved = CharacterSet(
+        charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// Percent-decodes one component (`+` is a space); `nil` for a malformed escape or bytes that are not UTF-8.
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {

@@ -34,8 +34,9 @@ struct ServerResponder: HTTPResponder {
             response.body = ResponseBody()
             response.headers[.contentLength] = length
         }
-        service.metrics.response(route: route, status: Int(response.status.code),
-                                 seconds: (ContinuousClock.now - started).seconds)
+        service.metrics.response(
+            route: route, status: Int(response.status.code),
+            seconds: (ContinuousClock.now - started).seconds)
         return response
     }
 
@@ -44,8 +45,9 @@ struct ServerResponder: HTTPResponder {
         case "/v1/thumb":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
-            let answer = try await service.thumbnail(query: query, accept: request.headers[.accept],
-                                                     ifNoneMatch: request.headers[.ifNoneMatch])
+            let answer = try await service.thumbnail(
+                query: query, accept: request.headers[.accept],
+                ifNoneMatch: request.headers[.ifNoneMatch])
             return thumbnailResponse(answer)
         case "/v1/info":
             let query = try QueryString.parse(request.uri.query)
@@ -53,8 +55,11 @@ struct ServerResponder: HTTPResponder {
             let probe = try await service.info(query: query)
             return json(.ok, InfoBody(probe))
         case "/health":
-            return json(.ok, HealthBody(status: "ok", rendersRunning: service.admission.running,
-                                        rendersQueued: service.admission.queued))
+            return json(
+                .ok,
+                HealthBody(
+                    status: "ok", rendersRunning: service.admission.running,
+                    rendersQueued: service.admission.queued))
         case "/metrics":
             var bytes: [UInt8] = []
             registry?.emit(into: &bytes)
@@ -73,7 +78,8 @@ struct ServerResponder: HTTPResponder {
             var headers = HTTPFields()
             headers[.contentType] = "text/javascript; charset=utf-8"
             headers[.cacheControl] = "public, max-age=3600"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: GalleryPage.script)))
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: GalleryPage.script)))
         default:
             throw ServerError(.noRoute, "no route for \(path.prefix(200))")
         }
@@ -100,8 +106,9 @@ struct ServerResponder: HTTPResponder {
             if varies { headers[.vary] = "Accept" }
             headers[.contentType] = thumbnail.contentType
             headers[Self.cacheHeader] = origin
-            return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: thumbnail.body))
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody(byteBuffer: thumbnail.body))
         }
     }
 
@@ -111,7 +118,9 @@ struct ServerResponder: HTTPResponder {
     private func errorResponse(_ error: ServerError) -> Response {
         var message = error.message
         if let root = service.root?.path { message = message.replacingOccurrences(of: root + "/", with: "") }
-        var response = json(HTTPResponse.Status(code: error.status), ErrorBody(error: .init(code: error.code.rawValue, message: message)))
+        var response = json(
+            HTTPResponse.Status(code: error.status),
+            ErrorBody(error: .init(code: error.code.rawValue, message: message)))
         response.headers[.cacheControl] = "no-store"
         if error.code == .overloaded {
             response.headers[.retryAfter] = String(service.admission.retryAfterSeconds)
@@ -131,7 +140,8 @@ struct ServerResponder: HTTPResponder {
     private func html(_ page: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = "default-src 'none'; img-src 'self'; script-src 'self'; style-src 'unsafe-inline'"
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; img-src 'self'; script-src 'self'; style-src 'unsafe-inline'"
         headers[.cacheControl] = "no-cache"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
     }

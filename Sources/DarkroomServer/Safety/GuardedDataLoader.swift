@@ -1,6 +1,6 @@
-import DarkroomSupport
 import Darkroom
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 import Logging
 
@@ -34,9 +34,11 @@ final class GuardedDataLoader: DataLoading {
 
     /// Creates a loader. `http` configures each hop's loader (its `followsRedirects` and `dnsOverride` are
     /// replaced).
-    init(policy: RemotePolicy, resolver: any HostResolving = SystemHostResolver(),
-                http: HTTPDataLoader.Configuration = .init(),
-                logger: Logger = Logger(label: "darkroom.server.fetch")) {
+    init(
+        policy: RemotePolicy, resolver: any HostResolving = SystemHostResolver(),
+        http: HTTPDataLoader.Configuration = .init(),
+        logger: Logger = Logger(label: "darkroom.server.fetch")
+    ) {
         self.policy = policy
         self.resolver = resolver
         self.http = http
@@ -59,8 +61,10 @@ final class GuardedDataLoader: DataLoading {
     /// every hop.
     /// A refusal or a redirect failure is a ``DarkroomError`` (`refused` or `http_status`) whose underlying error
     /// is the ``ServerError`` the client will see; the transfer's own failures pass through unchanged.
-    func loadData(_ request: DataRequest,
-                         progress: @escaping @Sendable (DataProgress) -> Void) async throws(DarkroomError) -> DataResponse {
+    func loadData(
+        _ request: DataRequest,
+        progress: @escaping @Sendable (DataProgress) -> Void
+    ) async throws(DarkroomError) -> DataResponse {
         var url = request.url
         var redirects = 0
         while true {
@@ -91,22 +95,32 @@ final class GuardedDataLoader: DataLoading {
             }
             guard (300..<400).contains(response.statusCode), response.statusCode != 304 else { return response }
             guard [301, 302, 303, 307, 308].contains(response.statusCode) else {
-                throw Self.refusal(ServerError(.upstreamFailed, "\(url) answered \(response.statusCode)"), status: response.statusCode)
+                throw Self.refusal(
+                    ServerError(.upstreamFailed, "\(url) answered \(response.statusCode)"), status: response.statusCode)
             }
             guard let location = response.headers["location"], !location.isEmpty else {
-                throw Self.refusal(ServerError(.upstreamFailed, "\(url) answered \(response.statusCode) without a Location"),
-                                   status: response.statusCode)
+                throw Self.refusal(
+                    ServerError(.upstreamFailed, "\(url) answered \(response.statusCode) without a Location"),
+                    status: response.statusCode)
             }
             guard redirects < policy.maxRedirects else {
-                throw DarkroomError(.tooManyRedirects, "too many redirects (more than \(policy.maxRedirects)) from \(request.url)",
-                                    underlying: ServerError(.upstreamFailed,
-                                                            "too many redirects (more than \(policy.maxRedirects)) from \(request.url)"))
+                throw DarkroomError(
+                    .tooManyRedirects, "too many redirects (more than \(policy.maxRedirects)) from \(request.url)",
+                    underlying: ServerError(
+                        .upstreamFailed,
+                        "too many redirects (more than \(policy.maxRedirects)) from \(request.url)"))
             }
             guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                throw Self.refusal(ServerError(.upstreamFailed, "\(url) redirected to an invalid Location"), status: response.statusCode)
+                throw Self.refusal(
+                    ServerError(.upstreamFailed, "\(url) redirected to an invalid Location"),
+                    status: response.statusCode)
             }
-            logger.debug("following redirect", metadata: ["from": "\(url)", "to": "\(next)",
-                                                          "status": "\(response.statusCode)"])
+            logger.debug(
+                "following redirect",
+                metadata: [
+                    "from": "\(url)", "to": "\(next)",
+                    "status": "\(response.statusCode)",
+                ])
             redirects += 1
             url = next
         }
@@ -160,7 +174,8 @@ final class GuardedDataLoader: DataLoading {
             let loader = HTTPDataLoader(configuration: configuration, logger: logger)
             pool.entries[key] = Entry(loader: loader, users: 1, lastUse: pool.tick)
             guard pool.entries.count > Self.poolCapacity,
-                  let oldest = pool.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return (loader, nil) }
+                let oldest = pool.entries.min(by: { $0.value.lastUse < $1.value.lastUse })
+            else { return (loader, nil) }
             pool.entries[oldest.key] = nil
             if oldest.value.users == 0 { return (loader, oldest.value.loader) }
             pool.retired[ObjectIdentifier(oldest.value.loader)] = oldest.value
@@ -181,7 +196,10 @@ final class GuardedDataLoader: DataLoading {
             }
             guard var entry = pool.retired[id] else { return nil }
             entry.users -= 1
-            if entry.users > 0 { pool.retired[id] = entry; return nil }
+            if entry.users > 0 {
+                pool.retired[id] = entry
+                return nil
+            }
             pool.retired[id] = nil
             return entry.loader
         }

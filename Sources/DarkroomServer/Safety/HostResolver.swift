@@ -1,10 +1,11 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Dispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Turns a host name into the addresses a connection to it may use, so ``RemotePolicy`` can check them before
@@ -42,7 +43,8 @@ struct SystemHostResolver: HostResolving {
         let slot = Locked<CheckedContinuation<Result<[IPAddress], ServerError>, Never>?>(nil)
         let timeout = self.timeout
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[IPAddress], ServerError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<[IPAddress], ServerError>, Never>) in
                 slot.withLock { $0 = continuation }
                 if Task.isCancelled {
                     Self.finish(slot, .failure(ServerError(.upstreamFailed, "lookup of \(host) cancelled")))
@@ -52,7 +54,8 @@ struct SystemHostResolver: HostResolving {
                     Self.finish(slot, Self.lookup(host: host, port: port))
                 }
                 Self.queue.asyncAfter(deadline: .now() + timeout) {
-                    Self.finish(slot, .failure(ServerError(.timedOut, "lookup of \(host) took longer than \(timeout) s")))
+                    Self.finish(
+                        slot, .failure(ServerError(.timedOut, "lookup of \(host) took longer than \(timeout) s")))
                 }
             }
         } onCancel: {
@@ -62,8 +65,10 @@ struct SystemHostResolver: HostResolving {
     }
 
     /// Resumes the continuation if nobody has yet; later calls do nothing.
-    private static func finish(_ slot: Locked<CheckedContinuation<Result<[IPAddress], ServerError>, Never>?>,
-                               _ result: Result<[IPAddress], ServerError>) {
+    private static func finish(
+        _ slot: Locked<CheckedContinuation<Result<[IPAddress], ServerError>, Never>?>,
+        _ result: Result<[IPAddress], ServerError>
+    ) {
         let continuation = slot.withLock { value -> CheckedContinuation<Result<[IPAddress], ServerError>, Never>? in
             let taken = value
             value = nil
@@ -79,9 +84,9 @@ struct SystemHostResolver: HostResolving {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(name, String(port), &hints, &list)
@@ -94,8 +99,9 @@ struct SystemHostResolver: HostResolving {
         var node = list
         while let current = node {
             if let socketAddress = current.pointee.ai_addr,
-               let address = IPAddress(socketAddress: UnsafePointer(socketAddress)),
-               !addresses.contains(address) {
+                let address = IPAddress(socketAddress: UnsafePointer(socketAddress)),
+                !addresses.contains(address)
+            {
                 addresses.append(address)
             }
             node = current.pointee.ai_next

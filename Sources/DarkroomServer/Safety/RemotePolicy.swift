@@ -33,7 +33,8 @@ public struct RemotePolicy: Sendable {
         }
         let wanted = Self.normalized(host)
         guard !allowedHosts.isEmpty,
-              allowedHosts.contains(wanted) || allowedHosts.contains(where: { Self.normalized($0) == wanted }) else {
+            allowedHosts.contains(wanted) || allowedHosts.contains(where: { Self.normalized($0) == wanted })
+        else {
             throw ServerError(.hostNotAllowed, "host \(wanted) is not allowed")
         }
     }

@@ -21,8 +21,9 @@ package struct RequestSigner: Sendable {
         let items = query.filter { $0.name != "sig" }
             .map { (name: encode($0.name), value: encode($0.value)) }
             .sorted { a, b in
-                a.name != b.name ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
-                                 : a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+                a.name != b.name
+                    ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+                    : a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
             }
         guard !items.isEmpty else { return path }
         return path + "?" + items.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
@@ -72,8 +73,8 @@ package struct RequestSigner: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
                 out.append(byte)
             default:
                 out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]

@@ -1,8 +1,9 @@
 import CDispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The directory local sources are served from (`--root`), and the only way to turn a client's `src` into a
@@ -105,8 +106,9 @@ struct RootDirectory: Sendable {
             if entry.isDirectory {
                 walk(prefix: relative, depth: depth + 1, limit: limit, into: &found)
             } else if let dot = entry.name.lastIndex(of: "."),
-                      Self.imageExtensions.contains(entry.name[entry.name.index(after: dot)...].lowercased()),
-                      (try? resolve(relative)) != nil {
+                Self.imageExtensions.contains(entry.name[entry.name.index(after: dot)...].lowercased()),
+                (try? resolve(relative)) != nil
+            {
                 found.append(relative)
             }
         }

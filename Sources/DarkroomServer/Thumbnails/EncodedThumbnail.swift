@@ -34,7 +34,8 @@ struct EncodedThumbnail: Sendable, Equatable {
         guard let metadata, let text = String(validating: metadata, as: UTF8.self) else { return nil }
         let parts = text.split(separator: " ")
         guard parts.count == 3, let format = ImageFileFormat(rawValue: String(parts[0])),
-              let w = Int(parts[1]), let h = Int(parts[2]) else { return nil }
+            let w = Int(parts[1]), let h = Int(parts[2])
+        else { return nil }
         self.init(bytes: bytes, format: format, width: w, height: h)
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import DarkroomImage
+import Foundation
 
 /// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.
 enum OutputVariant: String, Sendable, Hashable {
@@ -24,7 +24,10 @@ enum OutputVariant: String, Sendable, Hashable {
         case .webp: self = .webp
         case .avif: self = .avif
         case .auto:
-            if offerAVIF && Self.accepts("image/avif", accept) { self = .autoAVIF; return }
+            if offerAVIF && Self.accepts("image/avif", accept) {
+                self = .autoAVIF
+                return
+            }
             self = Self.acceptsWebP(accept) ? .autoWebP : .autoLegacy
         }
     }

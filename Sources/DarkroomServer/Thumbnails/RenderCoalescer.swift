@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 
 /// Runs one render per key at a time: requests for a thumbnail already being rendered wait for that render
 /// instead of starting their own ("do each piece of work once").

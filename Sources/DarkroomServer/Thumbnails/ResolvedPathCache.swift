@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 
 /// Remembers, for a short time, which canonical file inside the root a `src` path resolved to, so a cache hit

@@ -1,9 +1,10 @@
 import CDispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import Darkroom
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `src` after the safety checks: a file inside the root, or a remote URL whose host is allowed (its address
 /// is checked later, at connect time, by ``GuardedDataLoader``).
@@ -33,8 +34,10 @@ enum ResolvedSource: Sendable {
 
     /// Checks `source` (a `src` value) against the root and the remote policy.
     /// - Throws: ``ServerError``: `pathOutsideRoot`, `notFound`, `hostNotAllowed`, `badRequest`.
-    static func resolve(_ source: String, root: RootDirectory?, remote: RemotePolicy,
-                        cache: ResolvedPathCache? = nil) throws(ServerError) -> ResolvedSource {
+    static func resolve(
+        _ source: String, root: RootDirectory?, remote: RemotePolicy,
+        cache: ResolvedPathCache? = nil
+    ) throws(ServerError) -> ResolvedSource {
         let lower = source.prefix(8).lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             guard let url = URL(string: source), url.host != nil else {
@@ -63,10 +66,14 @@ enum ResolvedSource: Sendable {
     private static func containsScheme(_ s: String) -> Bool {
         var colon = 0
         for b in s.utf8 {
-            if b == UInt8(ascii: ":") { colon = 1 } else if b == UInt8(ascii: "/") && colon > 0 {
+            if b == UInt8(ascii: ":") {
+                colon = 1
+            } else if b == UInt8(ascii: "/") && colon > 0 {
                 colon += 1
                 if colon == 3 { return true }
-            } else { colon = 0 }
+            } else {
+                colon = 0
+            }
         }
         return false
     }

@@ -1,6 +1,6 @@
-import NIOCore
 import DarkroomCache
 import Foundation
+import NIOCore
 
 /// Encoded thumbnails in two layers: an LRU in memory (by byte cost) and, when a directory is given, a
 /// ``DiskCache`` (SQLite manifest; small thumbnails inline, large ones as files; crash-safe).
@@ -25,7 +25,8 @@ final class ThumbnailCache: Sendable {
             do {
                 disk = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: diskBytes))
             } catch {
-                throw ServerError(.internalError, "cannot open the thumbnail cache in \(directory): \(error)", underlying: error)
+                throw ServerError(
+                    .internalError, "cannot open the thumbnail cache in \(directory): \(error)", underlying: error)
             }
         } else {
             disk = nil

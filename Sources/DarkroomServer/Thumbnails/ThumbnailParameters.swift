@@ -45,7 +45,8 @@ struct ThumbnailParameters: Sendable, Hashable {
         case .contain:
             return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
         case .cover:
-            let w = width ?? height!, h = height ?? width!
+            let w = width ?? height!
+            let h = height ?? width!
             return .fill(width: w, height: h)
         }
     }
@@ -62,8 +63,10 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// - Throws: ``ServerError`` `badRequest` naming the parameter and the accepted range.
     init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
         var source: String?
-        var width: Int?, height: Int?
-        var fit = Fit.contain, format = Format.auto
+        var width: Int?
+        var height: Int?
+        var fit = Fit.contain
+        var format = Format.auto
         var quality = limits.defaultQuality
         for (name, value) in query {
             switch name {
@@ -77,7 +80,8 @@ struct ThumbnailParameters: Sendable, Hashable {
                 fit = f
             case "format":
                 guard let f = Format(rawValue: value) else {
-                    throw ServerError(.badRequest, "format must be auto, jpeg, png, webp or avif, got '\(value.prefix(40))'")
+                    throw ServerError(
+                        .badRequest, "format must be auto, jpeg, png, webp or avif, got '\(value.prefix(40))'")
                 }
                 format = f
             case "q":
@@ -100,7 +104,9 @@ struct ThumbnailParameters: Sendable, Hashable {
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.
-    static func source(in query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) -> String {
+    static func source(in query: [(name: String, value: String)], limits: ServerConfiguration.Limits)
+        throws(ServerError) -> String
+    {
         guard let source = query.last(where: { $0.name == "src" })?.value else {
             throw ServerError(.badRequest, "src is required")
         }

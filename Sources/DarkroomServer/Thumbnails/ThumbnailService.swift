@@ -1,7 +1,7 @@
-import DarkroomSupport
 import Darkroom
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Logging
 
@@ -37,8 +37,10 @@ final class ThumbnailService: Sendable {
     /// that runs it; tests use it to check those threads are the pipeline's.
     let stepObserver: (@Sendable (_ step: String) -> Void)?
 
-    init(configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver(),
-         stepObserver: (@Sendable (_ step: String) -> Void)? = nil) throws(ServerError) {
+    init(
+        configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver(),
+        stepObserver: (@Sendable (_ step: String) -> Void)? = nil
+    ) throws(ServerError) {
         self.configuration = configuration
         self.stepObserver = stepObserver
         logger = configuration.logger
@@ -47,19 +49,23 @@ final class ThumbnailService: Sendable {
         var http = HTTPDataLoader.Configuration()
         http.maxResponseBytes = Int64(configuration.limits.maxSourceBytes)
         http.totalTimeout = configuration.requestTimeout
-        loader = GuardedDataLoader(policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger)
+        loader = GuardedDataLoader(
+            policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger)
         let cacheDir = configuration.cacheDirectory
-        cache = try ThumbnailCache(memoryBytes: configuration.memoryCacheBytes,
-                                   directory: cacheDir.map { $0 + "/thumbnails" },
-                                   diskBytes: configuration.diskCacheBytes,
-                                   remoteMaxAge: Double(configuration.cacheMaxAge))
+        cache = try ThumbnailCache(
+            memoryBytes: configuration.memoryCacheBytes,
+            directory: cacheDir.map { $0 + "/thumbnails" },
+            diskBytes: configuration.diskCacheBytes,
+            remoteMaxAge: Double(configuration.cacheMaxAge))
         var originals: DiskCache?
         if let cacheDir {
             do {
-                originals = try DiskCache(directory: cacheDir + "/originals",
-                                          configuration: DiskCacheConfiguration(sizeLimit: configuration.diskCacheBytes))
+                originals = try DiskCache(
+                    directory: cacheDir + "/originals",
+                    configuration: DiskCacheConfiguration(sizeLimit: configuration.diskCacheBytes))
             } catch {
-                throw ServerError(.internalError, "cannot open the originals cache in \(cacheDir): \(error)", underlying: error)
+                throw ServerError(
+                    .internalError, "cannot open the originals cache in \(cacheDir): \(error)", underlying: error)
             }
         }
         var pipelineConfiguration = ImagePipeline.Configuration(
@@ -75,8 +81,9 @@ final class ThumbnailService: Sendable {
         pipelineConfiguration.logger = configuration.logger
         pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        admission = AdmissionController(maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
-                                        memoryBudget: configuration.renderMemoryBudget)
+        admission = AdmissionController(
+            maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
+            memoryBudget: configuration.renderMemoryBudget)
     }
 
     /// Checks `sig` when the server has a key.
@@ -85,9 +92,12 @@ final class ThumbnailService: Sendable {
     }
 
     /// Answers `GET /v1/thumb`.
-    func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?) async throws(ServerError) -> Answer {
+    func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?)
+        async throws(ServerError) -> Answer
+    {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
-        let source = try ResolvedSource.resolve(parameters.source, root: root, remote: configuration.remote, cache: paths)
+        let source = try ResolvedSource.resolve(
+            parameters.source, root: root, remote: configuration.remote, cache: paths)
         let variant = OutputVariant(parameters.format, accept: accept, offerAVIF: configuration.autoAVIF)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
@@ -101,9 +111,9 @@ final class ThumbnailService: Sendable {
         }
         let timeout = configuration.requestTimeout
         do {
-            let (thumbnail, origin) = try await withDeadline(seconds: timeout, timeout: {
-                ServerError(.timedOut, "the thumbnail was not ready within \(timeout) s")
-            }) { [self] in
+            let (thumbnail, origin) = try await withDeadline(
+                seconds: timeout, timeout: ServerError(.timedOut, "the thumbnail was not ready within \(timeout) s")
+            ) { [self] in
                 try await renders.value(forKey: key) { [self] in
                     try await render(parameters, source: source, variant: variant, key: key)
                 }
@@ -116,8 +126,10 @@ final class ThumbnailService: Sendable {
     }
 
     /// The shared render for one key: disk cache, else admission → pipeline → encode → store.
-    private func render(_ parameters: ThumbnailParameters, source: ResolvedSource, variant: OutputVariant,
-                        key: String) async throws -> (EncodedThumbnail, String) {
+    private func render(
+        _ parameters: ThumbnailParameters, source: ResolvedSource, variant: OutputVariant,
+        key: String
+    ) async throws -> (EncodedThumbnail, String) {
         let diskHit = try await pipeline.perform(on: .io, priority: .high) { [self] in
             stepObserver?("disk-read")
             return cache.diskValue(forKey: key, isRemote: source.isRemote)
@@ -126,7 +138,7 @@ final class ThumbnailService: Sendable {
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
         var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
-        request.imageID = source.identity   // a changed file is a new image for the pipeline's caches too
+        request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let cost = await estimatedCost(request, source: source, parameters: parameters)
         return try await admission.run(cost: cost) { [self] in
             let response: ImageResponse
@@ -135,7 +147,9 @@ final class ThumbnailService: Sendable {
             } catch {
                 throw Self.serverError(error)
             }
-            guard let container = response.container else { throw ServerError(.internalError, "the pipeline returned no image") }
+            guard let container = response.container else {
+                throw ServerError(.internalError, "the pipeline returned no image")
+            }
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
                 try encode(container, variant: variant, quality: parameters.quality)
             }
@@ -150,15 +164,19 @@ final class ThumbnailService: Sendable {
     }
 
     /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
-    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int) throws(ServerError) -> EncodedThumbnail {
+    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int) throws(ServerError)
+        -> EncodedThumbnail
+    {
         stepObserver?("encode")
         let bitmap = container.bitmap
         let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
         let format = variant.fileFormat(hasAlpha: hasAlpha)
         let bytes: [UInt8]
         do throws(DarkroomImageError) {
-            bytes = try ImageEncoder.encode(bitmap, as: format, options: EncodeOptions(
-                quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
+            bytes = try ImageEncoder.encode(
+                bitmap, as: format,
+                options: EncodeOptions(
+                    quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
         } catch {
             throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
         }
@@ -168,7 +186,9 @@ final class ThumbnailService: Sendable {
     /// The render's working-memory estimate (``RenderCost``) from the pipeline's probe of the source header (on an
     /// I/O thread); a source whose header cannot be read counts its file size (the render then reports the real
     /// error), and a remote one a fixed estimate (its header is not fetched before admission).
-    private func estimatedCost(_ request: ImageRequest, source: ResolvedSource, parameters: ThumbnailParameters) async -> Int {
+    private func estimatedCost(_ request: ImageRequest, source: ResolvedSource, parameters: ThumbnailParameters) async
+        -> Int
+    {
         guard case .file(_, _, let size) = source else { return RenderCost.remoteEstimate }
         guard let probe = try? await pipeline.probe(request) else { return size }
         return RenderCost.estimate(probe: probe, fileBytes: size, parameters: parameters)
@@ -185,9 +205,9 @@ final class ThumbnailService: Sendable {
         do {
             if source.isRemote {
                 let timeout = configuration.requestTimeout
-                return try await withDeadline(seconds: timeout, timeout: {
-                    ServerError(.timedOut, "the source was not fetched within \(timeout) s")
-                }) { [self, request] in
+                return try await withDeadline(
+                    seconds: timeout, timeout: ServerError(.timedOut, "the source was not fetched within \(timeout) s")
+                ) { [self, request] in
                     try await admission.run { [self] in try await pipeline.probe(request, colorProfile: true) }
                 }
             }
@@ -242,7 +262,8 @@ final class ThumbnailService: Sendable {
             return ServerError(.upstreamFailed, e.message, underlying: e)
         case .responseTooLarge: return ServerError(.sourceTooLarge, e.message, underlying: e)
         case .timedOut: return ServerError(.timedOut, e.message, underlying: e)
-        case .notAnImage: return ServerError(.unsupportedMediaType, "the source is not an image in a supported format", underlying: e)
+        case .notAnImage:
+            return ServerError(.unsupportedMediaType, "the source is not an image in a supported format", underlying: e)
         case .decodeFailed:
             switch (e.underlying as? DarkroomImageError)?.code {
             case .limitExceeded?, .outOfMemory?: return ServerError(.sourceTooLarge, e.message, underlying: e)

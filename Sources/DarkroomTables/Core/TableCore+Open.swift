@@ -1,9 +1,10 @@
 import DarkroomImage
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension TableCore {
@@ -19,8 +20,10 @@ extension TableCore {
     /// - torn and superseded slots are cleared (writable) and never served.
     /// LRU order: the index's for confirmed entries, then newer ones by generation. Writable opens then evict
     /// down to the format's maximum count.
-    static func open(path: String, format requested: ImageFormat?, readOnly: Bool,
-                     options: ImageTable.Options) throws(ImageTableError) -> TableCore {
+    static func open(
+        path: String, format requested: ImageFormat?, readOnly: Bool,
+        options: ImageTable.Options
+    ) throws(ImageTableError) -> TableCore {
         let start = MonotonicClock.seconds()
         let fd = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
@@ -31,7 +34,8 @@ extension TableCore {
         defer { if !handedOver { Glibc.close(fd) } }
         guard flock(fd, (readOnly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else {
             if errno == EWOULDBLOCK {
-                throw ImageTableError(.busy, "\(path) is open \(readOnly ? "for writing" : "") in another table instance or process")
+                throw ImageTableError(
+                    .busy, "\(path) is open \(readOnly ? "for writing" : "") in another table instance or process")
             }
             throw TableFile.ioError("cannot lock \(path)")
         }
@@ -45,23 +49,33 @@ extension TableCore {
         var format: ImageFormat
         if readOnly {
             guard let header, let stored = header.layout else {
-                throw ImageTableError(headerRead == 0 ? .notFound : .corrupt, "\(path) is not an image table of layout version \(TableLayout.version)")
+                throw ImageTableError(
+                    headerRead == 0 ? .notFound : .corrupt,
+                    "\(path) is not an image table of layout version \(TableLayout.version)")
             }
-            if let requested, requested.width != stored.width || requested.height != stored.height
-                || requested.pixelFormat != stored.pixelFormat {
-                throw ImageTableError(.formatMismatch,
-                    "\(path) holds \(stored.width)×\(stored.height) \(stored.pixelFormat.rawValue), not \(requested.width)×\(requested.height) \(requested.pixelFormat.rawValue)")
+            if let requested,
+                requested.width != stored.width || requested.height != stored.height
+                    || requested.pixelFormat != stored.pixelFormat
+            {
+                throw ImageTableError(
+                    .formatMismatch,
+                    "\(path) holds \(stored.width)×\(stored.height) \(stored.pixelFormat.rawValue), not \(requested.width)×\(requested.height) \(requested.pixelFormat.rawValue)"
+                )
             }
             layout = stored
-            format = requested ?? ImageFormat(name: header.name, width: stored.width, height: stored.height,
-                                              pixelFormat: stored.pixelFormat, maximumCount: 1)
+            format =
+                requested
+                ?? ImageFormat(
+                    name: header.name, width: stored.width, height: stored.height,
+                    pixelFormat: stored.pixelFormat, maximumCount: 1)
         } else {
             guard let requested else { throw ImageTableError(.invalidArgument, "a writable open needs a format") }
             try requested.validate()
             format = requested
             let wanted = TableLayout(requested, pageSize: TableFile.pageSize)
             if header?.layout != wanted {
-                report.rebuildReason = header == nil
+                report.rebuildReason =
+                    header == nil
                     ? (headerRead == 0 ? "new table" : "no valid table header (or another layout version)")
                     : "format changed from \(header!.width)×\(header!.height) \(header!.pixelFormat.rawValue) to \(wanted.width)×\(wanted.height) \(wanted.pixelFormat.rawValue)"
                 try rebuild(fd: fd, path: path, layout: wanted, name: requested.name)
@@ -83,20 +97,27 @@ extension TableCore {
 
         var state: TableState
         var clear: [Int] = []
-        let trustIndex = index.map { $0.clean && !options.alwaysReconcile && $0.isConsistent(slotCount: slotCount, layout: layout) } ?? false
+        let trustIndex =
+            index.map { $0.clean && !options.alwaysReconcile && $0.isConsistent(slotCount: slotCount, layout: layout) }
+            ?? false
         if let index, trustIndex {
             // A clean close left an exact index: no trailer needs reading.
-            state = TableState(slotCount: slotCount, maximumCount: format.maximumCount, entriesPerChunk: layout.entriesPerChunk,
-                               maximumMappedChunks: options.maximumMappedChunks, nextGeneration: index.nextGeneration)
+            state = TableState(
+                slotCount: slotCount, maximumCount: format.maximumCount, entriesPerChunk: layout.entriesPerChunk,
+                maximumMappedChunks: options.maximumMappedChunks, nextGeneration: index.nextGeneration)
             for r in index.records {
-                state.adopt(slot: r.slot, EntryTrailer(generation: r.generation, width: r.width, height: r.height, isOpaque: r.isOpaque,
-                                                      pixelChecksum: 0, entity: r.entity, source: r.source))
+                state.adopt(
+                    slot: r.slot,
+                    EntryTrailer(
+                        generation: r.generation, width: r.width, height: r.height, isOpaque: r.isOpaque,
+                        pixelChecksum: 0, entity: r.entity, source: r.source))
             }
             state.rebuildFreeList()
         } else {
             report.scanned = true
-            state = try reconcile(fd: fd, layout: layout, slotCount: slotCount, index: index, format: format, options: options,
-                                  report: &report, clear: &clear)
+            state = try reconcile(
+                fd: fd, layout: layout, slotCount: slotCount, index: index, format: format, options: options,
+                report: &report, clear: &clear)
         }
         var trimmed = TableState.Effects()
         if !readOnly {
@@ -106,9 +127,10 @@ extension TableCore {
             trimmed = state.enforceMaximum()
         }
         report.seconds = MonotonicClock.seconds() - start
-        let core = TableCore(path: path, layout: layout, format: format, readOnly: readOnly, fd: fd,
-                             indexSaveInterval: options.indexSaveInterval, openReport: report, state: state,
-                             fileChunks: chunks, indexIsClean: index?.clean ?? false)
+        let core = TableCore(
+            path: path, layout: layout, format: format, readOnly: readOnly, fd: fd,
+            indexSaveInterval: options.indexSaveInterval, openReport: report, state: state,
+            fileChunks: chunks, indexIsClean: index?.clean ?? false)
         handedOver = true
         if !trimmed.isEmpty {
             try core.prepareToModify()
@@ -119,9 +141,11 @@ extension TableCore {
 
     /// Rebuilds the state from every slot's trailer and the (possibly stale) index; see ``open(path:format:readOnly:options:)``.
     /// Appends slots to clear (torn, superseded) to `clear`.
-    private static func reconcile(fd: Int32, layout: TableLayout, slotCount: Int, index: IndexFile?, format: ImageFormat,
-                                  options: ImageTable.Options, report: inout OpenReport,
-                                  clear: inout [Int]) throws(ImageTableError) -> TableState {
+    private static func reconcile(
+        fd: Int32, layout: TableLayout, slotCount: Int, index: IndexFile?, format: ImageFormat,
+        options: ImageTable.Options, report: inout OpenReport,
+        clear: inout [Int]
+    ) throws(ImageTableError) -> TableState {
         let fingerprint = layout.fingerprint
         // 1. Every trailer.
         var committed: [Int: EntryTrailer] = [:]
@@ -130,16 +154,20 @@ extension TableCore {
         let trailerBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EntryTrailer.capacity, alignment: 64)
         defer { trailerBuffer.deallocate() }
         for slot in 0..<slotCount {
-            let n = try TableFile.read(fd, into: trailerBuffer.baseAddress!, count: EntryTrailer.capacity,
-                                       at: layout.trailerOffset(ofSlot: slot))
+            let n = try TableFile.read(
+                fd, into: trailerBuffer.baseAddress!, count: EntryTrailer.capacity,
+                at: layout.trailerOffset(ofSlot: slot))
             guard n == EntryTrailer.capacity else { continue }
-            switch EntryTrailer.parse(UnsafeRawPointer(trailerBuffer.baseAddress!), layout: layout, fingerprint: fingerprint) {
+            switch EntryTrailer.parse(
+                UnsafeRawPointer(trailerBuffer.baseAddress!), layout: layout, fingerprint: fingerprint)
+            {
             case .empty:
                 break
             case .torn:
                 report.tornSlots += 1
                 clear.append(slot)
-                maxGeneration = max(maxGeneration, UnsafeRawPointer(trailerBuffer.baseAddress!).loadLE(8, as: UInt64.self))
+                maxGeneration = max(
+                    maxGeneration, UnsafeRawPointer(trailerBuffer.baseAddress!).loadLE(8, as: UInt64.self))
             case .committed(let trailer):
                 committed[slot] = trailer
                 maxGeneration = max(maxGeneration, trailer.generation)
@@ -154,7 +182,10 @@ extension TableCore {
                 report.superseded += 1
                 clear.append(slot)
             } else {
-                if let other = winner[trailer.entity] { report.superseded += 1; clear.append(other) }
+                if let other = winner[trailer.entity] {
+                    report.superseded += 1
+                    clear.append(other)
+                }
                 winner[trailer.entity] = slot
             }
         }
@@ -164,7 +195,8 @@ extension TableCore {
         var confirmed = Set<Int>()
         for record in index?.records ?? [] {
             if let t = committed[record.slot], t.generation == record.generation, t.entity == record.entity,
-               winner[t.entity] == record.slot, confirmed.insert(record.slot).inserted {
+                winner[t.entity] == record.slot, confirmed.insert(record.slot).inserted
+            {
                 confirmedOrder.append(record.slot)
             }
         }
@@ -176,8 +208,10 @@ extension TableCore {
             report.checksummed += 1
             let count = layout.bytesPerRow * t.height
             let n = try TableFile.read(fd, into: pixels.baseAddress!, count: count, at: layout.fileOffset(ofSlot: slot))
-            if n == count && EntryTrailer.pixelChecksum(pixels.baseAddress!, bytesPerRow: layout.bytesPerRow, height: t.height)
-                == t.pixelChecksum {
+            if n == count
+                && EntryTrailer.pixelChecksum(pixels.baseAddress!, bytesPerRow: layout.bytesPerRow, height: t.height)
+                    == t.pixelChecksum
+            {
                 newer.append(slot)
             } else {
                 report.checksumFailures += 1
@@ -188,9 +222,10 @@ extension TableCore {
         newer.sort { committed[$0]!.generation < committed[$1]!.generation }
 
         // 4. The state, in LRU order.
-        var state = TableState(slotCount: slotCount, maximumCount: format.maximumCount, entriesPerChunk: layout.entriesPerChunk,
-                               maximumMappedChunks: options.maximumMappedChunks,
-                               nextGeneration: max(index?.nextGeneration ?? 1, maxGeneration + 1))
+        var state = TableState(
+            slotCount: slotCount, maximumCount: format.maximumCount, entriesPerChunk: layout.entriesPerChunk,
+            maximumMappedChunks: options.maximumMappedChunks,
+            nextGeneration: max(index?.nextGeneration ?? 1, maxGeneration + 1))
         for slot in confirmedOrder + newer { state.adopt(slot: slot, committed[slot]!) }
         state.rebuildFreeList()
         report.missing = (index?.records ?? []).reduce(0) { $0 + (state.source(of: $1.entity) == nil ? 1 : 0) }

@@ -1,10 +1,11 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What opening a table found, for ``ImageTable/Statistics`` and `verify`.
@@ -51,8 +52,10 @@ final class TableCore: Sendable {
     /// that trusted a clean index this is false until ``prepareToModify()`` rewrites the index as not clean.
     let indexMarkedDirty: Atomic<Bool>
 
-    init(path: String, layout: TableLayout, format: ImageFormat, readOnly: Bool, fd: Int32, indexSaveInterval: Int,
-         openReport: OpenReport, state: consuming sending TableState, fileChunks: Int, indexIsClean: Bool) {
+    init(
+        path: String, layout: TableLayout, format: ImageFormat, readOnly: Bool, fd: Int32, indexSaveInterval: Int,
+        openReport: OpenReport, state: consuming sending TableState, fileChunks: Int, indexIsClean: Bool
+    ) {
         self.path = path
         self.layout = layout
         fingerprint = layout.fingerprint
@@ -85,8 +88,9 @@ final class TableCore: Sendable {
             region = mapped
         } else {
             do {
-                let fresh = try MappedRegion(fd: fd, offset: layout.fileOffset(ofChunk: hit.chunk), length: layout.chunkBytes,
-                                             writable: false)
+                let fresh = try MappedRegion(
+                    fd: fd, offset: layout.fileOffset(ofChunk: hit.chunk), length: layout.chunkBytes,
+                    writable: false)
                 let (use, effects) = state.withLock { s in
                     var effects = TableState.Effects()
                     let use = s.install(chunk: hit.chunk, fresh, for: hit.slot, effects: &effects)
@@ -102,18 +106,22 @@ final class TableCore: Sendable {
         if advise {
             // The first hand-out of an entry from this mapping: ask for all its pages in one read-ahead (a no-op
             // for cached pages), instead of one fault-driven read-around per 128 KiB when the pixels are touched.
-            _ = madvise(region.base + layout.offsetInChunk(of: hit.slot), layout.bytesPerRow * hit.height, MADV_WILLNEED)
+            _ = madvise(
+                region.base + layout.offsetInChunk(of: hit.slot), layout.bytesPerRow * hit.height, MADV_WILLNEED)
         }
         if let ahead = hit.readAhead {
             // A sequential run (a scroll over entries written in order): ask for the next chunk's worth now.
-            _ = posix_fadvise(fd, off_t(layout.fileOffset(ofSlot: ahead.lowerBound)),
-                              off_t(ahead.count * layout.entryBytes), POSIX_FADV_WILLNEED)
+            _ = posix_fadvise(
+                fd, off_t(layout.fileOffset(ofSlot: ahead.lowerBound)),
+                off_t(ahead.count * layout.entryBytes), POSIX_FADV_WILLNEED)
         }
-        let storage = TableEntryStorage(core: self, slot: hit.slot, chunk: hit.chunk, region: region,
-                                        offset: layout.offsetInChunk(of: hit.slot), byteCount: layout.pixelBytes)
+        let storage = TableEntryStorage(
+            core: self, slot: hit.slot, chunk: hit.chunk, region: region,
+            offset: layout.offsetInChunk(of: hit.slot), byteCount: layout.pixelBytes)
         do {
-            return try Bitmap(width: hit.width, height: hit.height, format: layout.pixelFormat,
-                              bytesPerRow: layout.bytesPerRow, isOpaque: hit.isOpaque, storage: storage)
+            return try Bitmap(
+                width: hit.width, height: hit.height, format: layout.pixelFormat,
+                bytesPerRow: layout.bytesPerRow, isOpaque: hit.isOpaque, storage: storage)
         } catch {
             throw ImageTableError(.corrupt, "entry \(entity) has an impossible geometry", underlying: error)
         }
@@ -142,12 +150,17 @@ final class TableCore: Sendable {
     /// Writes a new entry for `entity` (see ``ImageTable/set(entity:source:draw:)``).
     func set(entity: String, source: String, draw: (TableEntryWriter) throws -> Bitmap) throws(ImageTableError) {
         guard !readOnly else { throw ImageTableError(.readOnly, "the table at \(path) was opened read-only") }
-        let entityBytes = entity.utf8.count, sourceBytes = source.utf8.count
+        let entityBytes = entity.utf8.count
+        let sourceBytes = source.utf8.count
         guard (1...EntryTrailer.maximumEntityBytes).contains(entityBytes) else {
-            throw ImageTableError(.invalidArgument, "an entity id must be 1...\(EntryTrailer.maximumEntityBytes) UTF-8 bytes, got \(entityBytes)")
+            throw ImageTableError(
+                .invalidArgument,
+                "an entity id must be 1...\(EntryTrailer.maximumEntityBytes) UTF-8 bytes, got \(entityBytes)")
         }
         guard sourceBytes <= EntryTrailer.maximumSourceBytes else {
-            throw ImageTableError(.invalidArgument, "a source id must be at most \(EntryTrailer.maximumSourceBytes) UTF-8 bytes, got \(sourceBytes)")
+            throw ImageTableError(
+                .invalidArgument,
+                "a source id must be at most \(EntryTrailer.maximumSourceBytes) UTF-8 bytes, got \(sourceBytes)")
         }
         try prepareToModify()
         let (slot, generation, evicted) = try state.withLock { (s) throws(ImageTableError) in try s.beginWrite(entity) }
@@ -157,14 +170,16 @@ final class TableCore: Sendable {
         let region: MappedRegion
         do {
             try ensureFile(holdsSlot: slot)
-            region = try MappedRegion(fd: fd, offset: layout.fileOffset(ofSlot: slot), length: layout.entryBytes, writable: true)
+            region = try MappedRegion(
+                fd: fd, offset: layout.fileOffset(ofSlot: slot), length: layout.entryBytes, writable: true)
         } catch {
             perform(state.withLock { $0.abortWrite(slot: slot) })
             unpin(slot: slot, chunk: nil)
             throw error
         }
-        let storage = TableEntryStorage(core: self, slot: slot, chunk: nil, region: region, offset: 0,
-                                        byteCount: layout.pixelBytes)
+        let storage = TableEntryStorage(
+            core: self, slot: slot, chunk: nil, region: region, offset: 0,
+            byteCount: layout.pixelBytes)
         let placed: TableEntryWriter.Placed = try withExtendedLifetime(storage) { () throws(ImageTableError) in
             let trailer = region.base + layout.pixelBytes
             EntryTrailer.beginWrite(trailer, generation: generation)
@@ -180,15 +195,19 @@ final class TableCore: Sendable {
                 perform(state.withLock { $0.abortWrite(slot: slot) })
                 throw error  // the trailer is cleared; the storage's release frees the slot
             }
-            let checksum = EntryTrailer.pixelChecksum(storage.baseAddress, bytesPerRow: layout.bytesPerRow, height: placed.height)
-            EntryTrailer(generation: generation, width: placed.width, height: placed.height, isOpaque: placed.isOpaque,
-                         pixelChecksum: checksum, entity: entity, source: source).commit(trailer, fingerprint: fingerprint)
+            let checksum = EntryTrailer.pixelChecksum(
+                storage.baseAddress, bytesPerRow: layout.bytesPerRow, height: placed.height)
+            EntryTrailer(
+                generation: generation, width: placed.width, height: placed.height, isOpaque: placed.isOpaque,
+                pixelChecksum: checksum, entity: entity, source: source
+            ).commit(trailer, fingerprint: fingerprint)
             return placed
         }
         let interval = indexSaveInterval
         let (effects, saveDue) = state.withLock {
-            $0.commitWrite(slot: slot, entity: entity, source: source, width: placed.width, height: placed.height,
-                           isOpaque: placed.isOpaque, saveInterval: interval)
+            $0.commitWrite(
+                slot: slot, entity: entity, source: source, width: placed.width, height: placed.height,
+                isOpaque: placed.isOpaque, saveInterval: interval)
         }
         // The writer's pin lasts until the entry is live, so the commit's own eviction pass cannot pick it.
         withExtendedLifetime(storage) {}
@@ -196,7 +215,10 @@ final class TableCore: Sendable {
         if saveDue {
             do { try saveIndex(onlyIfDue: true) } catch {
                 // The entry is committed in its trailer; the next save or open picks it up.
-                saves.withLock { $0.failures += 1; $0.lastError = error }
+                saves.withLock {
+                    $0.failures += 1
+                    $0.lastError = error
+                }
             }
         }
     }
@@ -204,7 +226,8 @@ final class TableCore: Sendable {
     /// Grows the file (whole chunks) so that it holds `slot`.
     private func ensureFile(holdsSlot slot: Int) throws(ImageTableError) {
         let needed = layout.chunk(of: slot) + 1
-        let layout = self.layout, fd = self.fd
+        let layout = self.layout
+        let fd = self.fd
         try fileChunks.withLock { (chunks) throws(ImageTableError) in
             guard chunks < needed else { return }
             try TableFile.truncate(fd, to: layout.fileBytes(chunks: needed))
@@ -242,14 +265,18 @@ final class TableCore: Sendable {
     /// `clean` is honoured only when the table is closed and no write is in flight (see ``IndexFile``).
     func saveIndex(onlyIfDue: Bool = false, clean: Bool = false) throws(ImageTableError) {
         guard !readOnly else { return }
-        let interval = indexSaveInterval, fingerprint = self.fingerprint, path = self.path, fd = self.fd
+        let interval = indexSaveInterval
+        let fingerprint = self.fingerprint
+        let path = self.path
+        let fd = self.fd
         try saves.withLock { (_) throws(ImageTableError) in
             let snapshot: IndexFile? = state.withLock { s in
                 if onlyIfDue && s.commitsSinceSave < interval { return nil }
                 s.commitsSinceSave = 0
                 s.counters.indexSaves += 1
-                return IndexFile(fingerprint: fingerprint, maximumCount: s.maximumCount, nextGeneration: s.nextGeneration,
-                                 clean: clean && s.closed && s.writingCount == 0, records: s.lruOrder())
+                return IndexFile(
+                    fingerprint: fingerprint, maximumCount: s.maximumCount, nextGeneration: s.nextGeneration,
+                    clean: clean && s.closed && s.writingCount == 0, records: s.lruOrder())
             }
             guard let snapshot else { return }
             try TableFile.sync(fd)

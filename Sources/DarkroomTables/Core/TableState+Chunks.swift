@@ -17,7 +17,10 @@ extension TableState {
     mutating func releaseUnpinnedChunks() -> [MappedRegion] {
         var released: [MappedRegion] = []
         for (c, chunk) in chunks where chunk.pins == 0 {
-            if let region = chunk.region { released.append(region); mappedChunks -= 1 }
+            if let region = chunk.region {
+                released.append(region)
+                mappedChunks -= 1
+            }
             chunks[c] = nil
         }
         return released
@@ -26,7 +29,8 @@ extension TableState {
     /// Unmaps least recently used chunks that no bitmap points into until at most ``maximumMappedChunks`` are mapped.
     mutating func evictChunks(_ effects: inout Effects) {
         while mappedChunks > maximumMappedChunks {
-            var victim: Int?, oldest = UInt64.max
+            var victim: Int?
+            var oldest = UInt64.max
             for (c, chunk) in chunks where chunk.region != nil && chunk.pins == 0 && chunk.lastUse < oldest {
                 victim = c
                 oldest = chunk.lastUse

@@ -117,9 +117,10 @@ struct TableState {
     /// followed by ``rebuildFreeList()``.
     mutating func adopt(slot: Int, _ trailer: EntryTrailer) {
         precondition(slots[slot].state == .free && lookup[trailer.entity] == nil)
-        slots[slot] = Slot(state: .live, isOpaque: trailer.isOpaque, width: Int32(trailer.width),
-                           height: Int32(trailer.height), generation: trailer.generation,
-                           entity: trailer.entity, source: trailer.source)
+        slots[slot] = Slot(
+            state: .live, isOpaque: trailer.isOpaque, width: Int32(trailer.width),
+            height: Int32(trailer.height), generation: trailer.generation,
+            entity: trailer.entity, source: trailer.source)
         lookup[trailer.entity] = slot
         linkNewest(slot)
         liveCount += 1
@@ -154,15 +155,19 @@ struct TableState {
         let advise = chunk.region != nil && slots[s].advisedEpoch != chunk.epoch
         if advise { slots[s].advisedEpoch = chunk.epoch }
         let slot = slots[s]
-        return Hit(slot: s, chunk: c, region: chunk.region, width: Int(slot.width), height: Int(slot.height),
-                   isOpaque: slot.isOpaque, advise: advise, readAhead: chunk.region == nil || advise ? readAhead(after: s) : nil)
+        return Hit(
+            slot: s, chunk: c, region: chunk.region, width: Int(slot.width), height: Int(slot.height),
+            isOpaque: slot.isOpaque, advise: advise,
+            readAhead: chunk.region == nil || advise ? readAhead(after: s) : nil)
     }
 
     /// Records `region` as the mapping of `chunk` (pinned by the caller for `slot`) and returns the mapping to
     /// use: an existing one if another thread mapped the chunk first (then `region` is released) — and whether
     /// `slot`'s pages are still to be advised in it.
-    mutating func install(chunk c: Int, _ region: MappedRegion, for slot: Int,
-                          effects: inout Effects) -> (region: MappedRegion, advise: Bool) {
+    mutating func install(
+        chunk c: Int, _ region: MappedRegion, for slot: Int,
+        effects: inout Effects
+    ) -> (region: MappedRegion, advise: Bool) {
         var chunk = chunks[c] ?? Chunk()
         if let existing = chunk.region {
             effects.release.append(region)
@@ -216,15 +221,23 @@ struct TableState {
     /// are evicted and the first one's slot is reused; else a free slot, else a new one (the file grows), up to
     /// ``slotLimit``.
     /// - Throws: `.closed`, or `.full` when every slot up to the hard limit is pinned or being written.
-    mutating func beginWrite(_ entity: String) throws(ImageTableError) -> (slot: Int, generation: UInt64, effects: Effects) {
+    mutating func beginWrite(_ entity: String) throws(ImageTableError) -> (
+        slot: Int, generation: UInt64, effects: Effects
+    ) {
         guard !closed else { throw ImageTableError(.closed, "the table is closed") }
         var effects = Effects()
         var reuse: Int?
         while liveCount + writingCount + 1 - (lookup[entity] == nil ? 0 : 1) > maximumCount,
-              let victim = oldestUnpinned() {
+            let victim = oldestUnpinned()
+        {
             evict(victim)
             counters.evictions += 1
-            if reuse == nil { reuse = victim } else { slots[victim].state = .clearing; effects.clear.append(victim) }
+            if reuse == nil {
+                reuse = victim
+            } else {
+                slots[victim].state = .clearing
+                effects.clear.append(victim)
+            }
         }
         let s: Int
         if let reuse {
@@ -235,7 +248,8 @@ struct TableState {
             s = slots.count
             slots.append(Slot())
         } else {
-            throw ImageTableError(.full, "all \(slotLimit) slots are pinned or being written (maximumCount \(maximumCount))")
+            throw ImageTableError(
+                .full, "all \(slotLimit) slots are pinned or being written (maximumCount \(maximumCount))")
         }
         let generation = nextGeneration
         nextGeneration += 1
@@ -247,8 +261,10 @@ struct TableState {
     /// Publishes the entry a writer finished in `slot`: it replaces `entity`'s current entry (retired if pinned,
     /// else cleared) unless that one is newer (a concurrent writer of the same entity committed a later
     /// generation first), in which case this one is dropped. Returns whether an index save is due.
-    mutating func commitWrite(slot s: Int, entity: String, source: String, width: Int, height: Int, isOpaque: Bool,
-                              saveInterval: Int) -> (effects: Effects, saveDue: Bool) {
+    mutating func commitWrite(
+        slot s: Int, entity: String, source: String, width: Int, height: Int, isOpaque: Bool,
+        saveInterval: Int
+    ) -> (effects: Effects, saveDue: Bool) {
         var effects = Effects()
         writingCount -= 1
         precondition(slots[s].state == .writing)
@@ -314,8 +330,10 @@ struct TableState {
         var s = lruOldest
         while s >= 0 {
             let slot = slots[s]
-            result.append(IndexFile.Record(slot: s, generation: slot.generation, width: Int(slot.width), height: Int(slot.height),
-                                           isOpaque: slot.isOpaque, entity: slot.entity, source: slot.source))
+            result.append(
+                IndexFile.Record(
+                    slot: s, generation: slot.generation, width: Int(slot.width), height: Int(slot.height),
+                    isOpaque: slot.isOpaque, entity: slot.entity, source: slot.source))
             s = Int(slot.newer)
         }
         return result
@@ -385,7 +403,8 @@ struct TableState {
     }
 
     private mutating func unlink(_ s: Int) {
-        let older = Int(slots[s].older), newer = Int(slots[s].newer)
+        let older = Int(slots[s].older)
+        let newer = Int(slots[s].newer)
         if older >= 0 { slots[older].newer = Int32(newer) } else { lruOldest = newer }
         if newer >= 0 { slots[newer].older = Int32(older) } else { lruNewest = older }
         slots[s].older = -1

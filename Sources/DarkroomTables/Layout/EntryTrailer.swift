@@ -49,10 +49,13 @@ struct EntryTrailer: Equatable, Sendable {
     }
 
     /// The checksum of the metadata: fixed fields and both ids, bound to `fingerprint` (the table's layout).
-    private static func metaChecksum(_ raw: UnsafeRawPointer, entityBytes: Int, sourceBytes: Int,
-                                     fingerprint: UInt64) -> UInt64 {
+    private static func metaChecksum(
+        _ raw: UnsafeRawPointer, entityBytes: Int, sourceBytes: Int,
+        fingerprint: UInt64
+    ) -> UInt64 {
         let fields = XXHash64.hash(UnsafeRawBufferPointer(start: raw, count: 40), seed: fingerprint)
-        return XXHash64.hash(UnsafeRawBufferPointer(start: raw + headerBytes, count: entityBytes + sourceBytes), seed: fields)
+        return XXHash64.hash(
+            UnsafeRawBufferPointer(start: raw + headerBytes, count: entityBytes + sourceBytes), seed: fields)
     }
 
     /// Reads the trailer at `raw` (``capacity`` readable bytes) for a table of `layout`.
@@ -64,21 +67,29 @@ struct EntryTrailer: Equatable, Sendable {
             return .empty
         }
         let commit = raw.loadLE(commitOffset, as: UInt64.self)
-        let entityBytes = Int(raw.loadLE(26, as: UInt16.self)), sourceBytes = Int(raw.loadLE(28, as: UInt16.self))
+        let entityBytes = Int(raw.loadLE(26, as: UInt16.self))
+        let sourceBytes = Int(raw.loadLE(28, as: UInt16.self))
         guard commit != 0, raw.loadLE(4, as: UInt16.self) == UInt16(TableLayout.version),
-              entityBytes <= maximumEntityBytes, sourceBytes <= maximumSourceBytes else { return .torn }
+            entityBytes <= maximumEntityBytes, sourceBytes <= maximumSourceBytes
+        else { return .torn }
         let meta = raw.loadLE(40, as: UInt64.self)
         guard commit == meta ^ commitMark,
-              meta == metaChecksum(raw, entityBytes: entityBytes, sourceBytes: sourceBytes, fingerprint: fingerprint)
+            meta == metaChecksum(raw, entityBytes: entityBytes, sourceBytes: sourceBytes, fingerprint: fingerprint)
         else { return .torn }
-        let width = Int(raw.loadLE(16, as: UInt32.self)), height = Int(raw.loadLE(20, as: UInt32.self))
+        let width = Int(raw.loadLE(16, as: UInt32.self))
+        let height = Int(raw.loadLE(20, as: UInt32.self))
         guard (1...layout.width).contains(width), (1...layout.height).contains(height),
-              let entity = String(validating: UnsafeRawBufferPointer(start: raw + headerBytes, count: entityBytes), as: UTF8.self),
-              let source = String(validating: UnsafeRawBufferPointer(start: raw + headerBytes + entityBytes, count: sourceBytes), as: UTF8.self)
+            let entity = String(
+                validating: UnsafeRawBufferPointer(start: raw + headerBytes, count: entityBytes), as: UTF8.self),
+            let source = String(
+                validating: UnsafeRawBufferPointer(start: raw + headerBytes + entityBytes, count: sourceBytes),
+                as: UTF8.self)
         else { return .torn }
-        return .committed(EntryTrailer(generation: raw.loadLE(8, as: UInt64.self), width: width, height: height,
-                                       isOpaque: raw.load(fromByteOffset: 24, as: UInt8.self) != 0,
-                                       pixelChecksum: raw.loadLE(32, as: UInt64.self), entity: entity, source: source))
+        return .committed(
+            EntryTrailer(
+                generation: raw.loadLE(8, as: UInt64.self), width: width, height: height,
+                isOpaque: raw.load(fromByteOffset: 24, as: UInt8.self) != 0,
+                pixelChecksum: raw.loadLE(32, as: UInt64.self), entity: entity, source: source))
     }
 
     /// Marks the slot at `raw` as being written (commit word 0, magic and `generation`), with a release fence so
@@ -94,7 +105,8 @@ struct EntryTrailer: Equatable, Sendable {
 
     /// Writes every field, then (after a release fence) the commit word. Call after the last pixel store.
     func commit(_ raw: UnsafeMutableRawPointer, fingerprint: UInt64) {
-        let entityUTF8 = Array(entity.utf8), sourceUTF8 = Array(source.utf8)
+        let entityUTF8 = Array(entity.utf8)
+        let sourceUTF8 = Array(source.utf8)
         precondition(entityUTF8.count <= Self.maximumEntityBytes && sourceUTF8.count <= Self.maximumSourceBytes)
         atomicMemoryFence(ordering: .releasing)
         raw.storeLE(Self.magic, at: 0)
@@ -110,9 +122,11 @@ struct EntryTrailer: Equatable, Sendable {
         raw.storeLE(UInt16(0), at: 30)
         raw.storeLE(pixelChecksum, at: 32)
         raw.storeLE(UInt64(0), at: 48)
-        (raw + Self.headerBytes).copyMemory(from: entityUTF8 + sourceUTF8, byteCount: entityUTF8.count + sourceUTF8.count)
-        let meta = Self.metaChecksum(UnsafeRawPointer(raw), entityBytes: entityUTF8.count, sourceBytes: sourceUTF8.count,
-                                     fingerprint: fingerprint)
+        (raw + Self.headerBytes).copyMemory(
+            from: entityUTF8 + sourceUTF8, byteCount: entityUTF8.count + sourceUTF8.count)
+        let meta = Self.metaChecksum(
+            UnsafeRawPointer(raw), entityBytes: entityUTF8.count, sourceBytes: sourceUTF8.count,
+            fingerprint: fingerprint)
         raw.storeLE(meta, at: 40)
         atomicMemoryFence(ordering: .releasing)
         raw.storeLE(meta ^ Self.commitMark, at: Self.commitOffset)

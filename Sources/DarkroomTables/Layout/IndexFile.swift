@@ -68,26 +68,34 @@ struct IndexFile: Equatable {
         guard bytes.count >= 40, Array(bytes[0..<8]) == Self.magic else { return nil }
         let body = bytes.count - 8
         let stored = bytes.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!).loadLE(body, as: UInt64.self) }
-        guard bytes.withUnsafeBytes({ XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }) == stored else { return nil }
+        guard bytes.withUnsafeBytes({ XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }) == stored else {
+            return nil
+        }
         var source = ByteSource(bytes)
         source.offset = 8
         guard let fingerprint = source.read(UInt64.self), let maximum = source.read(UInt32.self),
-              let next = source.read(UInt64.self), let clean = source.read(UInt8.self),
-              let count = source.read(UInt32.self) else { return nil }
+            let next = source.read(UInt64.self), let clean = source.read(UInt8.self),
+            let count = source.read(UInt32.self)
+        else { return nil }
         var records: [Record] = []
         records.reserveCapacity(Int(count))
         for _ in 0..<count {
             guard let slot = source.read(UInt32.self), let generation = source.read(UInt64.self),
-                  let width = source.read(UInt16.self), let height = source.read(UInt16.self),
-                  let opaque = source.read(UInt8.self), let entityBytes = source.read(UInt16.self), let sourceBytes = source.read(UInt16.self),
-                  let entity = source.readString(count: Int(entityBytes)),
-                  let sourceID = source.readString(count: Int(sourceBytes)) else { return nil }
-            records.append(Record(slot: Int(slot), generation: generation, width: Int(width), height: Int(height),
-                                  isOpaque: opaque != 0, entity: entity, source: sourceID))
+                let width = source.read(UInt16.self), let height = source.read(UInt16.self),
+                let opaque = source.read(UInt8.self), let entityBytes = source.read(UInt16.self),
+                let sourceBytes = source.read(UInt16.self),
+                let entity = source.readString(count: Int(entityBytes)),
+                let sourceID = source.readString(count: Int(sourceBytes))
+            else { return nil }
+            records.append(
+                Record(
+                    slot: Int(slot), generation: generation, width: Int(width), height: Int(height),
+                    isOpaque: opaque != 0, entity: entity, source: sourceID))
         }
         guard source.offset == body else { return nil }
-        self.init(fingerprint: fingerprint, maximumCount: Int(maximum), nextGeneration: next, clean: clean == 1,
-                  records: records)
+        self.init(
+            fingerprint: fingerprint, maximumCount: Int(maximum), nextGeneration: next, clean: clean == 1,
+            records: records)
     }
 
     init(fingerprint: UInt64, maximumCount: Int, nextGeneration: UInt64, clean: Bool, records: [Record]) {
@@ -101,7 +109,8 @@ struct IndexFile: Equatable {
     /// Whether a clean index can describe a file of `slotCount` slots of `layout`: slots in range, no slot or
     /// entity twice, sizes within the format. (A clean index that fails this is treated as dirty.)
     func isConsistent(slotCount: Int, layout: TableLayout) -> Bool {
-        var slots = Set<Int>(), entities = Set<String>()
+        var slots = Set<Int>()
+        var entities = Set<String>()
         return records.allSatisfy {
             $0.slot < slotCount && (1...layout.width).contains($0.width) && (1...layout.height).contains($0.height)
                 && !$0.entity.isEmpty && slots.insert($0.slot).inserted && entities.insert($0.entity).inserted
@@ -111,7 +120,8 @@ struct IndexFile: Equatable {
     /// The index stored beside `table`, if it is whole and belongs to a table with `fingerprint`.
     static func load(forTable table: String, fingerprint: UInt64) -> IndexFile? {
         guard let bytes = TableFile.readWhole(path(forTable: table)), let index = IndexFile(decoding: bytes),
-              index.fingerprint == fingerprint else { return nil }
+            index.fingerprint == fingerprint
+        else { return nil }
         return index
     }
 

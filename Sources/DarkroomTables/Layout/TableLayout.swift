@@ -1,5 +1,5 @@
-import DarkroomSupport
 import DarkroomImage
+import DarkroomSupport
 
 /// The geometry of a table file: where every entry, trailer and chunk lives. Pure arithmetic, no I/O.
 ///
@@ -57,7 +57,9 @@ struct TableLayout: Sendable, Hashable {
     /// Offset of `chunk` in the file.
     @inline(__always) func fileOffset(ofChunk chunk: Int) -> Int { headerBytes + chunk * chunkBytes }
     /// Offset of `slot`'s first pixel in the file.
-    @inline(__always) func fileOffset(ofSlot slot: Int) -> Int { fileOffset(ofChunk: chunk(of: slot)) + offsetInChunk(of: slot) }
+    @inline(__always) func fileOffset(ofSlot slot: Int) -> Int {
+        fileOffset(ofChunk: chunk(of: slot)) + offsetInChunk(of: slot)
+    }
     /// Offset of `slot`'s trailer in the file.
     @inline(__always) func trailerOffset(ofSlot slot: Int) -> Int { fileOffset(ofSlot: slot) + pixelBytes }
     /// File size holding `chunks` chunks.
@@ -70,9 +72,12 @@ struct TableLayout: Sendable, Hashable {
     var fingerprint: UInt64 {
         var sink = ByteSink()
         sink.append(Self.version)
-        sink.append(UInt32(width)); sink.append(UInt32(height)); sink.append(UInt32(pageSize))
+        sink.append(UInt32(width))
+        sink.append(UInt32(height))
+        sink.append(UInt32(pageSize))
         sink.append(string: pixelFormat.rawValue)
-        sink.append(UInt64(entryBytes)); sink.append(UInt32(entriesPerChunk))
+        sink.append(UInt64(entryBytes))
+        sink.append(UInt32(entriesPerChunk))
         return XXHash64.hash(sink.bytes, seed: 0x6472_7462_6C65)
     }
 }
@@ -116,11 +121,12 @@ struct TableHeader: Equatable {
     /// The layout this header describes, if it is consistent with this version's arithmetic.
     var layout: TableLayout? {
         guard layoutVersion == TableLayout.version, (1...ImageFormat.maximumSide).contains(width),
-              (1...ImageFormat.maximumSide).contains(height), pageSize >= 4096, pageSize & (pageSize - 1) == 0
+            (1...ImageFormat.maximumSide).contains(height), pageSize >= 4096, pageSize & (pageSize - 1) == 0
         else { return nil }
         let layout = TableLayout(width: width, height: height, pixelFormat: pixelFormat, pageSize: pageSize)
         guard layout.bytesPerRow == bytesPerRow, layout.entryBytes == entryBytes,
-              layout.entriesPerChunk == entriesPerChunk, layout.chunkBytes == chunkBytes else { return nil }
+            layout.entriesPerChunk == entriesPerChunk, layout.chunkBytes == chunkBytes
+        else { return nil }
         return layout
     }
 
@@ -128,11 +134,15 @@ struct TableHeader: Equatable {
         var sink = ByteSink()
         sink.bytes = Self.magic
         sink.append(layoutVersion)
-        sink.append(UInt32(pageSize)); sink.append(UInt32(width)); sink.append(UInt32(height))
+        sink.append(UInt32(pageSize))
+        sink.append(UInt32(width))
+        sink.append(UInt32(height))
         let formatName = Array(pixelFormat.rawValue.utf8.prefix(16))
         sink.bytes += formatName + [UInt8](repeating: 0, count: 16 - formatName.count)
-        sink.append(UInt32(bytesPerRow)); sink.append(UInt64(entryBytes))
-        sink.append(UInt32(entriesPerChunk)); sink.append(UInt64(chunkBytes))
+        sink.append(UInt32(bytesPerRow))
+        sink.append(UInt64(entryBytes))
+        sink.append(UInt32(entriesPerChunk))
+        sink.append(UInt64(chunkBytes))
         let nameBytes = Array(name.utf8)
         sink.append(UInt16(nameBytes.count))
         sink.bytes += nameBytes
@@ -150,16 +160,22 @@ struct TableHeader: Equatable {
         guard source.read(UInt64.self) == XXHash64.hash(body) else { return nil }
         source.offset = 8
         guard let version = source.read(UInt32.self), let page = source.read(UInt32.self),
-              let w = source.read(UInt32.self), let h = source.read(UInt32.self),
-              let formatName = source.readString(count: 16)?.split(separator: "\0").first,
-              let format = PixelFormat(rawValue: String(formatName)),
-              let bpr = source.read(UInt32.self), let entry = source.read(UInt64.self),
-              let perChunk = source.read(UInt32.self), let chunk = source.read(UInt64.self),
-              let nameCount = source.read(UInt16.self), let name = source.readString(count: Int(nameCount))
+            let w = source.read(UInt32.self), let h = source.read(UInt32.self),
+            let formatName = source.readString(count: 16)?.split(separator: "\0").first,
+            let format = PixelFormat(rawValue: String(formatName)),
+            let bpr = source.read(UInt32.self), let entry = source.read(UInt64.self),
+            let perChunk = source.read(UInt32.self), let chunk = source.read(UInt64.self),
+            let nameCount = source.read(UInt16.self), let name = source.readString(count: Int(nameCount))
         else { return nil }
         layoutVersion = version
-        pageSize = Int(page); width = Int(w); height = Int(h); pixelFormat = format
-        bytesPerRow = Int(bpr); entryBytes = Int(entry); entriesPerChunk = Int(perChunk); chunkBytes = Int(chunk)
+        pageSize = Int(page)
+        width = Int(w)
+        height = Int(h)
+        pixelFormat = format
+        bytesPerRow = Int(bpr)
+        entryBytes = Int(entry)
+        entriesPerChunk = Int(perChunk)
+        chunkBytes = Int(chunk)
         self.name = name
     }
 }

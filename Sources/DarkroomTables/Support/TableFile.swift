@@ -1,14 +1,17 @@
 import DarkroomSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Thin, `errno`-checking wrappers over the POSIX calls a table makes on its file.
 enum TableFile {
     /// An `.io` error for `message` with the system's text for the current `errno`.
-    static func ioError(_ message: String) -> ImageTableError { ImageTableError(.io, message, systemMessage: POSIXIO.lastError) }
+    static func ioError(_ message: String) -> ImageTableError {
+        ImageTableError(.io, message, systemMessage: POSIXIO.lastError)
+    }
 
     /// The system page size (the unit entries and chunks are rounded to).
     static let pageSize: Int = Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -21,8 +24,11 @@ enum TableFile {
 
     /// Reads exactly `count` bytes at `offset` into `buffer`; short only at end of file (returns bytes read).
     @discardableResult
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) throws(ImageTableError) -> Int {
-        guard let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer, count: count), at: offset) else {
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int)
+        throws(ImageTableError) -> Int
+    {
+        guard let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer, count: count), at: offset)
+        else {
             throw ioError("cannot read \(count) bytes at offset \(offset)")
         }
         return done
@@ -36,7 +42,8 @@ enum TableFile {
     }
 
     static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) throws(ImageTableError) {
-        try bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try write(fd, raw, at: offset) } }.get()
+        try bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try write(fd, raw, at: offset) } }
+            .get()
     }
 
     static func truncate(_ fd: Int32, to size: Int) throws(ImageTableError) {
@@ -89,7 +96,8 @@ enum TableFile {
         defer { close(fd) }
         guard let size = try? size(fd), size > 0 else { return nil }
         var bytes = [UInt8](repeating: 0, count: size)
-        let n = bytes.withUnsafeMutableBytes { raw in (try? read(fd, into: raw.baseAddress!, count: size, at: 0)) ?? -1 }
+        let n = bytes.withUnsafeMutableBytes { raw in (try? read(fd, into: raw.baseAddress!, count: size, at: 0)) ?? -1
+        }
         return n == size ? bytes : nil
     }
 }

@@ -1,7 +1,7 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 /// `darkroom cache ...`: the disk cache from outside — put, get, remove, stat, trim.
@@ -60,24 +60,30 @@ struct CacheCommand: ParsableCommand {
     }
 
     struct Stat: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Entry count, total value bytes, inline entries, manifest bytes.")
+        static let configuration = CommandConfiguration(
+            abstract: "Entry count, total value bytes, inline entries, manifest bytes.")
         @Option(help: "Cache directory.") var dir: String
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             let s = try CacheCommand.open(dir).statistics
             if json {
-                print(JSONLine.encode(["directory": dir, "count": s.count, "total_size": s.totalSize,
-                                       "inline_count": s.inlineCount, "database_bytes": s.databaseBytes]))
+                print(
+                    JSONLine.encode([
+                        "directory": dir, "count": s.count, "total_size": s.totalSize,
+                        "inline_count": s.inlineCount, "database_bytes": s.databaseBytes,
+                    ]))
             } else {
-                print("\(dir): \(s.count) entries, \(s.totalSize) bytes of values (\(s.inlineCount) inline), "
-                      + "manifest \(s.databaseBytes) bytes")
+                print(
+                    "\(dir): \(s.count) entries, \(s.totalSize) bytes of values (\(s.inlineCount) inline), "
+                        + "manifest \(s.databaseBytes) bytes")
             }
         }
     }
 
     struct Trim: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove least recently used values until at most --max-size bytes remain.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove least recently used values until at most --max-size bytes remain.")
         @Option(help: "Cache directory.") var dir: String
         @Option(help: "Bytes of values to keep at most.") var maxSize: Int
 

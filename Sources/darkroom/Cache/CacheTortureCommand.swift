@@ -1,6 +1,6 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomCache
+import DarkroomSupport
 import Foundation
 
 /// `darkroom cache torture --dir DIR --seed N` (hidden): writes, replaces, removes and trims self-checking values of
@@ -17,8 +17,11 @@ struct CacheTortureCommand: ParsableCommand {
     @Option(help: "Number of distinct keys.") var keys: Int = TortureValue.keyCount
 
     func run() throws {
-        let cache = try DiskCache(directory: dir, configuration: DiskCacheConfiguration(
-            sizeLimit: 24 << 20, inlineThreshold: 20 * 1024, trimInterval: .milliseconds(200), orphanGracePeriod: .zero))
+        let cache = try DiskCache(
+            directory: dir,
+            configuration: DiskCacheConfiguration(
+                sizeLimit: 24 << 20, inlineThreshold: 20 * 1024, trimInterval: .milliseconds(200),
+                orphanGracePeriod: .zero))
         var rng = SplitMix64(state: seed)
         for op in 0..<ops {
             let key = "k\(rng.next() % UInt64(keys))"
@@ -76,4 +79,3 @@ enum TortureValue {
         }
     }
 }
-

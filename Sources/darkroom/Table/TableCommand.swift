@@ -1,6 +1,6 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
+import DarkroomSupport
 import DarkroomTables
 import Foundation
 import Synchronization
@@ -9,8 +9,10 @@ import Synchronization
 struct TableCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "table", abstract: "Image tables: thumbnails pre-decoded into a memory-mapped file.",
-        subcommands: [TableBuildCommand.self, TableGetCommand.self, TableListCommand.self, TableVerifyCommand.self,
-                      TableStatsCommand.self])
+        subcommands: [
+            TableBuildCommand.self, TableGetCommand.self, TableListCommand.self, TableVerifyCommand.self,
+            TableStatsCommand.self,
+        ])
 
     /// Prints `error` to standard error and exits with `code`.
     static func fail(_ error: ImageTableError, code: Int32 = 2) -> ExitCode {
@@ -41,13 +43,17 @@ struct TableBuildCommand: ParsableCommand {
     @Option(help: "Most entries the table keeps (least recently used are replaced).") var maxCount: Int = 10_000
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
     @Option(help: ArgumentHelp("Commits between index saves.", visibility: .hidden)) var indexSaveInterval: Int = 64
-    @Flag(help: ArgumentHelp("Write a line to standard output as each entry commits (for the crash test).", visibility: .hidden))
+    @Flag(
+        help: ArgumentHelp(
+            "Write a line to standard output as each entry commits (for the crash test).", visibility: .hidden))
     var progress = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Argument(help: "Image files; each path as given is its entity id.") var inputs: [String]
 
     func validate() throws {
-        guard Self.parseSize(size) != nil else { throw ValidationError("--size must be WxH with positive sides, e.g. 256x256") }
+        guard Self.parseSize(size) != nil else {
+            throw ValidationError("--size must be WxH with positive sides, e.g. 256x256")
+        }
         guard maxCount > 0 else { throw ValidationError("--max-count must be positive") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
@@ -62,12 +68,16 @@ struct TableBuildCommand: ParsableCommand {
         let start = MonotonicClock.seconds()
         let (w, h) = Self.parseSize(size)!
         let name = (table as NSString).lastPathComponent
-        let format = ImageFormat(name: name, width: w, height: h, pixelFormat: pixelFormat.pixelFormat, maximumCount: maxCount)
+        let format = ImageFormat(
+            name: name, width: w, height: h, pixelFormat: pixelFormat.pixelFormat, maximumCount: maxCount)
         let tableHandle: ImageTable
         do {
-            tableHandle = try ImageTable(path: table, format: format, options: ImageTable.Options(indexSaveInterval: indexSaveInterval))
+            tableHandle = try ImageTable(
+                path: table, format: format, options: ImageTable.Options(indexSaveInterval: indexSaveInterval))
         } catch { throw TableCommand.fail(error) }
-        let inputs = self.inputs, mode = self.mode, progress = self.progress
+        let inputs = self.inputs
+        let mode = self.mode
+        let progress = self.progress
         let counts = Locked((written: 0, skipped: 0))
         let failures = Locked<[(String, String)]>([])
         WorkQueue.run(count: inputs.count, workers: jobs ?? ProcessStats.activeCores) { i in
@@ -87,21 +97,26 @@ struct TableBuildCommand: ParsableCommand {
             }
         }
         do { try tableHandle.close() } catch { throw TableCommand.fail(error) }
-        let failed = failures.withLock { $0 }, done = counts.withLock { $0 }
+        let failed = failures.withLock { $0 }
+        let done = counts.withLock { $0 }
         let stats = tableHandle.statistics
         let wall = MonotonicClock.seconds() - start
         if json {
-            print(JSONLine.encode([
-                "inputs": inputs.count, "written": done.written, "skipped": done.skipped, "failures": failed.count,
-                "entries": stats.count, "evictions": stats.evictions, "wall_seconds": wall,
-                "rebuilt": stats.rebuildReason as Any? ?? NSNull(),
-                "errors": failed.map { ["path": $0.0, "error": $0.1] },
-            ]))
+            print(
+                JSONLine.encode([
+                    "inputs": inputs.count, "written": done.written, "skipped": done.skipped, "failures": failed.count,
+                    "entries": stats.count, "evictions": stats.evictions, "wall_seconds": wall,
+                    "rebuilt": stats.rebuildReason as Any? ?? NSNull(),
+                    "errors": failed.map { ["path": $0.0, "error": $0.1] },
+                ]))
         } else {
             for (path, e) in failed { FileHandle.standardError.write(Data("\(path): error: \(e)\n".utf8)) }
             if let reason = stats.rebuildReason { print("table \(table): \(reason)") }
-            print(String(format: "%ld inputs: %ld written, %ld current (skipped), %ld failed; %ld entries, %ld evicted; %.3f s",
-                         inputs.count, done.written, done.skipped, failed.count, stats.count, stats.evictions, wall))
+            print(
+                String(
+                    format:
+                        "%ld inputs: %ld written, %ld current (skipped), %ld failed; %ld entries, %ld evicted; %.3f s",
+                    inputs.count, done.written, done.skipped, failed.count, stats.count, stats.evictions, wall))
         }
         if !failed.isEmpty { throw ExitCode(1) }
     }

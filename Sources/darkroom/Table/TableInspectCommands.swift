@@ -1,6 +1,6 @@
-import DarkroomSupport
 import ArgumentParser
 import DarkroomImage
+import DarkroomSupport
 import DarkroomTables
 import Foundation
 
@@ -30,7 +30,8 @@ struct TableGetCommand: ParsableCommand {
 
 /// `darkroom table list --table PATH`: one entity id per line, sorted.
 struct TableListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "Print every entity id, one per line.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "Print every entity id, one per line.")
 
     @Option(help: "The table file.") var table: String
 
@@ -43,7 +44,8 @@ struct TableListCommand: ParsableCommand {
 /// `darkroom table verify --table PATH [--json]`: checks every entry; exit 1 if any torn entry would be served.
 struct TableVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Check every slot's trailer and pixel checksum (exit 1 if a torn entry would be served).")
+        commandName: "verify",
+        abstract: "Check every slot's trailer and pixel checksum (exit 1 if a torn entry would be served).")
 
     @Option(help: "The table file.") var table: String
     @Flag(help: "Print JSON.") var json = false
@@ -55,15 +57,18 @@ struct TableVerifyCommand: ParsableCommand {
         do { v = try handle.verify() } catch { throw TableCommand.fail(error) }
         let stats = handle.statistics
         if json {
-            print(JSONLine.encode([
-                "valid": v.valid, "torn": v.torn, "torn_served": v.tornServed, "missing": v.missing,
-                "unreferenced": v.unreferenced, "empty": v.empty, "slots": v.slots, "checked_bytes": v.checkedBytes,
-                "problems": v.problems, "index_found": stats.indexFound, "checksummed_at_open": stats.checksummedAtOpen,
-                "seconds": MonotonicClock.seconds() - start,
-            ]))
+            print(
+                JSONLine.encode([
+                    "valid": v.valid, "torn": v.torn, "torn_served": v.tornServed, "missing": v.missing,
+                    "unreferenced": v.unreferenced, "empty": v.empty, "slots": v.slots, "checked_bytes": v.checkedBytes,
+                    "problems": v.problems, "index_found": stats.indexFound,
+                    "checksummed_at_open": stats.checksummedAtOpen,
+                    "seconds": MonotonicClock.seconds() - start,
+                ]))
         } else {
-            print("\(v.valid) valid, \(v.torn) torn (not served), \(v.tornServed) torn served, \(v.missing) missing, "
-                  + "\(v.unreferenced) unreferenced, \(v.empty) empty of \(v.slots) slots")
+            print(
+                "\(v.valid) valid, \(v.torn) torn (not served), \(v.tornServed) torn served, \(v.missing) missing, "
+                    + "\(v.unreferenced) unreferenced, \(v.empty) empty of \(v.slots) slots")
             for p in v.problems { print("  \(p)") }
         }
         if v.tornServed > 0 { throw ExitCode(1) }
@@ -72,14 +77,16 @@ struct TableVerifyCommand: ParsableCommand {
 
 /// `darkroom table stats --table PATH [--json]`.
 struct TableStatsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Print the table's format, layout and counts.")
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Print the table's format, layout and counts.")
 
     @Option(help: "The table file.") var table: String
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         let handle = try openReadOnly(table)
-        let f = handle.format, s = handle.statistics
+        let f = handle.format
+        let s = handle.statistics
         let object: [String: Any] = [
             "name": f.name, "width": f.width, "height": f.height, "pixel_format": f.pixelFormat.rawValue,
             "entries": s.count, "maximum_count": s.maximumCount, "slots": s.slots, "file_bytes": s.fileBytes,
@@ -92,13 +99,17 @@ struct TableStatsCommand: ParsableCommand {
         if json {
             print(JSONLine.encode(object))
         } else {
-            print("\(f.name): \(f.width)×\(f.height) \(f.pixelFormat.rawValue), \(s.count) of \(s.maximumCount) entries, "
-                  + "\(s.slots) slots, \(s.fileBytes) bytes")
-            print("entry \(s.entryBytes) bytes (\(s.pixelBytes) pixels, \(s.bytesPerRow) per row), "
-                  + "\(s.entriesPerChunk) per \(s.chunkBytes)-byte chunk")
-            print(String(format: "open: %.1f ms, index %@, %ld torn, %ld checksummed, %ld superseded, %ld missing",
-                         s.openSeconds * 1000, s.indexFound ? "found" : "absent", s.tornAtOpen, s.checksummedAtOpen,
-                         s.supersededAtOpen, s.missingAtOpen))
+            print(
+                "\(f.name): \(f.width)×\(f.height) \(f.pixelFormat.rawValue), \(s.count) of \(s.maximumCount) entries, "
+                    + "\(s.slots) slots, \(s.fileBytes) bytes")
+            print(
+                "entry \(s.entryBytes) bytes (\(s.pixelBytes) pixels, \(s.bytesPerRow) per row), "
+                    + "\(s.entriesPerChunk) per \(s.chunkBytes)-byte chunk")
+            print(
+                String(
+                    format: "open: %.1f ms, index %@, %ld torn, %ld checksummed, %ld superseded, %ld missing",
+                    s.openSeconds * 1000, s.indexFound ? "found" : "absent", s.tornAtOpen, s.checksummedAtOpen,
+                    s.supersededAtOpen, s.missingAtOpen))
         }
     }
 }

@@ -1,10 +1,11 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import Darkroom
-@testable import DarkroomServer
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import DarkroomServer
 
 /// A resolver that answers from a table and records the names asked for; no DNS.
 final class FakeResolver: HostResolving {
@@ -65,7 +66,9 @@ struct GuardedDataLoaderTests {
         let server = try await LoopbackServer.start()
         let loader = GuardedDataLoader(policy: RemotePolicy(allowedHosts: ["127.0.0.1"]), http: fastHTTP)
         // When fetching from it
-        let error = await serverError { _ = try await loader.loadData(DataRequest(url: server.url("/img")), progress: { _ in }) }
+        let error = await serverError {
+            _ = try await loader.loadData(DataRequest(url: server.url("/img")), progress: { _ in })
+        }
         // Then the address is blocked and the server saw nothing
         #expect(error?.code == .addressBlocked)
         #expect(server.totalRequests == 0)
@@ -120,7 +123,8 @@ struct GuardedDataLoaderTests {
         let loader = GuardedDataLoader(policy: loopbackPolicy(["127.0.0.1", "10.20.30.40"]), http: fastHTTP)
         // When fetching
         let error = await serverError {
-            _ = try await loader.loadData(DataRequest(url: server.url("/to?url=http://10.20.30.40/x")), progress: { _ in })
+            _ = try await loader.loadData(
+                DataRequest(url: server.url("/to?url=http://10.20.30.40/x")), progress: { _ in })
         }
         // Then the hop is refused for its address and the server saw only the first request
         #expect(error?.code == .addressBlocked)
@@ -138,7 +142,8 @@ struct GuardedDataLoaderTests {
         let loader = GuardedDataLoader(policy: loopbackPolicy(["127.0.0.1"]), resolver: resolver, http: fastHTTP)
         // When fetching
         let error = await serverError {
-            _ = try await loader.loadData(DataRequest(url: server.url("/to?url=http://elsewhere.test/x")), progress: { _ in })
+            _ = try await loader.loadData(
+                DataRequest(url: server.url("/to?url=http://elsewhere.test/x")), progress: { _ in })
         }
         // Then hostNotAllowed, the other host never resolved, one request made
         #expect(error?.code == .hostNotAllowed)
@@ -156,7 +161,9 @@ struct GuardedDataLoaderTests {
         policy.maxRedirects = 3
         let loader = GuardedDataLoader(policy: policy, http: fastHTTP)
         // When fetching
-        let error = await serverError { _ = try await loader.loadData(DataRequest(url: server.url("/loop/a")), progress: { _ in }) }
+        let error = await serverError {
+            _ = try await loader.loadData(DataRequest(url: server.url("/loop/a")), progress: { _ in })
+        }
         // Then upstreamFailed "too many redirects" after the first request and 3 redirects
         #expect(error?.code == .upstreamFailed)
         #expect(error?.message.contains("too many redirects") == true)
@@ -187,10 +194,12 @@ struct GuardedDataLoaderTests {
         // Given evil.test → 192.168.1.5 and evil.test allowed
         let server = try await LoopbackServer.start()
         let resolver = FakeResolver(["evil.test": [IPAddress("192.168.1.5")!]])
-        let loader = GuardedDataLoader(policy: RemotePolicy(allowedHosts: ["evil.test"]), resolver: resolver, http: fastHTTP)
+        let loader = GuardedDataLoader(
+            policy: RemotePolicy(allowedHosts: ["evil.test"]), resolver: resolver, http: fastHTTP)
         // When fetching
         let error = await serverError {
-            _ = try await loader.loadData(DataRequest(url: URL(string: "http://evil.test:\(server.port)/img")!), progress: { _ in })
+            _ = try await loader.loadData(
+                DataRequest(url: URL(string: "http://evil.test:\(server.port)/img")!), progress: { _ in })
         }
         // Then it is refused after exactly one lookup, without a connection to anything
         #expect(error?.code == .addressBlocked)
@@ -209,8 +218,9 @@ struct GuardedDataLoaderTests {
         let resolver = FakeResolver(["pinned.test": [IPAddress("127.0.0.1")!]])
         let loader = GuardedDataLoader(policy: loopbackPolicy(["pinned.test"]), resolver: resolver, http: fastHTTP)
         // When fetching http://pinned.test:PORT/img
-        let response = try await loader.loadData(DataRequest(url: URL(string: "http://pinned.test:\(server.port)/img")!),
-                                                 progress: { _ in })
+        let response = try await loader.loadData(
+            DataRequest(url: URL(string: "http://pinned.test:\(server.port)/img")!),
+            progress: { _ in })
         // Then the bytes come from the loopback server: the loader connected to the address it checked
         #expect(response.data == LoopbackServer.image)
         #expect(server.requests("/img") == 1)
@@ -226,8 +236,9 @@ struct GuardedDataLoaderTests {
         let resolver = FakeResolver(Dictionary(uniqueKeysWithValues: names.map { ($0, [IPAddress("127.0.0.1")!]) }))
         let loader = GuardedDataLoader(policy: loopbackPolicy(Set(names)), resolver: resolver, http: fastHTTP)
         func fetch(_ name: String) async throws {
-            let response = try await loader.loadData(DataRequest(url: URL(string: "http://\(name):\(server.port)/img")!),
-                                                     progress: { _ in })
+            let response = try await loader.loadData(
+                DataRequest(url: URL(string: "http://\(name):\(server.port)/img")!),
+                progress: { _ in })
             #expect(response.data == LoopbackServer.image)
         }
         // When each is fetched once (the first is evicted by the last)

@@ -1,5 +1,6 @@
-@testable import DarkroomServer
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("IPAddress")
 struct IPAddressTests {
@@ -39,9 +40,13 @@ struct IPAddressTests {
         }
     }
 
-    @Test("not addresses", arguments: ["", "localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "0x7f.0.0.1",
-                                       "2130706433", "127.1", "01.2.3.4", "::g", "1.2.3.4%eth0", "1:2:3:4:5:6:7:8:9",
-                                       "[127.0.0.1", "example.com"])
+    @Test(
+        "not addresses",
+        arguments: [
+            "", "localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "0x7f.0.0.1",
+            "2130706433", "127.1", "01.2.3.4", "::g", "1.2.3.4%eth0", "1:2:3:4:5:6:7:8:9",
+            "[127.0.0.1", "example.com",
+        ])
     func rejects(text: String) {
         // When / Then
         #expect(IPAddress(text) == nil)

@@ -1,6 +1,7 @@
-@testable import DarkroomServer
 import Foundation
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("RemotePolicy and SystemHostResolver")
 struct RemotePolicyTests {
@@ -14,7 +15,8 @@ struct RemotePolicyTests {
         #expect(code { try policy.checkURL(URL(string: "http://user:pw@images.example.com/a.jpg")!) } == .badRequest)
         #expect(code { try policy.checkURL(URL(string: "http://user@images.example.com/a.jpg")!) } == .badRequest)
         #expect(code { try policy.checkURL(URL(string: "http://other.example.com/a.jpg")!) } == .hostNotAllowed)
-        #expect(code { try policy.checkURL(URL(string: "http://images.example.com.evil.test/a.jpg")!) } == .hostNotAllowed)
+        #expect(
+            code { try policy.checkURL(URL(string: "http://images.example.com.evil.test/a.jpg")!) } == .hostNotAllowed)
         #expect(code { try policy.checkURL(URL(string: "http://example.com/a.jpg")!) } == .hostNotAllowed)
     }
 

@@ -1,6 +1,7 @@
-@testable import DarkroomServer
 import Foundation
 import Testing
+
+@testable import DarkroomServer
 
 @Suite("RequestSigner")
 struct RequestSignerTests {
@@ -12,18 +13,23 @@ struct RequestSignerTests {
     @Test("fixed vector computed with Python's hmac module")
     func vector() {
         // Given a path and decoded query, When signing, Then canonical form and hex match Python's
-        #expect(RequestSigner.canonical(path: "/thumb", query: Self.query) == "/thumb?fmt=webp&src=photos%2Fcat%20one.jpg&w=320")
+        #expect(
+            RequestSigner.canonical(path: "/thumb", query: Self.query)
+                == "/thumb?fmt=webp&src=photos%2Fcat%20one.jpg&w=320")
         #expect(Self.signer.signature(path: "/thumb", query: Self.query) == Self.expected)
         // hmac.new(b"darkroom-test-key", b"/thumb", sha256): no items other than sig means no "?"
-        #expect(Self.signer.signature(path: "/thumb", query: [("sig", "x")])
+        #expect(
+            Self.signer.signature(path: "/thumb", query: [("sig", "x")])
                 == "37e7530bc5fe4caffbc5a8a8f854a94a31ba12899f16a372c80ef523cbbebe49")
     }
 
     @Test("canonical form: unreserved characters kept, everything else encoded, sorted by name then value")
     func canonical() {
-        #expect(RequestSigner.canonical(path: "/p", query: [("b", "2"), ("a", "z"), ("a", "y"), ("sig", "q")])
+        #expect(
+            RequestSigner.canonical(path: "/p", query: [("b", "2"), ("a", "z"), ("a", "y"), ("sig", "q")])
                 == "/p?a=y&a=z&b=2")
-        #expect(RequestSigner.canonical(path: "/p", query: [("k", "A-z_0.9~ +&=/?é")])
+        #expect(
+            RequestSigner.canonical(path: "/p", query: [("k", "A-z_0.9~ +&=/?é")])
                 == "/p?k=A-z_0.9~%20%2B%26%3D%2F%3F%C3%A9")
         #expect(RequestSigner.canonical(path: "/p", query: []) == "/p")
     }
@@ -32,7 +38,9 @@ struct RequestSignerTests {
     func orderDoesNotMatter() {
         // Given a signed query, When its items are shuffled, Then it still verifies
         let sig = Self.signer.signature(path: "/thumb", query: Self.query)
-        let shuffled: [(name: String, value: String)] = [("w", "320"), ("sig", sig), ("fmt", "webp"), ("src", "photos/cat one.jpg")]
+        let shuffled: [(name: String, value: String)] = [
+            ("w", "320"), ("sig", sig), ("fmt", "webp"), ("src", "photos/cat one.jpg"),
+        ]
         #expect(code { try Self.signer.verify(path: "/thumb", query: shuffled) } == nil)
         #expect(code { try Self.signer.verify(path: "/thumb", query: Self.query + [("sig", sig.uppercased())]) } == nil)
     }

@@ -1,6 +1,7 @@
-@testable import DarkroomServer
 import Foundation
 import Testing
+
+@testable import DarkroomServer
 
 /// A scratch tree for path tests:
 ///
@@ -22,13 +23,17 @@ private final class Tree {
         for dir in ["root/sub/deep", "root/.cache", "outside", "root2"] {
             try fm.createDirectory(atPath: base + "/" + dir, withIntermediateDirectories: true)
         }
-        for file in ["root/Z.GIF", "root/a.jpg", "root/notes.txt", "root/.hidden.jpg", "root/.cache/x.jpg",
-                     "root/sub/b.png", "root/sub/deep/c.WEBP", "outside/secret.jpg", "root2/secret.jpg"] {
+        for file in [
+            "root/Z.GIF", "root/a.jpg", "root/notes.txt", "root/.hidden.jpg", "root/.cache/x.jpg",
+            "root/sub/b.png", "root/sub/deep/c.WEBP", "outside/secret.jpg", "root2/secret.jpg",
+        ] {
             #expect(fm.createFile(atPath: base + "/" + file, contents: Data("x".utf8)))
         }
-        let links = [("root/link-in.jpg", "root/sub/b.png"), ("root/linkdir-in", "root/sub"),
-                     ("root/link-out.jpg", "outside/secret.jpg"), ("root/linkdir-out", "outside"),
-                     ("root/link-root2.jpg", "root2/secret.jpg"), ("rootlink", "root")]
+        let links = [
+            ("root/link-in.jpg", "root/sub/b.png"), ("root/linkdir-in", "root/sub"),
+            ("root/link-out.jpg", "outside/secret.jpg"), ("root/linkdir-out", "outside"),
+            ("root/link-root2.jpg", "root2/secret.jpg"), ("rootlink", "root"),
+        ]
         for (link, target) in links {
             try fm.createSymbolicLink(atPath: base + "/" + link, withDestinationPath: base + "/" + target)
         }
@@ -39,9 +44,12 @@ private final class Tree {
 
 @Suite("RootDirectory")
 struct RootDirectoryTests {
-    @Test("lexically bad paths are outside the root, whatever exists on disk",
-          arguments: ["", "..", "../../etc/passwd", "a/../../x", "sub/../a.jpg", "sub/..", "/etc/passwd",
-                      "/" , "a.jpg\0.png", "sub\\b.png", "..\\a.jpg", "./../root/a.jpg"])
+    @Test(
+        "lexically bad paths are outside the root, whatever exists on disk",
+        arguments: [
+            "", "..", "../../etc/passwd", "a/../../x", "sub/../a.jpg", "sub/..", "/etc/passwd",
+            "/", "a.jpg\0.png", "sub\\b.png", "..\\a.jpg", "./../root/a.jpg",
+        ])
     func lexicalEscapes(path: String) throws {
         // Given a root with files in it
         let tree = try Tree()
@@ -50,8 +58,9 @@ struct RootDirectoryTests {
         #expect(code { _ = try root.resolve(path) } == .pathOutsideRoot)
     }
 
-    @Test("symlinks leading out of the root are refused, files and directories alike",
-          arguments: ["link-out.jpg", "linkdir-out/secret.jpg", "link-root2.jpg"])
+    @Test(
+        "symlinks leading out of the root are refused, files and directories alike",
+        arguments: ["link-out.jpg", "linkdir-out/secret.jpg", "link-root2.jpg"])
     func symlinkEscapes(path: String) throws {
         // Given links inside the root to base/outside and to base/root2 (a sibling sharing the root's prefix)
         let tree = try Tree()
@@ -65,7 +74,11 @@ struct RootDirectoryTests {
         // Given a root reached through a symlinked path
         let tree = try Tree()
         let root = try RootDirectory(tree.base + "/rootlink")
-        let real = try #require(realpath(tree.root, nil).map { p in defer { free(p) }; return String(cString: p) })
+        let real = try #require(
+            realpath(tree.root, nil).map { p in
+                defer { free(p) }
+                return String(cString: p)
+            })
         // Then the root's path is canonical
         #expect(root.path == real)
         // When resolving plain and symlinked paths, Then each lands on the canonical target
@@ -75,8 +88,12 @@ struct RootDirectoryTests {
         #expect(try root.resolve("linkdir-in/b.png") == real + "/sub/b.png")
     }
 
-    @Test("missing files and directories are not found", arguments: ["missing.jpg", "sub/nope.png", "sub", ".",
-                                                                     "a.jpg/x", "sub/deep/"])
+    @Test(
+        "missing files and directories are not found",
+        arguments: [
+            "missing.jpg", "sub/nope.png", "sub", ".",
+            "a.jpg/x", "sub/deep/",
+        ])
     func notFound(path: String) throws {
         // Given a root
         let tree = try Tree()

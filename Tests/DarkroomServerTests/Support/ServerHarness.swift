@@ -1,6 +1,5 @@
-import DarkroomTestSupport
 import DarkroomImage
-@testable import DarkroomServer
+import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -9,6 +8,8 @@ import Metrics
 import NIOCore
 import Prometheus
 import Testing
+
+@testable import DarkroomServer
 
 /// Builds servers over temporary roots and caches, and runs requests against them.
 enum ServerHarness {
@@ -68,8 +69,10 @@ enum ServerHarness {
 
     /// Runs `body`, then shuts the server down before returning, so its caches are closed when this returns
     /// (another server may then open the same cache directory).
-    private static func run<T: Sendable>(_ server: ThumbnailServer, _ setup: TestingSetup,
-                                         _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+    private static func run<T: Sendable>(
+        _ server: ThumbnailServer, _ setup: TestingSetup,
+        _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T
+    ) async throws -> T {
         do {
             let result = try await server.makeApplication().test(setup) { client in try await body(server, client) }
             await server.shutdown()
@@ -80,20 +83,28 @@ enum ServerHarness {
         }
     }
 
-    static func makeServer(_ configuration: ServerConfiguration, resolver: (any HostResolving)?) throws -> ThumbnailServer {
-        if let resolver { return try ThumbnailServer(configuration: configuration, registry: registry, resolver: resolver) }
+    static func makeServer(_ configuration: ServerConfiguration, resolver: (any HostResolving)?) throws
+        -> ThumbnailServer
+    {
+        if let resolver {
+            return try ThumbnailServer(configuration: configuration, registry: registry, resolver: resolver)
+        }
         return try ThumbnailServer(configuration: configuration, registry: registry)
     }
 
     /// Runs `body` with a router-level test client (no sockets) for a server built from `configuration`.
-    static func withServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
-                                        _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+    static func withServer<T: Sendable>(
+        _ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
+        _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T
+    ) async throws -> T {
         try await run(try makeServer(configuration, resolver: resolver), .router, body)
     }
 
     /// Runs `body` against a live server on a loopback port with an AsyncHTTPClient client (concurrent requests).
-    static func withLiveServer<T: Sendable>(_ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
-                                            _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T) async throws -> T {
+    static func withLiveServer<T: Sendable>(
+        _ configuration: ServerConfiguration, resolver: (any HostResolving)? = nil,
+        _ body: @Sendable (ThumbnailServer, any TestClientProtocol) async throws -> T
+    ) async throws -> T {
         try await run(try makeServer(configuration, resolver: resolver), .ahc(.http), body)
     }
 }
@@ -104,7 +115,13 @@ extension TestResponse {
 
     /// The JSON error code, when the body is `{"error": {"code": …}}`.
     var errorCode: String? {
-        struct Body: Decodable { struct E: Decodable { let code: String; let message: String }; let error: E }
+        struct Body: Decodable {
+            struct E: Decodable {
+                let code: String
+                let message: String
+            }
+            let error: E
+        }
         return (try? JSONDecoder().decode(Body.self, from: Data(bytes)))?.error.code
     }
 
@@ -117,8 +134,10 @@ extension TestResponse {
 extension String {
     /// Percent-encodes a query value.
     var queryEncoded: String {
-        addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn:
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
 }
 

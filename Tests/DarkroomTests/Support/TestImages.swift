@@ -1,9 +1,10 @@
-import DarkroomTestSupport
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Synchronization
+
 @testable import Darkroom
 
 /// Small synthetic images and in-memory cache doubles for pipeline tests.
@@ -16,11 +17,13 @@ enum TestImages {
     /// A JPEG of noise: large for its size (~100+ KB at 300×300), so slow transfers of it last long enough to cancel.
     static func noisyJPEG(width: Int = 300, height: Int = 300, seed: UInt64 = 1) -> [UInt8] {
         let b = try! Bitmap(width: width, height: height, format: .bgra8Premultiplied, isOpaque: true)
-        var state = seed &* 0x9E3779B97F4A7C15 | 1
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
         for y in 0..<height {
             let row = b.row(y).assumingMemoryBound(to: UInt8.self)
             for x in 0..<width * 4 {
-                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
                 row[x] = x % 4 == 3 ? 255 : UInt8(truncatingIfNeeded: state)
             }
         }
@@ -64,9 +67,11 @@ final class TestDataCache: DataCaching {
 }
 
 /// Builds a pipeline for tests: test caches, an HTTP loader with short timeouts and fast retries.
-func makePipeline(memory: Bool = true, disk: TestDataCache? = nil, processingLimit: Int = 2,
-                  perHostLimit: Int = 6, networkLimit: Int = 16,
-                  http: (inout HTTPDataLoader.Configuration) -> Void = { _ in }) -> ImagePipeline {
+func makePipeline(
+    memory: Bool = true, disk: TestDataCache? = nil, processingLimit: Int = 2,
+    perHostLimit: Int = 6, networkLimit: Int = 16,
+    http: (inout HTTPDataLoader.Configuration) -> Void = { _ in }
+) -> ImagePipeline {
     var loaderConfig = HTTPDataLoader.Configuration()
     loaderConfig.connectTimeout = 2
     loaderConfig.readTimeout = 15
@@ -74,8 +79,9 @@ func makePipeline(memory: Bool = true, disk: TestDataCache? = nil, processingLim
     loaderConfig.retryBaseDelay = 0.01
     loaderConfig.retryMaxDelay = 0.05
     http(&loaderConfig)
-    var config = ImagePipeline.Configuration(imageCache: memory ? TestImageCache() : nil, dataCache: disk,
-                                             dataLoader: HTTPDataLoader(configuration: loaderConfig))
+    var config = ImagePipeline.Configuration(
+        imageCache: memory ? TestImageCache() : nil, dataCache: disk,
+        dataLoader: HTTPDataLoader(configuration: loaderConfig))
     config.processingLimit = processingLimit
     config.perHostLimit = perHostLimit
     config.networkLimit = networkLimit

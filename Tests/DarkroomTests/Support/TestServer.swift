@@ -1,11 +1,12 @@
-import DarkroomSupport
 import DarkroomCache
 import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import DarkroomTestSupport
+
 @testable import Darkroom
 
 /// A real HTTP/1.1 server on 127.0.0.1 (ephemeral port) for pipeline tests, with routes that misbehave on
@@ -71,7 +72,9 @@ final class TestServer: Sendable {
     func bytesSent(_ path: String) -> Int { stats.withLock { $0.bytesSent[path] ?? 0 } }
 
     /// Responds; returns whether the connection may be reused.
-    private func respond(_ request: LoopbackHTTPServer.Request, _ response: LoopbackHTTPServer.Response) async throws -> Bool {
+    private func respond(_ request: LoopbackHTTPServer.Request, _ response: LoopbackHTTPServer.Response) async throws
+        -> Bool
+    {
         let head = request.head
         let path = request.path
         let query = request.query
@@ -87,10 +90,14 @@ final class TestServer: Sendable {
         defer { stats.withLock { $0.inFlight -= 1 } }
         if let ms = query["delay"].flatMap(Int.init) { try await Task.sleep(for: .milliseconds(ms)) }
         if let name = query["hold"] {
-            for _ in 0..<4_000 where holds.withLock({ $0.contains(name) }) { try await Task.sleep(for: .milliseconds(5)) }
+            for _ in 0..<4_000 where holds.withLock({ $0.contains(name) }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
         }
 
-        func send(_ status: HTTPResponseStatus, _ headers: [(String, String)], _ body: [UInt8], chunkDelayMS: Int? = nil) async throws {
+        func send(
+            _ status: HTTPResponseStatus, _ headers: [(String, String)], _ body: [UInt8], chunkDelayMS: Int? = nil
+        ) async throws {
             var h = HTTPHeaders(headers)
             if h["Content-Length"].isEmpty { h.add(name: "Content-Length", value: "\(body.count)") }
             try await out.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: h)))
@@ -99,7 +106,10 @@ final class TestServer: Sendable {
             while offset < body.count {
                 let end = min(body.count, offset + chunk)
                 if let d = chunkDelayMS { try await Task.sleep(for: .milliseconds(d)) }
-                guard channel.isActive else { stats.withLock { $0.closedEarly[path, default: 0] += 1 }; throw CancellationError() }
+                guard channel.isActive else {
+                    stats.withLock { $0.closedEarly[path, default: 0] += 1 }
+                    throw CancellationError()
+                }
                 try await out.write(.body(.byteBuffer(ByteBuffer(bytes: body[offset..<end]))))
                 stats.withLock { $0.bytesSent[path, default: 0] += end - offset }
                 offset = end
@@ -109,21 +119,33 @@ final class TestServer: Sendable {
 
         var parts = path.split(separator: "/").map(String.init)
         if parts == ["redirect", "0"] { parts = ["img", "a"] }
-        guard parts.count >= 1 else { try await send(.notFound, [], []); return true }
+        guard parts.count >= 1 else {
+            try await send(.notFound, [], [])
+            return true
+        }
         switch parts[0] {
         case "img", "flaky":
-            guard parts.count == 2 else { try await send(.notFound, [], []); return true }
+            guard parts.count == 2 else {
+                try await send(.notFound, [], [])
+                return true
+            }
             if parts[0] == "flaky" {
                 let fails = query["fail"].flatMap(Int.init) ?? 0
-                let count = flaky.withLock { f in f[parts[1], default: 0] += 1; return f[parts[1]]! }
+                let count = flaky.withLock { f in
+                    f[parts[1], default: 0] += 1
+                    return f[parts[1]]!
+                }
                 if count <= fails {
-                    try await send(HTTPResponseStatus(statusCode: query["status"].flatMap(Int.init) ?? 503), [], Array("busy".utf8))
+                    try await send(
+                        HTTPResponseStatus(statusCode: query["status"].flatMap(Int.init) ?? 503), [], Array("busy".utf8)
+                    )
                     return true
                 }
             }
             let name = parts[0] == "img" ? parts[1] : "a"
             guard let bytes = images.withLock({ $0[name] }) else {
-                try await send(.notFound, [], Array("no such image".utf8)); return true
+                try await send(.notFound, [], Array("no such image".utf8))
+                return true
             }
             var headers = [("Content-Type", query["type"] ?? "image/jpeg")]
             if query["etag"] == "1" {
@@ -145,33 +167,50 @@ final class TestServer: Sendable {
             try await send(.found, [("Location", parts[1] == "a" ? "/loop/b" : "/loop/a")], [])
             return true
         case "html":
-            try await send(.ok, [("Content-Type", "image/jpeg")], Array("<!doctype html><html><body>hi</body></html>".utf8))
+            try await send(
+                .ok, [("Content-Type", "image/jpeg")], Array("<!doctype html><html><body>hi</body></html>".utf8))
             return true
         case "status":
-            try await send(HTTPResponseStatus(statusCode: Int(parts[1]) ?? 500), [("Content-Type", "text/plain")], Array("status".utf8))
+            try await send(
+                HTTPResponseStatus(statusCode: Int(parts[1]) ?? 500), [("Content-Type", "text/plain")],
+                Array("status".utf8))
             return true
         case "stall":
-            try await out.write(.head(HTTPResponseHead(version: .http1_1, status: .ok,
-                                                       headers: ["Content-Length": "10000", "Content-Type": "image/jpeg"])))
+            try await out.write(
+                .head(
+                    HTTPResponseHead(
+                        version: .http1_1, status: .ok,
+                        headers: ["Content-Length": "10000", "Content-Type": "image/jpeg"])))
             try await out.write(.body(.byteBuffer(ByteBuffer(bytes: [UInt8](repeating: 0xFF, count: 100)))))
             for _ in 0..<100 where channel.isActive { try await Task.sleep(for: .milliseconds(100)) }
             return false
         case "truncated":
             let bytes = images.withLock { $0["a"] } ?? []
-            try await out.write(.head(HTTPResponseHead(version: .http1_1, status: .ok,
-                                                       headers: ["Content-Length": "20000", "Content-Type": "image/jpeg"])))
+            try await out.write(
+                .head(
+                    HTTPResponseHead(
+                        version: .http1_1, status: .ok,
+                        headers: ["Content-Length": "20000", "Content-Type": "image/jpeg"])))
             try await out.write(.body(.byteBuffer(ByteBuffer(bytes: bytes.prefix(5000)))))
             return false
         case "huge", "huge-stream":
             var headers: HTTPHeaders = ["Content-Type": "image/jpeg"]
-            if parts[0] == "huge" { headers.add(name: "Content-Length", value: "\(300 << 20)") }
-            else { headers.add(name: "Transfer-Encoding", value: "chunked") }
+            if parts[0] == "huge" {
+                headers.add(name: "Content-Length", value: "\(300 << 20)")
+            } else {
+                headers.add(name: "Transfer-Encoding", value: "chunked")
+            }
             try await out.write(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
-            chunk[0] = 0xFF; chunk[1] = 0xD8; chunk[2] = 0xFF
+            chunk[0] = 0xFF
+            chunk[1] = 0xD8
+            chunk[2] = 0xFF
             var sent = 0
             while sent < 300 << 20 {
-                guard channel.isActive else { stats.withLock { $0.closedEarly[path, default: 0] += 1 }; return false }
+                guard channel.isActive else {
+                    stats.withLock { $0.closedEarly[path, default: 0] += 1 }
+                    return false
+                }
                 do {
                     try await out.write(.body(.byteBuffer(ByteBuffer(bytes: chunk))))
                 } catch {
