@@ -3,6 +3,7 @@
 // relative) or $DARKROOM_PHOTOS; a missing folder fails the tests.
 import CDarkroomGIF
 import CDarkroomJPEG
+import DarkroomImage
 import DarkroomSupport
 import DarkroomTestSupport
 import Foundation

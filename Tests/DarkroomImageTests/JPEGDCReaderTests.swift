@@ -2,6 +2,7 @@
 // own 1/8 decode of the same bytes (dr_jpeg_set_dc_reader(d, 0)) on real photos, on synthetic files in every
 // sampling it takes, with restart markers, and on damaged files.
 import CDarkroomJPEG
+import DarkroomImage
 import DarkroomSupport
 import DarkroomTestSupport
 import Foundation

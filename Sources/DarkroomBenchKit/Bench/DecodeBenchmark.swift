@@ -71,8 +71,8 @@ package struct DecodeBenchmark {
             // Quality of the shrink-on-load rule: DCT-scaled + Lanczos against full decode + Lanczos.
             let reference = try decoder.decode(
                 bytes, options: DecodeOptions(size: .maxPixelSize(size), shrinkOnLoadMargin: 1e9))
-            let psnr = Quality.psnr(small.bitmap, reference.bitmap)
-            let exactPSNR = Quality.psnr(try decoder.decode(bytes, options: exact).bitmap, reference.bitmap)
+            let psnr = PixelCompare.psnr(small.bitmap, reference.bitmap)
+            let exactPSNR = PixelCompare.psnr(try decoder.decode(bytes, options: exact).bitmap, reference.bitmap)
             let m = (median(ours), median(theirs), median(oursThumb), median(theirsEighth))
             full.append(m.0)
             tjFull.append(m.1)
@@ -223,29 +223,5 @@ final class TurboJPEG {
         else {
             throw BenchError("tjDecompress2 failed: \(String(cString: tjGetErrorStr2(handle)))")
         }
-    }
-}
-
-/// Image quality measures.
-enum Quality {
-    /// Peak signal-to-noise ratio over the color channels of two equal-size bitmaps, in dB (∞ when equal).
-    static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
-        guard a.width == b.width, a.height == b.height, a.format == b.format else { return 0 }
-        var sum = 0.0
-        var n = 0
-        let bpp = a.format.bytesPerPixel
-        for y in 0..<a.height {
-            let ra = a.row(y).assumingMemoryBound(to: UInt8.self)
-            let rb = b.row(y).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<a.width {
-                for c in 0..<min(bpp, 3) {
-                    let d = Double(ra[x * bpp + c]) - Double(rb[x * bpp + c])
-                    sum += d * d
-                    n += 1
-                }
-            }
-        }
-        let mse = sum / Double(max(n, 1))
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
 }
