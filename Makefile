@@ -31,10 +31,13 @@ build: deps
 
 # The whole test suite, optimized (pixel loops in a debug build are ~30x slower) with @testable enabled, then the
 # soundness checks (`make check`). The build itself treats warnings as errors (Package.swift).
+# The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
+# `make run`'s release build would rebuild everything each time one follows the other.
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
+TESTBUILD  ?= .build-test
 test: deps
-	$(SWIFT) build --build-tests $(TESTFLAGS)
-	$(SWIFT) test $(TESTFLAGS)
+	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
+	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build
 	$(MAKE) check
 
 # Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
@@ -69,4 +72,4 @@ fuzz-jpeg: deps
 	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
 
 clean:
-	rm -rf .build $(OUT) $(CACHE)
+	rm -rf .build .build-test .build-tsan $(OUT) $(CACHE)
