@@ -36,6 +36,7 @@ struct PersistenceTests {
             let table = try ImageTable(path: path, format: Self.format)
             #expect(table.statistics.rebuildReason == "new table")
             for i in 0..<4 { try table.setPattern("e\(i)", seed: UInt32(i), version: 1) }
+            try table.close()  // releases the writer lock now, whatever else still references the object
         }
         // A lower maximum: the least recently used go, no rebuild
         var smaller = Self.format
@@ -44,6 +45,7 @@ struct PersistenceTests {
             let table = try ImageTable(path: path, format: smaller)
             #expect(table.statistics.rebuildReason == nil)
             #expect(table.entities == ["e2", "e3"])
+            try table.close()
         }
         // Read-only with a mismatching expectation is refused, not rebuilt
         var gray = Self.format
@@ -273,5 +275,30 @@ struct PersistenceTests {
         let careful = try ImageTable(readingExisting: path, options: .init(alwaysReconcile: true))
         #expect(careful.entities == ["a"] && careful.statistics.reconciled)
         #expect(try careful.verify().tornServed == 0)
+    }
+}
+
+extension PersistenceTests {
+    @Test("close releases the writer lock at once when no bitmap is out, and keeps it while one is")
+    func closeReleasesTheLock() throws {
+        // Given a writable table with one entry, still referenced after close (as a test framework or a cache might)
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("t.table")
+        let table = try ImageTable(path: path, format: Self.format)
+        try table.setPattern("a", seed: 1, version: 1)
+        var held: Bitmap? = try table.entry(for: "a")
+        // When it is closed while a bitmap is out, Then the lock stays (a writer could change the bitmap's rows)
+        try table.close()
+        #expect { try ImageTable(readingExisting: path) } throws: { ($0 as? ImageTableError)?.code == .busy }
+        // When the bitmap goes and a second table is closed with nothing out, Then reads open at once
+        held = nil
+        _ = held
+        let other = try ImageTable(path: dir.file("u.table"), format: Self.format)
+        try other.setPattern("b", seed: 2, version: 1)
+        try other.close()
+        #expect(try ImageTable(readingExisting: dir.file("u.table")).count == 1)
+        withExtendedLifetime(table) {}
+        withExtendedLifetime(other) {}
     }
 }

@@ -293,7 +293,13 @@ final class TableCore: Sendable {
         }
         guard wasOpen else { return }
         try saveIndex(clean: true)
-        let released = state.withLock { $0.releaseUnpinnedChunks() }
+        let (released, pinned) = state.withLock { s in
+            (s.releaseUnpinnedChunks(), s.slots.contains { $0.pins > 0 } || s.writingCount > 0)
+        }
         _ = consume released
+        // With no bitmap out and no write in flight, nothing can pin the table again (every call now throws
+        // `.closed`), so the file lock is released here rather than whenever the object happens to be freed; a
+        // writer's next open must not depend on when the last reference goes. Otherwise deinit releases it.
+        if !pinned { _ = flock(fd, LOCK_UN) }
     }
 }
