@@ -1,4 +1,4 @@
-import CDispatch
+import CDispatch  // `stat()`, the zero initializer of the C struct, is attributed to this module (MemberImportVisibility)
 
 #if canImport(Glibc)
     import Glibc
