@@ -138,7 +138,11 @@ let package = Package(
             ],
             path: "Tests/DarkroomTestSupport"),
         .testTarget(
-            name: "DarkroomImageTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomImage"]),
+            name: "DarkroomImageTests",
+            dependencies: [
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomImage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(

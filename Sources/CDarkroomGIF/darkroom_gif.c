@@ -10,14 +10,9 @@
 
 #include <gif_lib.h>
 
-typedef struct {
-    const uint8_t *data;
-    size_t size;
-    size_t pos;
-    int short_read; // a read asked for more bytes than were left: the data is truncated
-} dr_gif_cursor;
+#include "dr_gif_internal.h"
 
-static int dr_gif_read(GifFileType *gif, GifByteType *buf, int len) {
+int dr_gif__read(GifFileType *gif, GifByteType *buf, int len) {
     dr_gif_cursor *c = (dr_gif_cursor *)gif->UserData;
     if (c == NULL || buf == NULL || len <= 0) return 0;
     size_t avail = c->size - c->pos;
@@ -28,7 +23,7 @@ static int dr_gif_read(GifFileType *gif, GifByteType *buf, int len) {
     return (int)n; // fewer than len: giflib fails (usually D_GIF_ERR_READ_FAILED, see map_gif_error)
 }
 
-static void set_msg(char *msg, size_t msg_len, const char *text) {
+void dr_gif__set_msg(char *msg, size_t msg_len, const char *text) {
     if (msg != NULL && msg_len > 0) snprintf(msg, msg_len, "%s", text != NULL ? text : "unknown GIF error");
 }
 
@@ -36,7 +31,7 @@ static void set_msg(char *msg, size_t msg_len, const char *text) {
 // descriptor or global color map as D_GIF_ERR_NO_SCRN_DSCR, DGifSetupDecompress fails without setting an error
 // code (0) when the LZW code-size byte is missing, and D_GIF_ERR_READ_FAILED also stands for a code size > 8.
 // So truncation is decided by the cursor: a short read means the bytes ended early, whatever giflib said.
-static int map_gif_error(int code, const dr_gif_cursor *cursor, char *msg, size_t msg_len) {
+int dr_gif__map_error(int code, const dr_gif_cursor *cursor, char *msg, size_t msg_len) {
     const char *text = code != 0 ? GifErrorString(code) : NULL;
     char fallback[48];
     if (cursor->short_read) {
@@ -45,7 +40,7 @@ static int map_gif_error(int code, const dr_gif_cursor *cursor, char *msg, size_
         snprintf(fallback, sizeof fallback, "GIF error %d", code);
         text = fallback;
     }
-    set_msg(msg, msg_len, text);
+    dr_gif__set_msg(msg, msg_len, text);
     if (cursor->short_read) return DR_GIF_ERR_TRUNCATED;
     switch (code) {
     case D_GIF_ERR_EOF_TOO_SOON: // LZW end code before the frame's pixels were all produced
@@ -59,8 +54,8 @@ static int map_gif_error(int code, const dr_gif_cursor *cursor, char *msg, size_
 
 static GifFileType *open_gif(dr_gif_cursor *cursor, int *status, char *msg, size_t msg_len) {
     int error = 0;
-    GifFileType *gif = DGifOpen(cursor, dr_gif_read, &error); // reads the screen descriptor and global map
-    if (gif == NULL) *status = map_gif_error(error, cursor, msg, msg_len);
+    GifFileType *gif = DGifOpen(cursor, dr_gif__read, &error); // reads the screen descriptor and global map
+    if (gif == NULL) *status = dr_gif__map_error(error, cursor, msg, msg_len);
     return gif;
 }
 
@@ -72,7 +67,7 @@ static void close_gif(GifFileType *gif) {
 int dr_gif_read_info(const uint8_t *data, size_t size, dr_gif_info *info, char *msg, size_t msg_len) {
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     if (info == NULL || (data == NULL && size > 0)) {
-        set_msg(msg, msg_len, "info is NULL or data is NULL");
+        dr_gif__set_msg(msg, msg_len, "info is NULL or data is NULL");
         return DR_GIF_ERR_ARGUMENT;
     }
     memset(info, 0, sizeof *info);
@@ -131,16 +126,16 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     if (msg != NULL && msg_len > 0) msg[0] = '\0';
     if (info != NULL) memset(info, 0, sizeof *info);
     if (dst == NULL || (data == NULL && size > 0)) {
-        set_msg(msg, msg_len, "dst or data is NULL");
+        dr_gif__set_msg(msg, msg_len, "dst or data is NULL");
         return DR_GIF_ERR_ARGUMENT;
     }
     if (canvas_width <= 0 || canvas_height <= 0 || canvas_width > 65535 || canvas_height > 65535) {
-        set_msg(msg, msg_len, "canvas size must be 1...65535");
+        dr_gif__set_msg(msg, msg_len, "canvas size must be 1...65535");
         return DR_GIF_ERR_ARGUMENT;
     }
     const size_t row_bytes = (size_t)canvas_width * 4;
     if (stride < row_bytes) {
-        set_msg(msg, msg_len, "stride is smaller than canvas_width * 4");
+        dr_gif__set_msg(msg, msg_len, "stride is smaller than canvas_width * 4");
         return DR_GIF_ERR_ARGUMENT;
     }
     // Pixels outside the frame stay transparent black.
@@ -161,30 +156,30 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     for (;;) {
         GifRecordType type = UNDEFINED_RECORD_TYPE;
         if (DGifGetRecordType(gif, &type) == GIF_ERROR) {
-            status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+            status = dr_gif__map_error(gif->Error, &cursor, msg, msg_len);
             goto done;
         }
         if (type == EXTENSION_RECORD_TYPE) {
             if (read_extension(gif, &transparent) == GIF_ERROR) {
-                status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+                status = dr_gif__map_error(gif->Error, &cursor, msg, msg_len);
                 goto done;
             }
             continue;
         }
         if (type == TERMINATE_RECORD_TYPE) {
-            set_msg(msg, msg_len, "GIF has no image");
+            dr_gif__set_msg(msg, msg_len, "GIF has no image");
             status = DR_GIF_ERR_NO_FRAME;
             goto done;
         }
         if (type == IMAGE_DESC_RECORD_TYPE) break;
         // DGifGetRecordType rejects other bytes itself (D_GIF_ERR_WRONG_RECORD); be defensive anyway.
-        set_msg(msg, msg_len, "unexpected GIF record");
+        dr_gif__set_msg(msg, msg_len, "unexpected GIF record");
         status = DR_GIF_ERR_CORRUPT;
         goto done;
     }
 
     if (DGifGetImageDesc(gif) == GIF_ERROR) {
-        status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+        status = dr_gif__map_error(gif->Error, &cursor, msg, msg_len);
         goto done;
     }
     if (info != NULL) info->has_transparency = transparent != NO_TRANSPARENT_COLOR;
@@ -192,13 +187,13 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     const GifImageDesc *desc = &gif->Image;
     const ColorMapObject *map = desc->ColorMap != NULL ? desc->ColorMap : gif->SColorMap;
     if (map == NULL || map->Colors == NULL) {
-        set_msg(msg, msg_len, "GIF frame has no color map");
+        dr_gif__set_msg(msg, msg_len, "GIF frame has no color map");
         status = DR_GIF_ERR_CORRUPT;
         goto done;
     }
     const int fw = desc->Width, fh = desc->Height, fl = desc->Left, ft = desc->Top;
     if (fw < 0 || fh < 0 || fl < 0 || ft < 0) { // giflib reads 16-bit unsigned values; cannot happen
-        set_msg(msg, msg_len, "bad GIF frame geometry");
+        dr_gif__set_msg(msg, msg_len, "bad GIF frame geometry");
         status = DR_GIF_ERR_CORRUPT;
         goto done;
     }
@@ -215,7 +210,7 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     palette = (dr_gif_palette *)malloc(sizeof *palette);
     line = (GifPixelType *)malloc((size_t)fw);
     if (palette == NULL || line == NULL) {
-        set_msg(msg, msg_len, "out of memory");
+        dr_gif__set_msg(msg, msg_len, "out of memory");
         status = DR_GIF_ERR_NO_MEMORY;
         goto done;
     }
@@ -232,7 +227,7 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
         const int step = desc->Interlace ? pass_step[pass] : 1;
         for (int y = start; y < fh && written < vis_rows; y += step) {
             if (DGifGetLine(gif, line, fw) == GIF_ERROR) {
-                status = map_gif_error(gif->Error, &cursor, msg, msg_len);
+                status = dr_gif__map_error(gif->Error, &cursor, msg, msg_len);
                 goto done;
             }
             if (y >= vis_rows) continue; // below the canvas (interlaced passes still have to be decoded)

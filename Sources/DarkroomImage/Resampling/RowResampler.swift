@@ -33,7 +33,7 @@ final class RowResampler {
 
     private let channels: Int
     private let alphaChannel: Int?
-    private let destination: PixelRows
+    private var destination: PixelRows
     private let sourceHeight: Int
     private let factorY: Int
     private let horizontal: ResampleWeights
@@ -151,6 +151,17 @@ final class RowResampler {
             copy(previous, to: slot(missing))
             produceOutputs(through: missing)
         }
+    }
+
+    /// Prepares for another image of the same geometry (the next frame of an animation) written to
+    /// `destination`, which must have the size given at `init`. Keeps the weight tables and buffers.
+    func restart(into destination: PixelRows) {
+        precondition(destination.width == self.destination.width && destination.height == self.destination.height)
+        self.destination = destination
+        nextOutput = 0
+        lastSourceRow = -1
+        lastReducedRow = Int.min
+        finished = false
     }
 
     // MARK: - Pipeline

@@ -1,0 +1,21 @@
+// What the giflib shim's decoder and animation files share: the in-memory read cursor and error mapping.
+#ifndef DR_GIF_INTERNAL_H
+#define DR_GIF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gif_lib.h>
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t pos;
+    int short_read; // a read asked for more bytes than were left: the data is truncated
+} dr_gif_cursor;
+
+int dr_gif__read(GifFileType *gif, GifByteType *buf, int len);
+void dr_gif__set_msg(char *msg, size_t msg_len, const char *text);
+int dr_gif__map_error(int code, const dr_gif_cursor *cursor, char *msg, size_t msg_len);
+
+#endif

@@ -1,0 +1,157 @@
+/// APNG's animation chunks, which libspng does not read: `acTL` (frame and play counts), each frame's `fcTL`
+/// (rectangle, delay, dispose and blend operations) and the `IDAT`/`fdAT` chunks holding its data. Each frame
+/// is handed to libspng as a standalone PNG (``framePNG(_:in:)``): the file's `IHDR` with the frame's size, its
+/// `PLTE` and `tRNS`, the frame's data as one `IDAT`, and `IEND`.
+///
+/// Truncated files keep their complete frames: a frame counts once the chunk after its data has been read whole.
+/// Cost: one walk over the chunk headers; memory: one small record per frame.
+struct APNGReader {
+    /// One frame as its `fcTL` states it.
+    struct Frame {
+        var x: Int, y: Int, width: Int, height: Int
+        /// 0 none, 1 background (clear to transparent), 2 previous.
+        var dispose: Int
+        /// 0 source (replace), 1 over (alpha-blend).
+        var blend: Int
+        var durationMilliseconds: Int
+        /// The frame's compressed data: `IDAT` payloads, or `fdAT` payloads after their sequence number.
+        var data: [Range<Int>] = []
+    }
+
+    let width: Int
+    let height: Int
+    /// `acTL`'s `num_plays` (0 = forever).
+    let plays: Int
+    let frames: [Frame]
+    /// Whether the data ended before `IEND` (``frames`` then holds the complete ones).
+    let isTruncated: Bool
+    /// The 13-byte `IHDR` payload.
+    private let header: Range<Int>
+    /// Whole `PLTE` and `tRNS` chunks (length, type, payload, CRC), copied into every frame's PNG.
+    private let paletteChunks: [Range<Int>]
+
+    init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(ProbeStop) {
+        let reader = ByteReader(bytes)
+        guard reader.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) else {
+            throw .corrupt("not a PNG signature")
+        }
+        guard try reader.u32be(12) == Chunk.ihdr, try reader.u32be(8) == 13 else {
+            throw .corrupt("PNG does not start with IHDR")
+        }
+        header = 16..<29
+        width = try reader.u32be(16)
+        height = try reader.u32be(20)
+        var position = 33
+        var declared = 0
+        var plays = 0
+        var palette: [Range<Int>] = []
+        var frames: [Frame] = []
+        var current: Frame?
+        var seenIDAT = false
+        var truncated = true
+        walk: while position + 12 <= bytes.count {
+            let length = try reader.u32be(position)
+            let type = try reader.u32be(position + 4)
+            let payload = position + 8
+            guard length <= bytes.count - payload - 4 else { break }  // cut inside the chunk
+            switch type {
+            case Chunk.actl:
+                guard length >= 8 else { throw .corrupt("APNG acTL chunk is \(length) bytes, expected 8") }
+                declared = try reader.u32be(payload)
+                plays = try reader.u32be(payload + 4)
+                if declared > limits.maxFrames { throw .tooManyFrames(declared, limits) }
+            case Chunk.plte, Chunk.trns:
+                palette.append(position..<(payload + length + 4))
+            case Chunk.fctl:
+                guard length >= 26 else { throw .corrupt("APNG fcTL chunk is \(length) bytes, expected 26") }
+                if let done = current { frames.append(try Self.validated(done, frames.count)) }
+                if frames.count >= limits.maxFrames { throw .tooManyFrames(frames.count + 1, limits) }
+                let numerator = try reader.u16be(payload + 20)
+                let denominator = try reader.u16be(payload + 22)
+                current = Frame(
+                    x: try reader.u32be(payload + 12), y: try reader.u32be(payload + 16),
+                    width: try reader.u32be(payload + 4), height: try reader.u32be(payload + 8),
+                    dispose: try reader.u8(payload + 24), blend: try reader.u8(payload + 25),
+                    durationMilliseconds: Int(
+                        (Double(numerator) * 1000 / Double(denominator == 0 ? 100 : denominator)).rounded()))
+                guard let frame = current, frame.width > 0, frame.height > 0,
+                    frame.x + frame.width <= width, frame.y + frame.height <= height
+                else { throw .corrupt("APNG frame \(frames.count) lies outside the \(width)×\(height) canvas") }
+                if frames.isEmpty, !seenIDAT,
+                    frame.x != 0 || frame.y != 0 || frame.width != width
+                        || frame.height != height
+                {
+                    throw .corrupt("APNG's first frame must cover the canvas")
+                }
+            case Chunk.idat:
+                seenIDAT = true
+                if frames.isEmpty, current != nil { current?.data.append(payload..<(payload + length)) }
+            case Chunk.fdat:
+                guard length >= 4 else { throw .corrupt("APNG fdAT chunk is \(length) bytes, expected at least 4") }
+                guard current != nil, seenIDAT else { throw .corrupt("APNG fdAT chunk without a frame control") }
+                current?.data.append((payload + 4)..<(payload + length))
+            case Chunk.iend:
+                truncated = false
+                break walk
+            default:
+                break
+            }
+            position = payload + length + 4
+        }
+        if !truncated, let done = current { frames.append(try Self.validated(done, frames.count)) }
+        guard declared > 0 else { throw .corrupt("PNG has no acTL chunk") }
+        guard !frames.isEmpty else {
+            throw truncated ? .needMoreData(atLeast: bytes.count + 1) : .corrupt("APNG has no frame control")
+        }
+        if frames.count > declared { frames.removeLast(frames.count - declared) }  // acTL is the authority
+        self.plays = plays
+        self.frames = frames
+        self.isTruncated = truncated || frames.count < declared
+        paletteChunks = palette
+    }
+
+    private static func validated(_ frame: Frame, _ index: Int) throws(ProbeStop) -> Frame {
+        guard !frame.data.isEmpty else { throw .corrupt("APNG frame \(index) has no image data") }
+        guard frame.dispose <= 2, frame.blend <= 1 else {
+            throw .corrupt("APNG frame \(index) has dispose_op \(frame.dispose), blend_op \(frame.blend)")
+        }
+        return frame
+    }
+
+    /// A standalone PNG holding `frame` (see the type's summary). Its CRCs are left zero: the decoder is told to
+    /// use chunks without checking them, the data being covered by zlib's own checksum.
+    func framePNG(_ frame: Frame, in bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        let dataLength = frame.data.reduce(0) { $0 + $1.count }
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        png.reserveCapacity(8 + 25 + paletteChunks.reduce(0) { $0 + $1.count } + 12 + dataLength + 12)
+        func append32(_ value: Int) {
+            for shift in stride(from: 24, through: 0, by: -8) { png.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        }
+        append32(13)
+        append32(Chunk.ihdr)
+        append32(frame.width)
+        append32(frame.height)
+        png.append(contentsOf: bytes[(header.lowerBound + 8)..<header.upperBound])
+        append32(0)
+        for chunk in paletteChunks { png.append(contentsOf: bytes[chunk]) }
+        append32(dataLength)
+        append32(Chunk.idat)
+        for range in frame.data { png.append(contentsOf: bytes[range]) }
+        append32(0)
+        append32(0)
+        append32(Chunk.iend)
+        append32(0)
+        return png
+    }
+
+    private enum Chunk {
+        static let ihdr = 0x4948_4452
+        static let plte = 0x504C_5445
+        static let trns = 0x7452_4E53
+        static let actl = 0x6163_544C
+        static let fctl = 0x6663_544C
+        static let idat = 0x4944_4154
+        static let fdat = 0x6664_4154
+        static let iend = 0x4945_4E44
+    }
+}

@@ -1,0 +1,54 @@
+/// An animated image's encoded bytes at a fixed address, shared by every decoder that plays it (a player
+/// starts a new one each loop; the C decoders keep pointers into the bytes between frames).
+///
+/// Immutable after `init`; freed when the last reference goes. Costs one copy of the file at creation.
+public final class EncodedAnimation: Sendable {
+    /// The bytes (valid while this object lives).
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage) }
+    // Written once in init, read-only afterwards, freed in deinit: safe to share between threads.
+    private nonisolated(unsafe) let storage: UnsafeMutableRawBufferPointer
+    /// The container's timing, read once at creation.
+    public let info: AnimationInfo
+
+    /// Copies `bytes` and reads the container's timing.
+    /// - Throws: ``DarkroomImageError`` as ``ImageProber/animationInfo(_:limits:)``.
+    public convenience init(_ bytes: [UInt8], limits: DecodeLimits = .default) throws(DarkroomImageError) {
+        let storage = try bytes.withUnsafeBytes { raw in
+            Result { () throws(DarkroomImageError) in try Self.copy(raw, limits: limits) }
+        }.get()
+        try self.init(storage: storage, limits: limits)
+    }
+
+    /// Copies `bytes` and reads the container's timing.
+    /// - Throws: ``DarkroomImageError`` as ``ImageProber/animationInfo(_:limits:)``.
+    public convenience init(copying bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
+        throws(DarkroomImageError)
+    {
+        try self.init(storage: try Self.copy(bytes, limits: limits), limits: limits)
+    }
+
+    private init(storage: UnsafeMutableRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+        do {
+            info = try ImageProber.animationInfo(UnsafeRawBufferPointer(storage), limits: limits)
+        } catch {
+            storage.deallocate()
+            throw error
+        }
+        self.storage = storage
+    }
+
+    private static func copy(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError)
+        -> UnsafeMutableRawBufferPointer
+    {
+        guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the input is empty") }
+        guard bytes.count <= limits.maxInputBytes else {
+            throw DarkroomImageError(
+                .limitExceeded, "input of \(bytes.count) bytes exceeds maxInputBytes (\(limits.maxInputBytes))")
+        }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
+        storage.copyMemory(from: bytes)
+        return storage
+    }
+
+    deinit { storage.deallocate() }
+}
