@@ -70,6 +70,9 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// The colour description, read only on request (``ImageProber/colorProfile(of:limits:)``; `darkroom probe`
     /// and `/v1/info` fill it in): nil from a plain probe.
     public var colorProfile: ColorProfileSummary?
+    /// An animation's timing (durations, loop count), read only on request like ``colorProfile``
+    /// (``ImageProber/animationInfo(_:limits:)``); nil from a plain probe and for still images.
+    public var animation: AnimationInfo?
 
     /// Creates a probe result.
     public init(

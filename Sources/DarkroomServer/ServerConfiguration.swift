@@ -20,6 +20,9 @@ public struct ServerConfiguration: Sendable {
         public var maxSourceLength = 2048
         /// Largest source file or download, in bytes. Default 64 MiB.
         public var maxSourceBytes = 64 << 20
+        /// Most frames of an animated source kept in its animated thumbnail; later frames are dropped (the
+        /// thumbnail ends there). Default 256 — about 10 s at 25 fps.
+        public var maxAnimationFrames = 256
         /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames, colour
         /// profile bytes). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
         /// 64 MiB of input and 256 MiB of decoded pixels.

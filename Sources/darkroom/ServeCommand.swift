@@ -36,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Memory for decoded bitmaps, in MiB.") var decodedCacheMb = 32
     @Option(help: "Largest source file or download, in MiB.") var maxSourceMb = 64
     @Option(help: "Largest source image, in megapixels.") var maxSourceMegapixels: Int?
+    @Option(help: "Most frames kept in an animated thumbnail (later frames are dropped).") var maxAnimationFrames = 256
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "JPEG colour exactly as libjpeg's 1/8 decode, also for thumbnails ~1/16 of the source (slower).")
     var exactChroma = false
@@ -50,6 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
+        if maxAnimationFrames < 1 { throw ValidationError("--max-animation-frames must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
         guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1,
             maxSourceMb >= 1
@@ -84,6 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maxSourceBytes = maxSourceMb << 20
         configuration.limits.decode.maxInputBytes = maxSourceMb << 20
         if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }
+        configuration.limits.maxAnimationFrames = maxAnimationFrames
         configuration.logger = logger
 
         let registry = PrometheusCollectorRegistry()

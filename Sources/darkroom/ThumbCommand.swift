@@ -11,14 +11,17 @@ struct ThumbCommand: ParsableCommand {
         abstract: "Write a downsampled thumbnail of each image (files, or folders searched recursively).")
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-        case auto, jpeg, png, webp, avif
+        case auto, jpeg, png, webp, avif, gif
     }
 
     @Argument(help: "Image files and folders.") var paths: [String]
     @Option(help: "Longest side of each thumbnail, in pixels.") var maxPixelSize: Int
     @Option(help: "Output folder (created if missing).") var out: String
-    @Option(help: "Output format: auto (JPEG, or PNG for images with alpha), jpeg, png, webp or avif.") var format:
-        OutputFormat = .auto
+    @Option(
+        help: """
+            Output format: auto (JPEG, or PNG for images with alpha; animated WebP for animations), jpeg, png, webp, \
+            avif or gif (animations only keep their frames as webp or gif).
+            """) var format: OutputFormat = .auto
     @Option(help: "Quality 1-100 for JPEG, WebP and AVIF.") var quality: Int = 85
     @Option(help: "AVIF encoder speed 0-10 (faster is larger).") var avifSpeed: Int = 8
     @Flag(
@@ -26,6 +29,8 @@ struct ThumbCommand: ParsableCommand {
             "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB."
     )
     var keepColorProfile = false
+    @Option(help: "Animations: keep only the first N frames.") var frames: Int?
+    @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
 
@@ -34,6 +39,8 @@ struct ThumbCommand: ParsableCommand {
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1...100") }
         guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if frames != nil && still { throw ValidationError("--frames and --still exclude each other") }
     }
 
     func run() throws {
@@ -49,6 +56,15 @@ struct ThumbCommand: ParsableCommand {
             let job = jobs[i]
             do {
                 let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
+                if !still, let animated = job.animatedFormat,
+                    try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
+                {
+                    let decoder = try AnimatedImageDecoder(bytes, options: options, frameLimit: frames)
+                    let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
+                    try FileBytes.writeAtomically(encoded, to: job.output(animated))
+                    progress.advance()
+                    return
+                }
                 let image = try ImageDecoder().decode(bytes, options: options)
                 if let problem = image.colorProblem {
                     FileHandle.standardError.write(
@@ -59,7 +75,7 @@ struct ThumbCommand: ParsableCommand {
                 let encoded = try ImageEncoder.encode(
                     image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
                     options: encodeOptions)
-                try FileBytes.writeAtomically(encoded, to: job.output(hasAlpha: !image.bitmap.isOpaque))
+                try FileBytes.writeAtomically(encoded, to: job.output(job.format(hasAlpha: !image.bitmap.isOpaque)))
             } catch {
                 failures.withLock {
                     $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)")))
@@ -103,9 +119,20 @@ struct ThumbPlan {
         var oldExtension: String
         var fixed: ImageFileFormat?
 
-        func format(hasAlpha: Bool) -> ImageFileFormat { fixed ?? (hasAlpha ? .png : .jpeg) }
-        func output(hasAlpha: Bool) -> String {
-            let ext = format(hasAlpha: hasAlpha).fileExtension
+        /// The format of a still thumbnail: GIF output is for animations, so a still asked for as GIF is a PNG.
+        func format(hasAlpha: Bool) -> ImageFileFormat {
+            fixed == .gif ? .png : fixed ?? (hasAlpha ? .png : .jpeg)
+        }
+        /// The format an animation keeps its frames in, nil when the chosen format is a still one.
+        var animatedFormat: ImageFileFormat? {
+            switch fixed {
+            case nil, .webp: .webp
+            case .gif: .gif
+            default: nil
+            }
+        }
+        func output(_ format: ImageFileFormat) -> String {
+            let ext = format.fileExtension
             return keepsExtension && !oldExtension.isEmpty ? "\(stem).\(oldExtension).\(ext)" : "\(stem).\(ext)"
         }
     }
@@ -123,6 +150,7 @@ struct ThumbPlan {
             case .png: .png
             case .webp: .webp
             case .avif: .avif
+            case .gif: .gif
             }
         var found: [(input: String, relative: String)] = []
         for path in paths {

@@ -22,6 +22,7 @@ import Testing
         }
         let encoded = try encoder.finish()
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let path = directory.path + "/out." + format.fileExtension
         try Data(encoded).write(to: URL(fileURLWithPath: path))
         // Then Pillow reads the same frame count, durations and loop, and pixels close to what went in

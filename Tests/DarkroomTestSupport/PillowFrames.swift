@@ -16,6 +16,7 @@ package struct PillowFrames {
     /// Reads `path`'s first `maxFrames` frames (all by default).
     package init(path: String, maxFrames: Int = .max) throws {
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let out = directory.path + "/frames.rgba"
         let script = """
             import json, sys

@@ -41,8 +41,8 @@ extension ImagePipeline {
 
     /// The header of `request`'s source: read from the file on an I/O thread (a few kilobytes, no decode), or, for
     /// a remote source, from its bytes fetched through the pipeline (shared with any fetch in flight and kept in
-    /// the disk cache for the render that follows). With `colorProfile`, the embedded profile is described too
-    /// (for a file, that reads the whole file). Limits are the pipeline's decode limits.
+    /// the disk cache for the render that follows). With `colorProfile`, the embedded profile and an animation's timing
+    /// are read too (for a file, that reads the whole file). Limits are the pipeline's decode limits.
     package func probe(_ request: ImageRequest, colorProfile: Bool = false) async throws -> ImageProbe {
         let limits = configuration.decodeOptions.limits
         switch request.source {
@@ -57,7 +57,12 @@ extension ImagePipeline {
             return try await perform(on: .cpu, priority: request.priority) {
                 try bytes.withUnsafeBytes { raw in
                     var probe = try Self.probeBytes(raw, limits: limits)
-                    if colorProfile { probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits) }
+                    if colorProfile {
+                        probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
+                        if probe.frameCount > 1 {
+                            probe.animation = try? ImageProber.animationInfo(raw, limits: limits)
+                        }
+                    }
                     return probe
                 }
             }
@@ -74,6 +79,7 @@ extension ImagePipeline {
                 if colorProfile {
                     let bytes = try FileBytes.read(path, limit: limits.maxInputBytes)
                     probe.colorProfile = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0, limits: limits) }
+                    if probe.frameCount > 1 { probe.animation = try EncodedAnimation(bytes, limits: limits).info }
                 }
                 return probe
             } catch {

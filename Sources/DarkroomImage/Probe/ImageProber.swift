@@ -55,6 +55,14 @@ public enum ImageProber {
         }
     }
 
+    /// Probes a byte array. See ``probe(_:limits:)-(UnsafeRawBufferPointer,_)``.
+    public static func probe(_ bytes: [UInt8], limits: DecodeLimits = .default) throws(DarkroomImageError)
+        -> ImageProbe
+    {
+        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try probe(raw, limits: limits) }
+        }.get()
+    }
+
     /// Probes a file, reading a prefix and more only when the header needs it.
     ///
     /// Reads a 64 KiB prefix with POSIX `pread`; when the header continues past it (a large EXIF or ICC segment

@@ -15,6 +15,14 @@ enum RenderCost {
     /// Remote sources are not probed before fetching; they count this much.
     static let remoteEstimate = 16 << 20
 
+    /// The estimate for `source`: from its header when there is one, else its file size (a header that could not
+    /// be read), else ``remoteEstimate``.
+    static func estimate(probe: ImageProbe?, source: ResolvedSource, parameters: ThumbnailParameters) -> Int {
+        guard case .file(_, _, let size) = source else { return remoteEstimate }
+        guard let probe else { return size }
+        return estimate(probe: probe, fileBytes: size, parameters: parameters)
+    }
+
     static func estimate(probe: ImageProbe, fileBytes: Int, parameters: ThumbnailParameters) -> Int {
         let w = probe.width
         let h = probe.height
@@ -40,6 +48,12 @@ enum RenderCost {
                 isGrayscale: probe.isGrayscale)
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
+        if probe.frameCount > 1 && !parameters.still {
+            // An animation: the canvas and a second one for "previous" disposal (libwebp keeps two), the bytes copied
+            // once for the decoder, and per output frame the bitmap, its straight-alpha copy and the encoder's two
+            // canvases.
+            return fileBytes * 2 + pixels * 4 * 2 + output * 2
+        }
         return fileBytes + decoder + output
     }
 

@@ -182,6 +182,16 @@ struct InfoBody: Codable, Sendable {
     var colorProfile: ColorProfileSummary?
     /// HEIC/AVIF: coded size, transformations, item count, thumbnail sizes, codec.
     var heif: HEIFDetails?
+    /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
+    /// how many times it plays (0 forever) and one play's length by the browsers' delay rule.
+    var animation: AnimationBody?
+
+    struct AnimationBody: Codable, Sendable {
+        var durations: [Int]
+        var loopCount: Int?
+        var plays: Int
+        var totalDisplayDuration: Int
+    }
 
     init(_ p: ImageProbe) {
         format = p.format.rawValue
@@ -198,6 +208,11 @@ struct InfoBody: Codable, Sendable {
         bitDepth = p.bitDepth
         isCMYK = p.isCMYK
         colorProfile = p.colorProfile
+        animation = p.animation.map {
+            AnimationBody(
+                durations: $0.durations, loopCount: $0.loopCount, plays: $0.plays,
+                totalDisplayDuration: $0.totalDisplayDuration)
+        }
         heif = p.heif
     }
 }

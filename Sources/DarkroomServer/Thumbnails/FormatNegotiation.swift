@@ -4,7 +4,7 @@ import Foundation
 /// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.
 enum OutputVariant: String, Sendable, Hashable {
     /// An explicit `format=`.
-    case jpeg, png, webp, avif
+    case jpeg, png, webp, avif, gif
     /// `format=auto`, the client accepts AVIF and the server offers it (``ServerConfiguration/autoAVIF``).
     case autoAVIF = "auto-avif"
     /// `format=auto` and the client accepts WebP.
@@ -23,6 +23,7 @@ enum OutputVariant: String, Sendable, Hashable {
         case .png: self = .png
         case .webp: self = .webp
         case .avif: self = .avif
+        case .gif: self = .gif
         case .auto:
             if offerAVIF && Self.accepts("image/avif", accept) {
                 self = .autoAVIF
@@ -40,6 +41,18 @@ enum OutputVariant: String, Sendable, Hashable {
         case .webp, .autoWebP: .webp
         case .avif, .autoAVIF: .avif
         case .autoLegacy: hasAlpha ? .png : .jpeg
+        case .gif: .gif
+        }
+    }
+
+    /// The format an animated source keeps its frames in, nil when the variant is a still format (JPEG, PNG,
+    /// AVIF: the first frame is answered). `auto` answers animated WebP to clients that take WebP (every browser
+    /// that takes AVIF does), else GIF.
+    var animatedFormat: ImageFileFormat? {
+        switch self {
+        case .webp, .autoWebP, .autoAVIF: .webp
+        case .gif, .autoLegacy: .gif
+        case .jpeg, .png, .avif: nil
         }
     }
 

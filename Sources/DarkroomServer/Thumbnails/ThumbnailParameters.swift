@@ -16,7 +16,7 @@ struct ThumbnailParameters: Sendable, Hashable {
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
     enum Format: String, Sendable, Hashable, CaseIterable {
-        case auto, jpeg, png, webp, avif
+        case auto, jpeg, png, webp, avif, gif
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
@@ -31,6 +31,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     var format: Format
     /// Lossy quality 1–100 for JPEG, WebP and AVIF.
     var quality: Int
+    /// `still=1`: an animated source answers its first frame only, as a still image.
+    var still = false
 
     /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
     var isRemote: Bool {
@@ -57,6 +59,7 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
+            + (still ? "|still" : "")
     }
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
@@ -68,6 +71,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         var fit = Fit.contain
         var format = Format.auto
         var quality = limits.defaultQuality
+        var still = false
         for (name, value) in query {
             switch name {
             case "src": source = value
@@ -81,7 +85,7 @@ struct ThumbnailParameters: Sendable, Hashable {
             case "format":
                 guard let f = Format(rawValue: value) else {
                     throw ServerError(
-                        .badRequest, "format must be auto, jpeg, png, webp or avif, got '\(value.prefix(40))'")
+                        .badRequest, "format must be auto, jpeg, png, webp, avif or gif, got '\(value.prefix(40))'")
                 }
                 format = f
             case "q":
@@ -89,6 +93,11 @@ struct ThumbnailParameters: Sendable, Hashable {
                     throw ServerError(.badRequest, "q must be an integer 1...100, got '\(value.prefix(40))'")
                 }
                 quality = q
+            case "still":
+                guard value == "1" || value == "0" || value == "true" || value == "false" else {
+                    throw ServerError(.badRequest, "still must be 1 or 0, got '\(value.prefix(40))'")
+                }
+                still = value == "1" || value == "true"
             default: continue
             }
         }
@@ -101,6 +110,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.fit = fit
         self.format = format
         self.quality = quality
+        self.still = still
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

@@ -139,8 +139,31 @@ final class ThumbnailService: Sendable {
         metrics.admission(running: admission.running, queued: admission.queued)
         var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
-        let cost = await estimatedCost(request, source: source, parameters: parameters)
+        let probe = await probeFile(request, source: source)
+        let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
         return try await admission.run(cost: cost) { [self] in
+            // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
+            // first frame). Files are known animated from their header; remote sources from the fetched bytes.
+            if !parameters.still, let animatedFormat = variant.animatedFormat, probe.map({ $0.frameCount > 1 }) ?? true
+            {
+                var dataRequest = request
+                dataRequest.options.insert(.returnData)
+                let bytes: [UInt8]
+                do {
+                    bytes = try await pipeline.image(for: dataRequest).data ?? []
+                } catch {
+                    throw Self.serverError(error)
+                }
+                if (try? ImageProber.probe(bytes, limits: configuration.limits.decode))?.frameCount ?? 1 > 1 {
+                    let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
+                        [self] () throws(ServerError) in
+                        try animate(bytes, parameters: parameters, format: animatedFormat)
+                    }
+                    try await store(thumbnail, forKey: key)
+                    return (thumbnail, "rendered")
+                }
+                request.source = .data(id: source.identity, bytes: bytes)  // a still after all: decode these bytes
+            }
             let response: ImageResponse
             do {
                 response = try await pipeline.image(for: request)
@@ -153,13 +176,39 @@ final class ThumbnailService: Sendable {
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
                 try encode(container, variant: variant, quality: parameters.quality)
             }
-            try await pipeline.perform(on: .io, priority: .low) { [self] in
-                stepObserver?("disk-write")
-                if !cache.store(thumbnail, forKey: key) {
-                    logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
-                }
-            }
+            try await store(thumbnail, forKey: key)
             return (thumbnail, "rendered")
+        }
+    }
+
+    private func store(_ thumbnail: EncodedThumbnail, forKey key: String) async throws {
+        try await pipeline.perform(on: .io, priority: .low) { [self] in
+            stepObserver?("disk-write")
+            if !cache.store(thumbnail, forKey: key) {
+                logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
+            }
+        }
+    }
+
+    /// Decodes an animation frame by frame at the requested size and encodes it as it goes (blocking: call on a
+    /// pipeline thread): one source canvas, one output frame and the encoder's state in memory, at most
+    /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames.
+    private func animate(_ bytes: [UInt8], parameters: ThumbnailParameters, format: ImageFileFormat)
+        throws(ServerError) -> EncodedThumbnail
+    {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            let decoder = try AnimatedImageDecoder(
+                bytes, options: DecodeOptions(size: parameters.targetSize, limits: configuration.limits.decode),
+                frameLimit: configuration.limits.maxAnimationFrames)
+            let encoded = try AnimatedImageEncoder.encode(
+                decoder, as: format, options: EncodeOptions(quality: parameters.quality))
+            return EncodedThumbnail(
+                bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
+        } catch {
+            throw Self.serverError(
+                DarkroomError(.decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)
+            )
         }
     }
 
@@ -173,6 +222,13 @@ final class ThumbnailService: Sendable {
         let format = variant.fileFormat(hasAlpha: hasAlpha)
         let bytes: [UInt8]
         do throws(DarkroomImageError) {
+            if format == .gif {  // a still as GIF: a one-frame animation
+                let encoder = try AnimatedImageEncoder(
+                    format: .gif, width: bitmap.width, height: bitmap.height, plays: 1)
+                try encoder.add(bitmap, duration: 0)
+                return EncodedThumbnail(
+                    bytes: try encoder.finish(), format: .gif, width: bitmap.width, height: bitmap.height)
+            }
             bytes = try ImageEncoder.encode(
                 bitmap, as: format,
                 options: EncodeOptions(
@@ -183,15 +239,11 @@ final class ThumbnailService: Sendable {
         return EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
     }
 
-    /// The render's working-memory estimate (``RenderCost``) from the pipeline's probe of the source header (on an
-    /// I/O thread); a source whose header cannot be read counts its file size (the render then reports the real
-    /// error), and a remote one a fixed estimate (its header is not fetched before admission).
-    private func estimatedCost(_ request: ImageRequest, source: ResolvedSource, parameters: ThumbnailParameters) async
-        -> Int
-    {
-        guard case .file(_, _, let size) = source else { return RenderCost.remoteEstimate }
-        guard let probe = try? await pipeline.probe(request) else { return size }
-        return RenderCost.estimate(probe: probe, fileBytes: size, parameters: parameters)
+    /// The header of a file source, probed by the pipeline on an I/O thread; nil for remote sources (their header
+    /// is not fetched before admission) and for a header that cannot be read (the render then reports the error).
+    private func probeFile(_ request: ImageRequest, source: ResolvedSource) async -> ImageProbe? {
+        guard case .file = source else { return nil }
+        return try? await pipeline.probe(request)
     }
 
     /// Answers `GET /v1/info`: the pipeline's probe of the source with its colour profile (header and profile
