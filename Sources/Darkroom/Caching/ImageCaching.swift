@@ -11,6 +11,8 @@ public struct ImageContainer: Sendable {
     /// The ICC profile the pixels are in, when decoded with ``OutputColorSpace/original`` and the source had one
     /// (an encoder writes it back out); nil for sRGB pixels.
     public var colorProfile: ColorProfile?
+    /// The animation, for ``ImageRequest/Options/animated`` requests whose source has more than one frame.
+    public var animation: AnimatedImage?
 
     /// Creates a container.
     public init(bitmap: Bitmap, probe: ImageProbe? = nil, isPreview: Bool = false, colorProfile: ColorProfile? = nil) {
@@ -20,8 +22,9 @@ public struct ImageContainer: Sendable {
         self.colorProfile = colorProfile
     }
 
-    /// Memory the pixels hold, in bytes (the memory cache's cost).
-    public var cost: Int { bitmap.cost }
+    /// Memory the pixels hold, in bytes (the memory cache's cost): the bitmap, and for an animation its bytes and
+    /// its player's frame buffer budget.
+    public var cost: Int { bitmap.cost + (animation?.cost ?? 0) }
 }
 
 /// The memory cache seam: decoded images by ``ImageCacheKey``.

@@ -46,6 +46,10 @@ extension ImagePipeline {
         public var defaultMaxAge: Double = 86_400
         /// Base decode options (filter, limits, truncation policy); size and pixel format come from each request.
         public var decodeOptions = DecodeOptions()
+        /// The frame buffer of each player made from an animated response (``ImageRequest/Options/animated``),
+        /// which the memory cache charges with the image; nil for ``AnimationPlayer/defaultBudget(for:)``.
+        /// Default nil.
+        public var animationBufferBytes: Int?
         /// Quality of processed images stored on disk as JPEG (opaque) — others are stored as PNG. Default 85.
         public var encodeQuality: Int = 85
         /// Debounce of ``ImagePipeline/networkActivity``, seconds. Default 0.1.

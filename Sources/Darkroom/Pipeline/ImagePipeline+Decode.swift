@@ -48,7 +48,8 @@ extension ImagePipeline {
                             timings.queueWait += wait
                             counters.queueWaitTimer.recordSeconds(wait)
                             let result = decode(
-                                fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings)
+                                fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings,
+                                animated: request.options.contains(.animated))
                             job.finish(
                                 result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                         })
@@ -78,7 +79,7 @@ extension ImagePipeline {
     /// Decodes on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
     func decode(
         _ bytes: [UInt8], size: TargetSize, pixelFormat: PixelFormatPreference,
-        timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil
+        timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil, animated: Bool = false
     ) -> Result<ImageContainer, DarkroomError> {
         var options = configuration.decodeOptions
         options.size = size
@@ -97,8 +98,20 @@ extension ImagePipeline {
                 configuration.logger.notice(
                     "colour profile ignored, image treated as sRGB", metadata: ["reason": "\(problem)"])
             }
-            return .success(
-                ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile))
+            var container = ImageContainer(
+                bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile)
+            if animated && decoded.probe.frameCount > 1 {
+                // The first frame is the still; the animation keeps the bytes (checked against the frame limits
+                // now, so a player cannot fail on them later).
+                let encoded = try EncodedAnimation(bytes, limits: options.limits)
+                var animationOptions = options
+                animationOptions.pixelFormat = .exactly(.bgra8Premultiplied)
+                let frame = try AnimatedImageDecoder(encoded, options: animationOptions)
+                container.animation = AnimatedImage(
+                    encoded: encoded, options: animationOptions, bufferBudget: configuration.animationBufferBytes,
+                    frameBytes: frame.outputWidth * frame.outputHeight * 4, queue: decodeQueue)
+            }
+            return .success(container)
         } catch {
             let code: DarkroomError.Code = error.code == .unsupportedFormat ? .notAnImage : .decodeFailed
             return .failure(DarkroomError(code, "decode failed: \(error.message)", underlying: error))

@@ -22,9 +22,12 @@ extension ImagePipeline {
                 })
         }
         let key = request.cacheKey
-        let table = request.tableFormat.flatMap { format in
-            configuration.imageTables.map { (tables: $0, format: format) }
-        }
+        let table =
+            request.options.contains(.animated)
+            ? nil
+            : request.tableFormat.flatMap { format in
+                configuration.imageTables.map { (tables: $0, format: format) }
+            }
         let readTable = table != nil && !request.options.contains(.disableTableReads)
         let processedCache = processedDataCache(for: request)
         let readProcessed = processedCache != nil && !request.options.contains(.disableDiskCacheReads)
@@ -76,7 +79,8 @@ extension ImagePipeline {
 
     /// The disk cache, when this request's processed image belongs in it.
     private func processedDataCache(for request: ImageRequest) -> (any DataCaching)? {
-        guard let cache = configuration.dataCache, !request.processors.isEmpty else { return nil }
+        guard let cache = configuration.dataCache, !request.processors.isEmpty, !request.options.contains(.animated)
+        else { return nil }
         switch configuration.diskCachePolicy {
         case .automatic, .storeEncodedImages, .storeAll: return cache
         case .storeOriginalData: return nil
@@ -159,7 +163,9 @@ extension ImagePipeline {
         guard let container = result.container, !container.isPreview else { return }
         let key = request.cacheKey
         if !request.options.contains(.disableMemoryCacheWrites) { imageCache?.store(container, for: key) }
-        if result.origin != .table, let format = request.tableFormat, let tables = configuration.imageTables {
+        if result.origin != .table, !request.options.contains(.animated), let format = request.tableFormat,
+            let tables = configuration.imageTables
+        {
             ioQueue.enqueue(priority: .low) { _ in tables.store(container.bitmap, forEntity: key.source, format: format)
             }
         }

@@ -97,7 +97,9 @@ public struct ImageRequest: Sendable {
     /// The memory-cache key: source, size, pixel format and processor identifiers. Cost: two retains — the
     /// strings are computed when `source` or `processors` are set, not per lookup.
     public var cacheKey: ImageCacheKey {
-        ImageCacheKey(source: sourceKey, size: size, pixelFormat: pixelFormat, processors: processorsKey)
+        ImageCacheKey(
+            source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, size: size,
+            pixelFormat: pixelFormat, processors: processorsKey)
     }
 
     /// `source.key`, kept current by `source`'s observer.
@@ -146,6 +148,12 @@ extension ImageRequest {
         /// For progressive or large JPEGs, deliver one low-quality preview decoded from the bytes received so
         /// far (at about half the transfer) before the final image.
         public static let progressivePreviews = Options(rawValue: 1 << 6)
+
+        /// For an animated GIF, WebP or APNG, also deliver the animation (``ImageContainer/animation``) to play with
+        /// an ``AnimationPlayer``; the container's bitmap is the first frame. Kept apart from still requests in the
+        /// memory cache, and never read from or written to image tables or the processed-image disk cache (they
+        /// hold one frame). Processors apply to the first frame only.
+        public static let animated = Options(rawValue: 1 << 7)
 
         /// The options that change what is fetched or produced (and so which in-flight task may be shared).
         var sharingBits: UInt16 { rawValue & ~Options.progressivePreviews.rawValue }

@@ -26,7 +26,12 @@ public final class AnimatedImageDecoder {
     private let options: DecodeOptions
     private let format: PixelFormat
     private let plan: DecodePlan
-    private var compositor: any FrameCompositor
+    private let probe: ImageProbe
+    /// Opened at the first frame, so that making a decoder (to learn the output size, or check limits) allocates no
+    /// canvas.
+    private var compositor: (any FrameCompositor)?
+    /// The format of the compositor's rows (APNG composites in straight RGBA).
+    private let rowFormat: PixelFormat
     private let resampler: RowResampler?
     private let scratchRow: ScratchBuffer<UInt8>?
 
@@ -65,7 +70,8 @@ public final class AnimatedImageDecoder {
         frameCount = min(info.frameCount, max(0, frameLimit ?? .max))
         outputWidth = plan.outputWidth
         outputHeight = plan.outputHeight
-        compositor = try Self.makeCompositor(source, probe: probe, limits: limits)
+        self.probe = probe
+        rowFormat = probe.format == .png && probe.frameCount > 1 ? .rgba8 : .bgra8Premultiplied
         if plan.isIdentity(width: info.canvasWidth, height: info.canvasHeight) {
             resampler = nil
             scratchRow = nil
@@ -79,8 +85,7 @@ public final class AnimatedImageDecoder {
                     height: plan.outputHeight, bytesPerRow: plan.outputWidth * 4),
                 filter: options.filter, alphaChannel: 3)
             scratchRow =
-                compositor.rowFormat == .bgra8Premultiplied
-                ? nil : try ScratchBuffer(count: info.canvasWidth * 4, zeroed: false)
+                rowFormat == .bgra8Premultiplied ? nil : try ScratchBuffer(count: info.canvasWidth * 4, zeroed: false)
         }
     }
 
@@ -119,7 +124,7 @@ public final class AnimatedImageDecoder {
     /// short by the end of the data, which sets ``isTruncated``). Cost: the codec's work for the frame plus one
     /// resample of the canvas; allocates the output bitmap.
     public func nextFrame() throws(DarkroomImageError) -> AnimatedFrame? {
-        guard try advance() else { return nil }
+        guard try advance(), let compositor else { return nil }
         let bitmap = try Bitmap.allocateOnHeap(
             width: outputWidth, height: outputHeight, format: format, isOpaque: false)
         let height = info.canvasHeight
@@ -160,17 +165,23 @@ public final class AnimatedImageDecoder {
     /// after the last one. Cheaper than ``nextFrame()`` by the resample and the output bitmap.
     public func skipFrame() throws(DarkroomImageError) -> Bool { try advance() }
 
-    /// Starts again from the first frame (a new compositor over the same bytes).
+    /// Starts again from the first frame: the canvas is freed and opened again at the next frame.
     public func rewind() throws(DarkroomImageError) {
-        var probe = try ImageProber.probe(source.bytes, limits: options.limits)
-        probe.orientation = .up
-        compositor = try Self.makeCompositor(source, probe: probe, limits: options.limits)
+        compositor = nil
         nextIndex = 0
         isTruncated = false
     }
 
     private func advance() throws(DarkroomImageError) -> Bool {
         guard nextIndex < frameCount, !isTruncated else { return false }
+        let compositor: any FrameCompositor
+        if let open = self.compositor {
+            compositor = open
+        } else {
+            compositor = try Self.makeCompositor(source, probe: probe, limits: options.limits)
+            precondition(compositor.rowFormat == rowFormat)
+            self.compositor = compositor
+        }
         do {
             guard try compositor.advance() else { return false }
         } catch  where error.code == .truncated && nextIndex > 0 {
