@@ -9,7 +9,10 @@ use of both cores, as 2 processes in parallel (xargs -P 2, peak RSS of the large
 Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--photos DIR] [--ext jpg|heic|avif]
        [--files NAME,NAME] [--size 256]
 e.g.   bench/thumb-vs-vips.py --photos ../shared/photos/heic --ext heic --files eveningglow-4032x3024-thumb320.heic,onestandsout-4032x3024-grid512.heic --count 20
-Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools).
+With --animated, animations instead: each input (default the 300-frame 480x300 cinemagraph GIF, --count 6)
+becomes a 128 px animated WebP at quality 75 — darkroom thumb --format webp against
+vipsthumbnail 'x.gif[n=-1]' -o %s.webp[Q=75] (both libwebp at effort 4); every output's frame count is checked.
+Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools); --animated also needs Pillow.
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile
 
@@ -34,7 +37,14 @@ def main():
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--ext", default="jpg")
     ap.add_argument("--files", default="", help="comma-separated names inside --photos (default: every *.EXT)")
+    ap.add_argument("--animated", action="store_true", help="animations to animated WebP (see above)")
     a = ap.parse_args()
+    if a.animated:
+        defaults = {"photos": os.path.join(here, "..", "..", "shared", "photos", "animated"), "ext": "gif",
+                    "files": "cinemagraph-480x300-300f.gif", "count": 6, "size": 128}
+        for key, value in defaults.items():
+            if getattr(a, key) == ap.get_default(key):
+                setattr(a, key, value)
     if not shutil.which("vipsthumbnail"):
         raise SystemExit("vipsthumbnail not found: apt-get install libvips-tools")
     names = a.files.split(",") if a.files else [f for f in os.listdir(a.photos) if f.lower().endswith("." + a.ext)]
@@ -54,9 +64,18 @@ def main():
         for name in results:
             out = os.path.join(work, f"out-{name}-{r}"); os.mkdir(out)
             if name == "darkroom":
-                cmd = [a.darkroom, "thumb", src, "--max-pixel-size", str(a.size), "--out", out, "--format", "jpeg",
-                       "--quality", "85", "--json"]
+                fmt, q = ("webp", "75") if a.animated else ("jpeg", "85")
+                cmd = [a.darkroom, "thumb", src, "--max-pixel-size", str(a.size), "--out", out, "--format", fmt,
+                       "--quality", q, "--json"]
                 results[name].append(timed(cmd))
+            elif a.animated and name == "vips":
+                cmd = ["vipsthumbnail", "-s", str(a.size), "-o", os.path.join(out, "%s.webp[Q=75]")] + \
+                      [p + "[n=-1]" for p in inputs]
+                results[name].append(timed(cmd))
+            elif a.animated:
+                cmd = (f"ls {src}/*.{a.ext} | sed 's/$/[n=-1]/' | xargs -P 2 -n {max(1, a.count // 2)} "
+                       f"vipsthumbnail -s {a.size} -o '{out}/%s.webp[Q=75]'")
+                results[name].append(timed(cmd, shell=True))
             elif name == "vips":
                 cmd = ["vipsthumbnail", "-s", str(a.size), "-o", os.path.join(out, "%s.jpg[Q=85]")] + inputs
                 results[name].append(timed(cmd))
@@ -67,7 +86,13 @@ def main():
             made = len(os.listdir(out))
             if made != a.count:
                 raise SystemExit(f"{name} wrote {made} files, expected {a.count}")
-    summary = {"benchmark": "thumb-vs-vips", "images": a.count, "size": a.size, "rounds": a.rounds,
+            if a.animated:
+                from PIL import Image
+                for f in os.listdir(out):
+                    with Image.open(os.path.join(out, f)) as im, Image.open(inputs[0]) as source:
+                        if getattr(im, "n_frames", 1) != source.n_frames or max(im.size) != a.size:
+                            raise SystemExit(f"{name} wrote {f} with {getattr(im, 'n_frames', 1)} frames, {im.size}")
+    summary = {"benchmark": "thumb-vs-vips-animated" if a.animated else "thumb-vs-vips", "images": a.count, "size": a.size, "rounds": a.rounds,
                "cores": os.cpu_count(), "sources": [os.path.basename(p) for p in photos]}
     for name, runs in results.items():
         wall = statistics.median(t for t, _ in runs)

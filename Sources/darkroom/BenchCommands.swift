@@ -155,3 +155,39 @@ struct BenchTableCommand: ParsableCommand {
 
     func run() throws { try benchmark.run() }
 }
+
+/// `darkroom bench animation`: a 60 fps render loop over many animated thumbnails sharing one frame budget.
+struct BenchAnimationCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "animation",
+        abstract: "Play many animated thumbnails at once in a real-time loop; count late and skipped frames.")
+
+    @Option(help: "Folder of animations, cycled over the players (default: ../shared/photos/animated).")
+    var photos: String?
+    @Option(help: "Players at once.") var players: Int = 20
+    @Option(help: "Frame budget shared by all players, in MiB.") var budgetMb: Int = 16
+    @Option(help: "Render-loop rate.") var fps: Int = 60
+    @Option(help: "Seconds to play.") var seconds: Double = 10
+    @Option(help: "Thumbnail size (longest side).") var size: Int = 128
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        guard players > 0, budgetMb > 0, fps > 0, seconds > 0, size > 0 else {
+            throw ValidationError("--players, --budget-mb, --fps, --seconds and --size must be positive")
+        }
+    }
+
+    private var benchmark: AnimationBenchmark {
+        var b = AnimationBenchmark()
+        b.photos = photos
+        b.players = players
+        b.budgetBytes = budgetMb << 20
+        b.fps = fps
+        b.seconds = seconds
+        b.size = size
+        b.json = json
+        return b
+    }
+
+    func run() throws { try benchmark.run() }
+}
