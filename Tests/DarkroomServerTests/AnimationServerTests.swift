@@ -2,6 +2,7 @@ import DarkroomImage
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 @testable import DarkroomServer
@@ -74,6 +75,24 @@ struct AnimationServerTests {
                 let frame = try #require(try served.nextFrame())
                 #expect(PixelCompare.psnr(frame.bitmap, expected.bitmap) >= 30, "frame \(frame.index)")
             }
+        }
+    }
+
+    @Test("the gallery's thumbnail of an animation is animated")
+    func gallery() async throws {
+        let root = try Self.makeRoot()
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // Given the gallery page listing the GIF
+            let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            let start = try #require(html.range(of: "src=\"/v1/thumb?src=kite.gif"))
+            let url = html[html.index(start.lowerBound, offsetBy: 5)...].prefix { $0 != "\"" }
+                .replacingOccurrences(of: "&amp;", with: "&")
+            // When a browser loads its thumbnail
+            let thumb = try await client.execute(
+                uri: url, method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+            // Then it is an animated WebP with every frame
+            #expect(thumb.headers[.contentType] == "image/webp")
+            #expect(try Self.animation(thumb.bytes).0.frameCount == 48)
         }
     }
 
