@@ -11,7 +11,7 @@ Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--pho
 e.g.   bench/thumb-vs-vips.py --photos ../shared/photos/heic --ext heic --files eveningglow-4032x3024-thumb320.heic,onestandsout-4032x3024-grid512.heic --count 20
 With --animated, animations instead: each input (default the 300-frame 480x300 cinemagraph GIF, --count 6)
 becomes a 128 px animated WebP at quality 75 — darkroom thumb --format webp against
-vipsthumbnail 'x.gif[n=-1]' -o %s.webp[Q=75] (both libwebp at effort 4); every output's frame count is checked.
+vipsthumbnail 'x.gif[n=-1]' -o %s.webp[Q=75] (both libwebp at effort 4); every output must play as long as its source.
 Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools); --animated also needs Pillow.
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile
@@ -26,6 +26,16 @@ def timed(cmd, shell=False):
         raise SystemExit(f"failed: {' '.join(full)}\n{p.stderr[-2000:]}")
     line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()
     return float(line[1]), int(line[2]) * 1024
+
+def play_ms(path):
+    """(one play in ms, frames, longest side) as Pillow reads an animation. libwebp merges a frame identical to the
+    one before it into that frame's duration, so frame counts differ between encoders while the timing does not."""
+    from PIL import Image
+    with Image.open(path) as im:
+        total = 0
+        for i in range(getattr(im, "n_frames", 1)):
+            im.seek(i); im.load(); total += im.info.get("duration", 0)
+        return total, getattr(im, "n_frames", 1), max(im.size)
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
@@ -60,6 +70,7 @@ def main():
         shutil.copyfile(p, dst)  # real files, so neither tool sees a symlink
         inputs.append(dst)
     results = {"darkroom": [], "vips": [], "vips_2proc": []}
+    sizes = {}
     for r in range(a.rounds):
         for name in results:
             out = os.path.join(work, f"out-{name}-{r}"); os.mkdir(out)
@@ -87,11 +98,12 @@ def main():
             if made != a.count:
                 raise SystemExit(f"{name} wrote {made} files, expected {a.count}")
             if a.animated:
-                from PIL import Image
                 for f in os.listdir(out):
-                    with Image.open(os.path.join(out, f)) as im, Image.open(inputs[0]) as source:
-                        if getattr(im, "n_frames", 1) != source.n_frames or max(im.size) != a.size:
-                            raise SystemExit(f"{name} wrote {f} with {getattr(im, 'n_frames', 1)} frames, {im.size}")
+                    made_ms = play_ms(os.path.join(out, f))
+                    source_ms = play_ms(inputs[0])
+                    if made_ms[0] != source_ms[0] or made_ms[2] != a.size:
+                        raise SystemExit(f"{name} wrote {f}: {made_ms}, the source plays {source_ms}")
+                sizes[name] = statistics.mean(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     summary = {"benchmark": "thumb-vs-vips-animated" if a.animated else "thumb-vs-vips", "images": a.count, "size": a.size, "rounds": a.rounds,
                "cores": os.cpu_count(), "sources": [os.path.basename(p) for p in photos]}
     for name, runs in results.items():
@@ -100,6 +112,8 @@ def main():
         summary[f"{name}_images_per_s"] = round(a.count / wall, 2)
         summary[f"{name}_ms_per_image"] = round(1000 * wall / a.count, 2)
         summary[f"{name}_peak_rss_mib"] = round(max(m for _, m in runs) / 1048576, 1)
+    for name, size in sizes.items():
+        summary[f"{name}_mean_output_bytes"] = round(size)
     summary["throughput_ratio_vs_vips"] = round(summary["vips_wall_s"] / summary["darkroom_wall_s"], 2)
     summary["throughput_ratio_vs_vips_2proc"] = round(summary["vips_2proc_wall_s"] / summary["darkroom_wall_s"], 2)
     shutil.rmtree(work)
