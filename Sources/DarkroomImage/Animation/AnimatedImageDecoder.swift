@@ -37,7 +37,7 @@ public final class AnimatedImageDecoder {
 
     /// Opens `source` for frames of `options.size` (orientation ignored) in `options.pixelFormat`
     /// (`.bgra8Premultiplied` unless `.rgba8` is asked for exactly), using at most `frameLimit` frames.
-    /// - Throws: ``DarkroomImageError``: the limits above as `.limitExceeded`, `.unsupportedFormat` for formats
+    /// - Throws: ``DarkroomImageError``: the limits above (and the still decoder's size limits) as `.limitExceeded`, `.unsupportedFormat` for formats
     ///   that cannot animate (JPEG, HEIC, AVIF), `.corrupt` for a malformed container.
     public init(_ source: EncodedAnimation, options: DecodeOptions = DecodeOptions(), frameLimit: Int? = nil)
         throws(DarkroomImageError)
@@ -47,6 +47,7 @@ public final class AnimatedImageDecoder {
         let limits = options.limits
         try ImageProber.checkAnimation(info, limits: limits)
         var probe = try ImageProber.probe(bytes, limits: limits)
+        try ImageDecoder.checkSource(probe, limits)
         guard [.gif, .webp, .png].contains(probe.format) else {
             throw DarkroomImageError(.unsupportedFormat, "\(probe.format.rawValue) is not an animation format")
         }
