@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -85,4 +86,6 @@ public final class ThumbnailServer: Sendable {
 
     /// Renders started and requests that joined a render already in flight (for tests and benchmarks).
     public var renderCounts: (started: UInt64, joined: UInt64) { service.renders.counts }
+    /// Thumbnails rendered whose disk-cache write is still queued (written after the answer, at low priority).
+    public var pendingDiskWrites: Int { service.pendingDiskWrites.withLock { $0 } }
 }

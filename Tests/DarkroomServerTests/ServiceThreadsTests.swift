@@ -1,6 +1,7 @@
 import Darkroom
 import DarkroomImage
 import DarkroomSupport
+import DarkroomTestSupport
 import Foundation
 import Testing
 
@@ -32,6 +33,8 @@ struct ServiceThreadsTests {
         #expect(origin == "rendered")
         #expect(thumbnail.width == 64)
         #expect(probe.width == 640 && probe.height == 480)
+        // (the disk write follows the answer)
+        #expect(await eventually { steps.withLock { $0.count } == 3 })
         let recorded = steps.withLock { $0 }
         #expect(recorded.map(\.step) == ["disk-read", "encode", "disk-write"])
         for (step, thread) in recorded {

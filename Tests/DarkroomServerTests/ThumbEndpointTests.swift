@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -123,6 +124,8 @@ struct ThumbEndpointTests {
             #expect(second.headers[Self.cacheHeader] == "memory")
             #expect(first.bytes == second.bytes)
             #expect(server.renderCounts.started == 1)
+            // The disk write follows the answer: wait for it before opening the directory again
+            #expect(await eventually { server.pendingDiskWrites == 0 })
             return first.bytes
         }
         try await ServerHarness.withServer(config) { server, client in

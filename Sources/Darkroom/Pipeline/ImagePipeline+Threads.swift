@@ -11,6 +11,14 @@ extension ImagePipeline {
         case cpu
     }
 
+    /// Queues `work` on one of the pipeline's own threads without waiting for it: work whose result nobody awaits
+    /// (a cache write after the answer has gone). Cost: one enqueue.
+    package func performDetached(
+        on stage: Stage, priority: ImageRequest.Priority = .normal, _ work: @escaping @Sendable () -> Void
+    ) {
+        (stage == .io ? ioQueue : decodeQueue).enqueue(priority: priority.queueLevel) { _ in work() }
+    }
+
     /// Runs `work` on one of the pipeline's own threads and returns its result, so blocking work (an encode, a
     /// SQLite read, a file probe) never occupies a cooperative-pool thread.
     ///

@@ -64,17 +64,7 @@ final class GIFCompositor: FrameCompositor {
     func row(_ y: Int) -> UnsafeRawPointer { UnsafeRawPointer(canvas.pointer + y * width * 4) }
 
     private static func error(_ status: Int32, _ message: [CChar]) -> DarkroomImageError {
-        let codec = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        switch dr_gif_status(rawValue: UInt32(status)) {
-        case DR_GIF_ERR_TRUNCATED:
-            return DarkroomImageError(.truncated, "the GIF data ends inside a frame", codecMessage: codec)
-        case DR_GIF_ERR_NO_FRAME: return DarkroomImageError(.corrupt, "the GIF has no image", codecMessage: codec)
-        case DR_GIF_ERR_NO_MEMORY:
-            return DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
-        case DR_GIF_ERR_ARGUMENT:
-            return DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
-        default: return DarkroomImageError(.corrupt, "the GIF data is corrupt", codecMessage: codec)
-        }
+        GIFDecoder.error(status, message, truncation: "the GIF data ends inside a frame")
     }
 }
 

@@ -98,16 +98,6 @@ extension ImageProber {
             loopCount: loopCount)
     }
 
-    private static func skipGIFSubBlocks(_ reader: ByteReader, from start: Int) throws(ProbeStop) -> Int {
-        var position = start
-        while true {
-            let size = try reader.u8(position)
-            position += 1
-            if size == 0 { return position }
-            position += size
-        }
-    }
-
     /// Walks an animated WebP's chunks: `ANIM` holds the loop count, each `ANMF` its frame's duration.
     private static func webPAnimation(_ reader: ByteReader, probe: ImageProbe) throws(ProbeStop) -> AnimationInfo {
         let riffEnd = min(try reader.u32le(4) + 8, reader.bytes.count)

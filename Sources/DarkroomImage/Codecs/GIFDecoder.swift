@@ -59,16 +59,21 @@ struct GIFDecoder: CodecDecoder {
 
     static func check(_ status: Int32, _ message: [CChar]) throws(DarkroomImageError) {
         guard status != Int32(DR_GIF_OK.rawValue) else { return }
+        throw error(status, message, truncation: "the GIF data ends inside its first frame")
+    }
+
+    /// The typed error for a shim status (any but `DR_GIF_OK`), with giflib's message; `truncation` says where the
+    /// data ended.
+    static func error(_ status: Int32, _ message: [CChar], truncation: String) -> DarkroomImageError {
         let codec = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         switch dr_gif_status(rawValue: UInt32(status)) {
-        case DR_GIF_ERR_TRUNCATED:
-            throw DarkroomImageError(.truncated, "the GIF data ends inside its first frame", codecMessage: codec)
-        case DR_GIF_ERR_NO_FRAME: throw DarkroomImageError(.corrupt, "the GIF has no image", codecMessage: codec)
+        case DR_GIF_ERR_TRUNCATED: return DarkroomImageError(.truncated, truncation, codecMessage: codec)
+        case DR_GIF_ERR_NO_FRAME: return DarkroomImageError(.corrupt, "the GIF has no image", codecMessage: codec)
         case DR_GIF_ERR_NO_MEMORY:
-            throw DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
+            return DarkroomImageError(.outOfMemory, "giflib ran out of memory", codecMessage: codec)
         case DR_GIF_ERR_ARGUMENT:
-            throw DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
-        default: throw DarkroomImageError(.corrupt, "the GIF data is corrupt", codecMessage: codec)
+            return DarkroomImageError(.invalidArgument, "the GIF shim refused its arguments", codecMessage: codec)
+        default: return DarkroomImageError(.corrupt, "the GIF data is corrupt", codecMessage: codec)
         }
     }
 }

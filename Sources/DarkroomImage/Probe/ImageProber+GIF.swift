@@ -28,7 +28,7 @@ extension ImageProber {
                     if label == 0xF9, try reader.u8(position) >= 1, try reader.u8(position + 1) & 1 != 0 {
                         hasAlpha = true  // graphic control extension with the transparency flag
                     }
-                    position = try skipSubBlocks(reader, from: position)
+                    position = try skipGIFSubBlocks(reader, from: position)
                 case 0x2C:  // image descriptor
                     try reader.require(position, 10)
                     descriptors += 1
@@ -44,7 +44,7 @@ extension ImageProber {
                     position += 10
                     if flags & 0x80 != 0 { position += 3 << ((flags & 7) + 1) }  // local color table
                     position += 1  // LZW minimum code size
-                    position = try skipSubBlocks(reader, from: position)
+                    position = try skipGIFSubBlocks(reader, from: position)
                     completeFrames += 1
                 default:
                     throw .corrupt("GIF has an unknown block type at offset \(position)")
@@ -65,7 +65,7 @@ extension ImageProber {
     /// Skips data sub-blocks (a size byte, then that many bytes) up to and including the zero terminator;
     /// returns the position after it. Every step advances at least one byte.
     @inline(__always)
-    private static func skipSubBlocks(_ reader: ByteReader, from start: Int) throws(ProbeStop) -> Int {
+    static func skipGIFSubBlocks(_ reader: ByteReader, from start: Int) throws(ProbeStop) -> Int {
         var position = start
         while true {
             let size = try reader.u8(position)

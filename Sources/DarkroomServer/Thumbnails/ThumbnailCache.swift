@@ -47,10 +47,21 @@ final class ThumbnailCache: Sendable {
         return thumbnail
     }
 
-    /// Stores in both layers. A disk write failure is logged by the caller's metrics, never fatal.
+    /// Stores in both layers. A disk write failure is logged by the caller, never fatal.
     @discardableResult
     func store(_ thumbnail: EncodedThumbnail, forKey key: String) -> Bool {
+        storeInMemory(thumbnail, forKey: key)
+        return storeOnDisk(thumbnail, forKey: key)
+    }
+
+    /// The memory layer: one lock, no I/O.
+    func storeInMemory(_ thumbnail: EncodedThumbnail, forKey key: String) {
         memory.set(thumbnail, forKey: key, cost: thumbnail.body.readableBytes)
+    }
+
+    /// The disk layer (blocking: a SQLite write or a file write); false when it failed. True without a disk layer.
+    @discardableResult
+    func storeOnDisk(_ thumbnail: EncodedThumbnail, forKey key: String) -> Bool {
         guard let disk else { return true }
         do {
             try thumbnail.body.withUnsafeReadableBytes { raw throws(DarkroomCacheError) in

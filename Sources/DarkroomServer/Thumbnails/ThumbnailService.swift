@@ -32,6 +32,8 @@ final class ThumbnailService: Sendable {
     let metrics = ServerMetrics()
     let loader: GuardedDataLoader
     let paths = ResolvedPathCache()
+    /// Disk writes queued and not yet done (tests wait for 0 before reopening the cache).
+    let pendingDiskWrites = Locked(0)
     private let logger: Logger
     /// Called with the name of each blocking step (`disk-read`, `encode`, `disk-write`) on the thread
     /// that runs it; tests use it to check those threads are the pipeline's.
@@ -159,7 +161,7 @@ final class ThumbnailService: Sendable {
                         [self] () throws(ServerError) in
                         try animate(bytes, parameters: parameters, format: animatedFormat)
                     }
-                    try await store(thumbnail, forKey: key)
+                    store(thumbnail, forKey: key)
                     return (thumbnail, "rendered")
                 }
                 request.source = .data(id: source.identity, bytes: bytes)  // a still after all: decode these bytes
@@ -176,15 +178,21 @@ final class ThumbnailService: Sendable {
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
                 try encode(container, variant: variant, quality: parameters.quality)
             }
-            try await store(thumbnail, forKey: key)
+            store(thumbnail, forKey: key)
             return (thumbnail, "rendered")
         }
     }
 
-    private func store(_ thumbnail: EncodedThumbnail, forKey key: String) async throws {
-        try await pipeline.perform(on: .io, priority: .low) { [self] in
+    /// Stores a rendered thumbnail: in memory at once (so the next request hits), on disk later on an I/O thread at
+    /// low priority — the answer does not wait for the disk write.
+    private func store(_ thumbnail: EncodedThumbnail, forKey key: String) {
+        cache.storeInMemory(thumbnail, forKey: key)
+        guard cache.disk != nil else { return }
+        pendingDiskWrites.withLock { $0 += 1 }
+        pipeline.performDetached(on: .io, priority: .low) { [self] in
+            defer { pendingDiskWrites.withLock { $0 -= 1 } }
             stepObserver?("disk-write")
-            if !cache.store(thumbnail, forKey: key) {
+            if !cache.storeOnDisk(thumbnail, forKey: key) {
                 logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
             }
         }
