@@ -104,11 +104,9 @@ final class GuardedDataLoader: DataLoading {
                     status: response.statusCode)
             }
             guard redirects < policy.maxRedirects else {
+                let message = "too many redirects (more than \(policy.maxRedirects)) from \(request.url)"
                 throw DarkroomError(
-                    .tooManyRedirects, "too many redirects (more than \(policy.maxRedirects)) from \(request.url)",
-                    underlying: ServerError(
-                        .upstreamFailed,
-                        "too many redirects (more than \(policy.maxRedirects)) from \(request.url)"))
+                    .tooManyRedirects, message, underlying: ServerError(.upstreamFailed, message))
             }
             guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
                 throw Self.refusal(
