@@ -73,6 +73,9 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// An animation's timing (durations, loop count), read only on request like ``colorProfile``
     /// (``ImageProber/animationInfo(_:limits:)``); nil from a plain probe and for still images.
     public var animation: AnimationInfo?
+    /// A ThumbHash placeholder (``ThumbHash``), computed only on request like ``colorProfile`` (`/v1/info`); nil
+    /// from a plain probe.
+    public var thumbHash: [UInt8]?
 
     /// Creates a probe result.
     public init(

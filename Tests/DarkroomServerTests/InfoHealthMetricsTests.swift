@@ -1,3 +1,4 @@
+import DarkroomImage
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -23,6 +24,18 @@ struct InfoHealthMetricsTests {
             #expect(j["hasAlpha"] as? Bool == false)
             let p = try JSONSerialization.jsonObject(with: Data(png.bytes)) as! [String: Any]
             #expect(p["format"] as? String == "png" && p["hasAlpha"] as? Bool == true)
+        }
+    }
+
+    @Test("info carries the image's ThumbHash placeholder, as the library computes it")
+    func thumbHash() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let response = try await client.execute(uri: "/v1/info?src=photo.jpg", method: .get)
+            let j = try JSONSerialization.jsonObject(with: Data(response.bytes)) as! [String: Any]
+            let hash = try #require((j["thumbhash"] as? String).flatMap { Data(base64Encoded: $0) })
+            let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
+            let expected = try Array(bytes).withUnsafeBytes { try ThumbHash.compute($0) }
+            #expect(Array(hash) == expected)
         }
     }
 

@@ -28,20 +28,7 @@ package struct PillowFrames {
             print(json.dumps({"size": im.size, "durations": durations, "loop": im.info.get("loop"),
                 "n_frames": getattr(im, "n_frames", 1)}))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, path, out, String(min(maxFrames, 1 << 30))]
-        let pipe = Pipe()
-        let errors = Pipe()
-        process.standardOutput = pipe
-        process.standardError = errors
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("Pillow could not read \(path) (pip install Pillow): \(message)")
-        }
+        let output = try PythonReference.run(script, [path, out, String(min(maxFrames, 1 << 30))])
         struct Summary: Decodable {
             var size: [Int]
             var durations: [Double]

@@ -185,6 +185,9 @@ struct InfoBody: Codable, Sendable {
     /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
     /// how many times it plays (0 forever) and one play's length by the browsers' delay rule.
     var animation: AnimationBody?
+    /// A ThumbHash of the image (base64), to paint a blurred placeholder while the thumbnail loads; absent when
+    /// the image cannot be decoded.
+    var thumbhash: String?
 
     struct AnimationBody: Codable, Sendable {
         var durations: [Int]
@@ -208,6 +211,7 @@ struct InfoBody: Codable, Sendable {
         bitDepth = p.bitDepth
         isCMYK = p.isCMYK
         colorProfile = p.colorProfile
+        thumbhash = p.thumbHash.map { Data($0).base64EncodedString() }
         animation = p.animation.map {
             AnimationBody(
                 durations: $0.durations, loopCount: $0.loopCount, plays: $0.plays,
