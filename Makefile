@@ -31,12 +31,14 @@ build: deps
 
 # The whole test suite, optimized (pixel loops in a debug build are ~30x slower) with @testable enabled, then the
 # soundness checks (`make check`). The build itself treats warnings as errors (Package.swift).
-# Pillow, the tests' reference for animated frames, is installed first when python3 cannot import it.
+# The tests' independent references are installed first when missing: libvips-tools (blur), Pillow (animated
+# frames) and thumbhash.
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
 # `make run`'s release build would rebuild everything each time one follows the other.
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 TESTBUILD  ?= .build-test
 test: deps
+	@scripts/install-deps.sh libvips-tools
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build
