@@ -33,6 +33,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     var quality: Int
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
+    /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
+    var operations = ThumbnailOperations()
 
     /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
     var isRemote: Bool {
@@ -43,6 +45,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// The decode size: `fit(w, h)` for contain (a missing side is unbounded), `fill(w, h)` for cover (a missing
     /// side takes the other's value, a square).
     var targetSize: TargetSize {
+        // `w` and `h` name the output: a quarter turn applied afterwards swaps the box the image is decoded into.
+        let (width, height) = operations.swapsSides ? (self.height, self.width) : (self.width, self.height)
         switch fit {
         case .contain:
             return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
@@ -59,7 +63,7 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
-            + (still ? "|still" : "")
+            + (still ? "|still" : "") + (operations.key.isEmpty ? "" : "|" + operations.key)
     }
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
@@ -72,7 +76,9 @@ struct ThumbnailParameters: Sendable, Hashable {
         var format = Format.auto
         var quality = limits.defaultQuality
         var still = false
+        var operations = ThumbnailOperations()
         for (name, value) in query {
+            if try operations.read(name, value, maxPadding: limits.maxOutputDimension) { continue }
             switch name {
             case "src": source = value
             case "w": width = try Self.dimension(value, name: "w", max: limits.maxOutputDimension)
@@ -111,6 +117,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.format = format
         self.quality = quality
         self.still = still
+        self.operations = operations
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

@@ -139,7 +139,8 @@ final class ThumbnailService: Sendable {
         if let diskHit { return (diskHit, "disk") }
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
-        var request = ImageRequest(source: source.imageSource, size: parameters.targetSize)
+        var request = ImageRequest(
+            source: source.imageSource, size: parameters.targetSize, processors: parameters.operations.processors)
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let probe = await probeFile(request, source: source)
         let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
@@ -209,10 +210,32 @@ final class ThumbnailService: Sendable {
             let decoder = try AnimatedImageDecoder(
                 bytes, options: DecodeOptions(size: parameters.targetSize, limits: configuration.limits.decode),
                 frameLimit: configuration.limits.maxAnimationFrames)
-            let encoded = try AnimatedImageEncoder.encode(
-                decoder, as: format, options: EncodeOptions(quality: parameters.quality))
+            let processors = parameters.operations.processors
+            guard !processors.isEmpty else {
+                let encoded = try AnimatedImageEncoder.encode(
+                    decoder, as: format, options: EncodeOptions(quality: parameters.quality))
+                return EncodedThumbnail(
+                    bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
+            }
+            // Every frame goes through the request's operations; the encoder takes the processed size.
+            var encoder: AnimatedImageEncoder?
+            while let frame = try decoder.nextFrame() {
+                var bitmap = frame.bitmap
+                do {
+                    for processor in processors { bitmap = try processor.process(bitmap) }
+                } catch {
+                    throw DarkroomImageError(.invalidArgument, "an operation failed on frame \(frame.index): \(error)")
+                }
+                if encoder == nil {
+                    encoder = try AnimatedImageEncoder(
+                        format: format, width: bitmap.width, height: bitmap.height, plays: decoder.info.plays,
+                        options: EncodeOptions(quality: parameters.quality))
+                }
+                try encoder?.add(bitmap, duration: frame.duration)
+            }
+            guard let encoder else { throw DarkroomImageError(.corrupt, "the animation has no frames") }
             return EncodedThumbnail(
-                bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
+                bytes: try encoder.finish(), format: format, width: encoder.width, height: encoder.height)
         } catch {
             throw Self.serverError(
                 DarkroomError(.decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)

@@ -1,0 +1,96 @@
+import Darkroom
+import DarkroomImage
+
+/// The image operations of a `GET /v1/thumb` request, applied after the resize, in this order: `rotate`/`flip`,
+/// `blur`, `sharpen`, `pad`, then `bg` (flattening onto a colour). Each becomes one of the library's processors,
+/// so pipeline users get the same pixels.
+struct ThumbnailOperations: Sendable, Hashable {
+    /// Clockwise quarter turns (`rotate=90|180|270`).
+    var quarterTurns = 0
+    /// `flip=h|v|hv`.
+    var flipsHorizontally = false
+    var flipsVertically = false
+    /// `blur=SIGMA` (0.1…100 pixels).
+    var blur: Double?
+    /// `sharpen=SIGMA` (0.1…100 pixels).
+    var sharpen: Double?
+    /// `pad=T,R,B,L` in output pixels (each 0…the output limit; one value pads all sides).
+    var padding: [Int]?
+    /// `bg=RRGGBB[AA]`: the colour transparency is flattened onto, and the padding's colour.
+    var background: RGBAColor?
+
+    /// Reads one query item; false when `name` is not an operation.
+    mutating func read(_ name: String, _ value: String, maxPadding: Int) throws(ServerError) -> Bool {
+        switch name {
+        case "rotate":
+            guard let degrees = Int(value), [0, 90, 180, 270].contains(degrees) else {
+                throw ServerError(.badRequest, "rotate must be 0, 90, 180 or 270, got '\(value.prefix(40))'")
+            }
+            quarterTurns = degrees / 90
+        case "flip":
+            guard ["h", "v", "hv", "vh"].contains(value) else {
+                throw ServerError(.badRequest, "flip must be h, v or hv, got '\(value.prefix(40))'")
+            }
+            flipsHorizontally = value.contains("h")
+            flipsVertically = value.contains("v")
+        case "blur": blur = try Self.sigma(value, name: name)
+        case "sharpen": sharpen = try Self.sigma(value, name: name)
+        case "pad":
+            let sides = value.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard sides.count == 1 || sides.count == 4, sides.allSatisfy({ ($0 ?? -1) >= 0 && $0! <= maxPadding })
+            else {
+                throw ServerError(
+                    .badRequest, "pad must be one or four integers 0...\(maxPadding), got '\(value.prefix(40))'")
+            }
+            padding = sides.count == 1 ? Array(repeating: sides[0]!, count: 4) : sides.map { $0! }
+        case "bg":
+            guard let color = Self.color(value) else {
+                throw ServerError(.badRequest, "bg must be RRGGBB or RRGGBBAA in hex, got '\(value.prefix(40))'")
+            }
+            background = color
+        default: return false
+        }
+        return true
+    }
+
+    /// Whether a clockwise turn swaps the output's width and height.
+    var swapsSides: Bool { quarterTurns % 2 == 1 }
+
+    /// The processors, in the order they apply.
+    var processors: [any ImageProcessing] {
+        var list: [any ImageProcessing] = []
+        if quarterTurns != 0 || flipsHorizontally || flipsVertically {
+            list.append(
+                ImageProcessors.Rotate(
+                    quarterTurns: quarterTurns, flipsHorizontally: flipsHorizontally, flipsVertically: flipsVertically))
+        }
+        if let blur { list.append(ImageProcessors.GaussianBlur(sigma: blur)) }
+        if let sharpen { list.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        if let padding {
+            list.append(
+                ImageProcessors.Pad(
+                    top: padding[0], right: padding[1], bottom: padding[2], left: padding[3],
+                    color: background ?? RGBAColor(red: 0, green: 0, blue: 0, alpha: 0)))
+        }
+        if let background { list.append(ImageProcessors.Flatten(background: background)) }
+        return list
+    }
+
+    /// The processors' identifiers, for the cache key.
+    var key: String { processors.map(\.identifier).joined(separator: "|") }
+
+    private static func sigma(_ value: String, name: String) throws(ServerError) -> Double {
+        guard let sigma = Double(value), sigma.isFinite, (0.1...100).contains(sigma) else {
+            throw ServerError(.badRequest, "\(name) must be a sigma 0.1...100, got '\(value.prefix(40))'")
+        }
+        return sigma
+    }
+
+    private static func color(_ hex: String) -> RGBAColor? {
+        guard hex.count == 6 || hex.count == 8, let value = UInt32(hex, radix: 16) else { return nil }
+        let rgba = hex.count == 6 ? value << 8 | 0xFF : value
+        return RGBAColor(
+            red: UInt8(rgba >> 24), green: UInt8((rgba >> 16) & 0xFF), blue: UInt8((rgba >> 8) & 0xFF),
+            alpha: UInt8(rgba & 0xFF))
+    }
+}
