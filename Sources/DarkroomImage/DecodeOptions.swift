@@ -8,6 +8,14 @@ public enum TargetSize: Sendable, Hashable {
     case fit(width: Int, height: Int)
     /// Scale to cover `width × height` and crop the center to exactly that size.
     case fill(width: Int, height: Int)
+    /// Scale to cover `width × height`, keeping aspect, without cropping: one side is the box's, the other at least
+    /// as long (for a crop placed afterwards, e.g. by gravity).
+    case cover(width: Int, height: Int)
+    /// Scale to exactly `width × height`, not keeping aspect (each side capped at the source's unless upscaling).
+    case stretch(width: Int, height: Int)
+    /// Like ``fill(width:height:)``, except that a source smaller than the box is not enlarged but cropped to the
+    /// box's aspect ratio at its own scale (imgproxy's `fill-down`).
+    case fillDown(width: Int, height: Int)
 }
 
 /// The resampling filter used for the final resize.

@@ -41,15 +41,34 @@ struct DecodePlan: Sendable, Hashable {
             let s = min(min(Double(w) / ow, Double(h) / oh), cap)
             outW = min(w, scaled(ow, s))
             outH = min(h, scaled(oh, s))
-        case .fill(let w, let h):
+        case .fill(var w, var h), .fillDown(var w, var h):
             guard w > 0, h > 0 else {
                 throw DarkroomImageError(.invalidArgument, "fill size must be positive, got \(w)×\(h)")
+            }
+            let cover = max(Double(w) / ow, Double(h) / oh)
+            if case .fillDown = options.size, cover > cap {
+                // Too small to fill the box: the box shrinks (keeping its aspect) until the source covers it.
+                w = max(1, Int((Double(w) / cover).rounded(.down)))
+                h = max(1, Int((Double(h) / cover).rounded(.down)))
             }
             let s = min(max(Double(w) / ow, Double(h) / oh), cap)
             outW = min(w, scaled(ow, s))
             outH = min(h, scaled(oh, s))
             cropW = min(ow, Double(outW) / s)
             cropH = min(oh, Double(outH) / s)
+        case .cover(let w, let h):
+            guard w > 0, h > 0 else {
+                throw DarkroomImageError(.invalidArgument, "cover size must be positive, got \(w)×\(h)")
+            }
+            let s = min(max(Double(w) / ow, Double(h) / oh), cap)
+            outW = scaled(ow, s)
+            outH = scaled(oh, s)
+        case .stretch(let w, let h):
+            guard w > 0, h > 0 else {
+                throw DarkroomImageError(.invalidArgument, "stretch size must be positive, got \(w)×\(h)")
+            }
+            outW = options.allowUpscaling ? w : min(w, Int(ow))
+            outH = options.allowUpscaling ? h : min(h, Int(oh))
         }
         let cropX = (ow - cropW) / 2
         let cropY = (oh - cropH) / 2

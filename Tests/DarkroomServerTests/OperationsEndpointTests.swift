@@ -88,3 +88,42 @@ struct OperationsEndpointTests {
         }
     }
 }
+
+/// `/v1/thumb` resize modes: `fit=cover` with `g`, `fill-down`, `force`, and `dpr`.
+@Suite("Thumbnail resize modes")
+struct ResizeModeEndpointTests {
+    let root = ServerHarness.makeRoot()
+
+    @Test("g places the cover crop as the library's CropToFill; force, fill-down and dpr size the output")
+    func modes() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            func image(_ query: String) async throws -> Bitmap {
+                let r = try await client.execute(uri: "/v1/thumb?src=photo.jpg&format=png&" + query, method: .get)
+                try #require(r.status == .ok, "\(query): \(r.status)")
+                return try ImageDecoder().decode(r.bytes).bitmap
+            }
+            let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
+            let cover = try ImageDecoder().decode(
+                Array(bytes), options: DecodeOptions(size: .cover(width: 64, height: 64)))
+            for (g, gravity) in [
+                ("we", Gravity.west()), ("soea", .southEast()), ("fp:0.8:0.5", .focusPoint(x: 0.8, y: 0.5)),
+            ] {
+                let served = try await image("w=64&h=64&fit=cover&g=" + g)
+                let expected = try ImageProcessors.CropToFill(width: 64, height: 64, gravity: gravity).process(
+                    cover.bitmap)
+                let reference = try ImageDecoder().decode(try ImageEncoder.encode(expected, as: .png)).bitmap
+                #expect(PixelCompare.psnr(served, reference) == .infinity, "g=\(g)")
+            }
+            let force = try await image("w=100&h=30&fit=force")
+            #expect(force.width == 100 && force.height == 30)
+            let down = try await image("w=2000&h=1000&fit=fill-down")
+            #expect(down.width == 640 && down.height == 320)
+            let dense = try await image("w=50&dpr=2")
+            #expect(dense.width == 100 && dense.height == 75)
+            for bad in ["w=64&g=no", "w=64&fit=cover&g=up", "w=64&fit=cover&g=fp:2:0", "w=64&fit=force", "w=64&dpr=9"] {
+                let r = try await client.execute(uri: "/v1/thumb?src=photo.jpg&" + bad, method: .get)
+                #expect(r.status == .badRequest, "\(bad)")
+            }
+        }
+    }
+}

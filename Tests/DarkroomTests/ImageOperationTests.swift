@@ -111,3 +111,66 @@ struct ImageOperationTests {
         #expect(PixelCompare.psnr(ours, source) < 40)
     }
 }
+
+/// Resize modes (cover, stretch, fill-down) and gravity crops.
+@Suite("Resize modes and gravity")
+struct ResizeModeTests {
+    /// A 640×480 gradient, encoded, decoded under `size`.
+    static func decoded(_ size: TargetSize) throws -> Bitmap {
+        let png = try ImageEncoder.encode(try TestBitmaps.gradient(640, 480, alpha: false), as: .png)
+        return try ImageDecoder().decode(png, options: DecodeOptions(size: size)).bitmap
+    }
+
+    @Test func coverStretchAndFillDownSizeTheOutputAsDocumented() throws {
+        // Cover keeps aspect and covers the box without cropping
+        let cover = try Self.decoded(.cover(width: 100, height: 100))
+        #expect(cover.width == 133 && cover.height == 100)
+        // Stretch takes the box exactly, capped at the source without upscaling
+        let stretch = try Self.decoded(.stretch(width: 100, height: 50))
+        #expect(stretch.width == 100 && stretch.height == 50)
+        let capped = try Self.decoded(.stretch(width: 1000, height: 50))
+        #expect(capped.width == 640 && capped.height == 50)
+        // Fill-down shrinks a box the source cannot fill to the box's aspect at the source's scale; fill does not
+        let fillDown = try Self.decoded(.fillDown(width: 1000, height: 500))
+        #expect(fillDown.width == 640 && fillDown.height == 320)
+        let fill = try Self.decoded(.fill(width: 1000, height: 500))
+        #expect(fill.width == 640 && fill.height == 480)
+        // And where the source is large enough, fill-down is fill
+        let same = try Self.decoded(.fillDown(width: 100, height: 100))
+        #expect(PixelCompare.psnr(same, try Self.decoded(.fill(width: 100, height: 100))) == .infinity)
+    }
+
+    @Test func gravityPlacesTheCrop() throws {
+        // Given a 10×6 image cropped to 4×2
+        func origin(_ gravity: Gravity) -> [Int] {  // [x, y]
+            let o = gravity.origin(cropWidth: 4, cropHeight: 2, width: 10, height: 6)
+            return [o.x, o.y]
+        }
+        // Then each position, offset and focus point lands where imgproxy puts it, kept inside the image
+        #expect(origin(.center()) == [3, 2])
+        #expect(origin(.north()) == [3, 0])
+        #expect(origin(.south()) == [3, 4])
+        #expect(origin(.east()) == [6, 2])
+        #expect(origin(.west()) == [0, 2])
+        #expect(origin(.northWest(offsetX: 1, offsetY: 1)) == [1, 1])
+        #expect(origin(.southEast(offsetX: 1, offsetY: 1)) == [5, 3])
+        #expect(origin(.center(offsetX: 100, offsetY: -100)) == [6, 0])
+        #expect(origin(.focusPoint(x: 0.9, y: 0.1)) == [6, 0])
+        #expect(origin(.focusPoint(x: 0.5, y: 0.5)) == [3, 2])
+    }
+
+    @Test func aCentredCropOfACoverDecodeTakesItsMiddleColumns() throws {
+        // Given the 640×480 image decoded to cover 100×100 (133×100)
+        let cover = try Self.decoded(.cover(width: 100, height: 100))
+        // When the centre 100×100 is cropped
+        let crop = try ImageProcessors.CropToFill(width: 100, height: 100, gravity: .center()).process(cover)
+        // Then it is columns 16..<116 of the cover decode, unchanged. (A `fill` decode places its crop in source
+        // pixels, here 0.67 output pixels further right, so the two differ by that sub-pixel shift.)
+        #expect(crop.width == 100 && crop.height == 100)
+        for y in 0..<100 {
+            let a = Array(UnsafeRawBufferPointer(start: crop.row(y), count: 400))
+            let b = Array(UnsafeRawBufferPointer(start: cover.row(y) + 16 * 4, count: 400))
+            #expect(a == b)
+        }
+    }
+}

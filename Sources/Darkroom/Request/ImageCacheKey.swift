@@ -27,6 +27,9 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         case .maxPixelSize(let n): "max\(n)"
         case .fit(let w, let h): "fit\(w)x\(h)"
         case .fill(let w, let h): "fill\(w)x\(h)"
+        case .cover(let w, let h): "cover\(w)x\(h)"
+        case .stretch(let w, let h): "stretch\(w)x\(h)"
+        case .fillDown(let w, let h): "filldown\(w)x\(h)"
         }
     }
 

@@ -73,7 +73,7 @@ enum RenderCost {
         let scale: Double
         switch parameters.fit {
         case .contain: scale = min(1, bw / sw, bh / sh)
-        case .cover:
+        case .cover, .fillDown, .force:
             scale = min(
                 1,
                 max(

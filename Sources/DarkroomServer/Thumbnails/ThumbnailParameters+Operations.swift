@@ -76,9 +76,6 @@ struct ThumbnailOperations: Sendable, Hashable {
         return list
     }
 
-    /// The processors' identifiers, for the cache key.
-    var key: String { processors.map(\.identifier).joined(separator: "|") }
-
     private static func sigma(_ value: String, name: String) throws(ServerError) -> Double {
         guard let sigma = Double(value), sigma.isFinite, (0.1...100).contains(sigma) else {
             throw ServerError(.badRequest, "\(name) must be a sigma 0.1...100, got '\(value.prefix(40))'")

@@ -1,3 +1,4 @@
+import Darkroom
 import DarkroomImage
 import Foundation
 
@@ -10,8 +11,12 @@ struct ThumbnailParameters: Sendable, Hashable {
     enum Fit: String, Sendable, Hashable, CaseIterable {
         /// Scale to fit inside the box, keeping aspect; the result may be smaller on one side.
         case contain
-        /// Scale to cover the box and crop the center to exactly its size.
+        /// Scale to cover the box and crop to exactly its size, where ``gravity`` says (the centre by default).
         case cover
+        /// As `cover`, but a source smaller than the box is cropped to the box's aspect instead of staying whole.
+        case fillDown = "fill-down"
+        /// Scale to exactly the box, not keeping aspect (both `w` and `h` required).
+        case force
     }
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
@@ -42,19 +47,42 @@ struct ThumbnailParameters: Sendable, Hashable {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
-    /// The decode size: `fit(w, h)` for contain (a missing side is unbounded), `fill(w, h)` for cover (a missing
-    /// side takes the other's value, a square).
-    var targetSize: TargetSize {
+    /// `g=`: where a `cover` crop sits; nil for the centre.
+    var gravity: Gravity?
+
+    /// The box the image is decoded into: `w × h` (times `dpr`), turned when a quarter turn follows.
+    private var box: (width: Int?, height: Int?) {
         // `w` and `h` name the output: a quarter turn applied afterwards swaps the box the image is decoded into.
-        let (width, height) = operations.swapsSides ? (self.height, self.width) : (self.width, self.height)
+        operations.swapsSides ? (height, width) : (width, height)
+    }
+
+    /// The decode size: `fit(w, h)` for contain (a missing side is unbounded); for cover `fill(w, h)` (a missing
+    /// side takes the other's value, a square), or `cover(w, h)` when a gravity other than the centre places the
+    /// crop (``processors`` then crops); `fillDown` and `stretch` for the other two.
+    var targetSize: TargetSize {
+        let (width, height) = box
         switch fit {
         case .contain:
             return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
         case .cover:
             let w = width ?? height!
             let h = height ?? width!
-            return .fill(width: w, height: h)
+            return gravity == nil ? .fill(width: w, height: h) : .cover(width: w, height: h)
+        case .fillDown:
+            return .fillDown(width: width ?? height!, height: height ?? width!)
+        case .force:
+            return .stretch(width: width!, height: height!)
         }
+    }
+
+    /// The processors after the decode: the gravity crop of a `cover`, then the operations.
+    var processors: [any ImageProcessing] {
+        let (width, height) = box
+        var list: [any ImageProcessing] = []
+        if fit == .cover, let gravity {
+            list.append(ImageProcessors.CropToFill(width: width ?? height!, height: height ?? width!, gravity: gravity))
+        }
+        return list + operations.processors
     }
 
     /// The size used for a side that was not given: large enough never to bind, small enough not to overflow.
@@ -63,7 +91,7 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
-            + (still ? "|still" : "") + (operations.key.isEmpty ? "" : "|" + operations.key)
+            + (still ? "|still" : "") + processors.map { "|" + $0.identifier }.joined()
     }
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
@@ -77,6 +105,8 @@ struct ThumbnailParameters: Sendable, Hashable {
         var quality = limits.defaultQuality
         var still = false
         var operations = ThumbnailOperations()
+        var gravity: Gravity?
+        var dpr = 1.0
         for (name, value) in query {
             if try operations.read(name, value, maxPadding: limits.maxOutputDimension) { continue }
             switch name {
@@ -85,7 +115,8 @@ struct ThumbnailParameters: Sendable, Hashable {
             case "h": height = try Self.dimension(value, name: "h", max: limits.maxOutputDimension)
             case "fit":
                 guard let f = Fit(rawValue: value) else {
-                    throw ServerError(.badRequest, "fit must be contain or cover, got '\(value.prefix(40))'")
+                    throw ServerError(
+                        .badRequest, "fit must be contain, cover, fill-down or force, got '\(value.prefix(40))'")
                 }
                 fit = f
             case "format":
@@ -99,6 +130,12 @@ struct ThumbnailParameters: Sendable, Hashable {
                     throw ServerError(.badRequest, "q must be an integer 1...100, got '\(value.prefix(40))'")
                 }
                 quality = q
+            case "g": gravity = try Self.gravity(value)
+            case "dpr":
+                guard let d = Double(value), d.isFinite, (1...8).contains(d) else {
+                    throw ServerError(.badRequest, "dpr must be a number 1...8, got '\(value.prefix(40))'")
+                }
+                dpr = d
             case "still":
                 guard value == "1" || value == "0" || value == "true" || value == "false" else {
                     throw ServerError(.badRequest, "still must be 1 or 0, got '\(value.prefix(40))'")
@@ -110,6 +147,16 @@ struct ThumbnailParameters: Sendable, Hashable {
         guard let source else { throw ServerError(.badRequest, "src is required") }
         try Self.checkSource(source, limits: limits)
         guard width != nil || height != nil else { throw ServerError(.badRequest, "w or h (or both) is required") }
+        if fit == .force, width == nil || height == nil {
+            throw ServerError(.badRequest, "fit=force needs both w and h")
+        }
+        if gravity != nil, fit != .cover { throw ServerError(.badRequest, "g applies to fit=cover only") }
+        if dpr != 1 {  // the box in device pixels, still within the limit
+            let scale = { (side: Int?) in side.map { min(limits.maxOutputDimension, Int((Double($0) * dpr).rounded())) }
+            }
+            width = scale(width)
+            height = scale(height)
+        }
         self.source = source
         self.width = width
         self.height = height
@@ -118,6 +165,41 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.quality = quality
         self.still = still
         self.operations = operations
+        self.gravity = gravity
+    }
+
+    /// imgproxy's gravity: `ce|no|so|ea|we|noea|nowe|soea|sowe[:X:Y]` (offsets in pixels) or `fp:X:Y` (fractions).
+    static func gravity(_ value: String) throws(ServerError) -> Gravity? {
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let bad = ServerError(
+            .badRequest,
+            "g must be ce, no, so, ea, we, noea, nowe, soea or sowe with optional :X:Y pixel offsets, or fp:X:Y with X and Y in 0...1, got '\(value.prefix(40))'"
+        )
+        if parts[0] == "fp" {
+            guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x),
+                (0...1).contains(y)
+            else { throw bad }
+            return .focusPoint(x: x, y: y)
+        }
+        guard parts.count == 1 || parts.count == 3 else { throw bad }
+        var dx = 0
+        var dy = 0
+        if parts.count == 3 {
+            guard let x = Int(parts[1]), let y = Int(parts[2]), abs(x) <= 1 << 16, abs(y) <= 1 << 16 else { throw bad }
+            (dx, dy) = (x, y)
+        }
+        switch parts[0] {
+        case "ce": return dx == 0 && dy == 0 ? nil : .center(offsetX: dx, offsetY: dy)
+        case "no": return .north(offsetX: dx, offsetY: dy)
+        case "so": return .south(offsetX: dx, offsetY: dy)
+        case "ea": return .east(offsetX: dx, offsetY: dy)
+        case "we": return .west(offsetX: dx, offsetY: dy)
+        case "noea": return .northEast(offsetX: dx, offsetY: dy)
+        case "nowe": return .northWest(offsetX: dx, offsetY: dy)
+        case "soea": return .southEast(offsetX: dx, offsetY: dy)
+        case "sowe": return .southWest(offsetX: dx, offsetY: dy)
+        default: throw bad
+        }
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

@@ -140,7 +140,7 @@ final class ThumbnailService: Sendable {
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
         var request = ImageRequest(
-            source: source.imageSource, size: parameters.targetSize, processors: parameters.operations.processors)
+            source: source.imageSource, size: parameters.targetSize, processors: parameters.processors)
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let probe = await probeFile(request, source: source)
         let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
@@ -210,7 +210,7 @@ final class ThumbnailService: Sendable {
             let decoder = try AnimatedImageDecoder(
                 bytes, options: DecodeOptions(size: parameters.targetSize, limits: configuration.limits.decode),
                 frameLimit: configuration.limits.maxAnimationFrames)
-            let processors = parameters.operations.processors
+            let processors = parameters.processors
             guard !processors.isEmpty else {
                 let encoded = try AnimatedImageEncoder.encode(
                     decoder, as: format, options: EncodeOptions(quality: parameters.quality))
