@@ -127,3 +127,36 @@ struct ResizeModeEndpointTests {
         }
     }
 }
+
+/// `max_bytes`: a lossy thumbnail's quality goes down until it fits.
+@Suite("Thumbnail max_bytes")
+struct MaxBytesEndpointTests {
+    let root = ServerHarness.makeRoot()
+
+    @Test("a JPEG over max_bytes is re-encoded at a lower quality that fits; PNG is left alone")
+    func maxBytes() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // Given the thumbnail's size at q90
+            let full = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=400&format=jpeg&q=90", method: .get)
+            #expect(full.status == .ok)
+            let limit = full.bytes.count * 6 / 10
+            // When it is asked for under 60 % of that
+            let fitted = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=400&format=jpeg&q=90&max_bytes=\(limit)", method: .get)
+            // Then it fits, is still the same image, and has its own ETag
+            #expect(fitted.status == .ok && fitted.bytes.count <= limit && fitted.bytes.count > limit / 4)
+            #expect(fitted.probe?.width == 400 && fitted.headers[.eTag] != full.headers[.eTag])
+            let a = try ImageDecoder().decode(full.bytes).bitmap
+            let b = try ImageDecoder().decode(fitted.bytes).bitmap
+            #expect(PixelCompare.psnr(a, b) >= 28)
+            // And PNG ignores it, and a tiny or huge limit is refused
+            let png = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=400&format=png&max_bytes=2000", method: .get)
+            #expect(png.status == .ok && png.bytes.count > 2000)
+            for bad in ["max_bytes=10", "max_bytes=99999999999", "max_bytes=x"] {
+                let r = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=64&" + bad, method: .get)
+                #expect(r.status == .badRequest, "\(bad)")
+            }
+        }
+    }
+}

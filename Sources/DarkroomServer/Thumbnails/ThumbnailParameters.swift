@@ -47,6 +47,8 @@ struct ThumbnailParameters: Sendable, Hashable {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
+    /// `max_bytes=N`: lower a lossy format's quality until the thumbnail fits in N bytes (1,024…16 MiB).
+    var maxBytes: Int?
     /// `g=`: where a `cover` crop sits; nil for the centre.
     var gravity: Gravity?
 
@@ -91,7 +93,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
-            + (still ? "|still" : "") + processors.map { "|" + $0.identifier }.joined()
+            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "")
+            + processors.map { "|" + $0.identifier }.joined()
     }
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
@@ -106,6 +109,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         var still = false
         var operations = ThumbnailOperations()
         var gravity: Gravity?
+        var maxBytes: Int?
         var dpr = 1.0
         for (name, value) in query {
             if try operations.read(name, value, maxPadding: limits.maxOutputDimension) { continue }
@@ -131,6 +135,12 @@ struct ThumbnailParameters: Sendable, Hashable {
                 }
                 quality = q
             case "g": gravity = try Self.gravity(value)
+            case "max_bytes":
+                guard let n = Int(value), (1024...(16 << 20)).contains(n) else {
+                    throw ServerError(
+                        .badRequest, "max_bytes must be an integer 1024...16777216, got '\(value.prefix(40))'")
+                }
+                maxBytes = n
             case "dpr":
                 guard let d = Double(value), d.isFinite, (1...8).contains(d) else {
                     throw ServerError(.badRequest, "dpr must be a number 1...8, got '\(value.prefix(40))'")
@@ -166,6 +176,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.still = still
         self.operations = operations
         self.gravity = gravity
+        self.maxBytes = maxBytes
     }
 
     /// imgproxy's gravity: `ce|no|so|ea|we|noea|nowe|soea|sowe[:X:Y]` (offsets in pixels) or `fp:X:Y` (fractions).

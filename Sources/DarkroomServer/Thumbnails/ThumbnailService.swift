@@ -177,7 +177,7 @@ final class ThumbnailService: Sendable {
                 throw ServerError(.internalError, "the pipeline returned no image")
             }
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
-                try encode(container, variant: variant, quality: parameters.quality)
+                try encode(container, variant: variant, quality: parameters.quality, maxBytes: parameters.maxBytes)
             }
             store(thumbnail, forKey: key)
             return (thumbnail, "rendered")
@@ -244,8 +244,8 @@ final class ThumbnailService: Sendable {
     }
 
     /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
-    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int) throws(ServerError)
-        -> EncodedThumbnail
+    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int, maxBytes: Int?)
+        throws(ServerError) -> EncodedThumbnail
     {
         stepObserver?("encode")
         let bitmap = container.bitmap
@@ -260,14 +260,37 @@ final class ThumbnailService: Sendable {
                 return EncodedThumbnail(
                     bytes: try encoder.finish(), format: .gif, width: bitmap.width, height: bitmap.height)
             }
-            bytes = try ImageEncoder.encode(
-                bitmap, as: format,
-                options: EncodeOptions(
-                    quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data))
+            var options = EncodeOptions(
+                quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data)
+            bytes = try Self.encode(bitmap, as: format, options: &options, maxBytes: maxBytes)
         } catch {
             throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
         }
         return EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
+    }
+
+    /// Encodes at `options.quality`; with `maxBytes` and a lossy format (JPEG, WebP, AVIF), lowers the quality by
+    /// bisection (at most 5 more encodes, down to quality 5) until the bytes fit, answering the smallest encoding
+    /// when none does (imgproxy's `max_bytes`). PNG and GIF are written once.
+    static func encode(_ bitmap: Bitmap, as format: ImageFileFormat, options: inout EncodeOptions, maxBytes: Int?)
+        throws(DarkroomImageError) -> [UInt8]
+    {
+        var best = try ImageEncoder.encode(bitmap, as: format, options: options)
+        guard let maxBytes, best.count > maxBytes, [.jpeg, .webp, .avif].contains(format) else { return best }
+        var low = 5
+        var high = options.quality - 1
+        while low <= high {
+            options.quality = (low + high) / 2
+            let attempt = try ImageEncoder.encode(bitmap, as: format, options: options)
+            if attempt.count <= maxBytes {
+                best = attempt
+                low = options.quality + 1
+            } else {
+                if attempt.count < best.count { best = attempt }
+                high = options.quality - 1
+            }
+        }
+        return best
     }
 
     /// The header of a file source, probed by the pipeline on an I/O thread; nil for remote sources (their header
