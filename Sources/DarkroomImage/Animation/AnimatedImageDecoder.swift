@@ -46,7 +46,12 @@ public final class AnimatedImageDecoder {
         let bytes = source.bytes
         let limits = options.limits
         try ImageProber.checkAnimation(info, limits: limits)
-        var probe = try ImageProber.probe(bytes, limits: limits)
+        // The header as read when the bytes were wrapped; these limits may be stricter, so they are checked again.
+        guard bytes.count <= limits.maxInputBytes else {
+            throw DarkroomImageError(
+                .limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
+        }
+        var probe = source.probe
         try ImageDecoder.checkSource(probe, limits)
         guard [.gif, .webp, .png].contains(probe.format) else {
             throw DarkroomImageError(.unsupportedFormat, "\(probe.format.rawValue) is not an animation format")

@@ -9,6 +9,8 @@ public final class EncodedAnimation: Sendable {
     private nonisolated(unsafe) let storage: UnsafeMutableRawBufferPointer
     /// The container's timing, read once at creation.
     public let info: AnimationInfo
+    /// The header, read with ``info`` (decoders start from it instead of probing again).
+    let probe: ImageProbe
 
     /// Copies `bytes` and reads the container's timing.
     /// - Throws: ``DarkroomImageError`` as ``ImageProber/animationInfo(_:limits:)``.
@@ -29,7 +31,7 @@ public final class EncodedAnimation: Sendable {
 
     private init(storage: UnsafeMutableRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
         do {
-            info = try ImageProber.animationInfo(UnsafeRawBufferPointer(storage), limits: limits)
+            (probe, info) = try ImageProber.animationDetails(UnsafeRawBufferPointer(storage), limits: limits)
         } catch {
             storage.deallocate()
             throw error

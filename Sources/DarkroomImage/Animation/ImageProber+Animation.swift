@@ -7,6 +7,13 @@ extension ImageProber {
     public static func animationInfo(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
         throws(DarkroomImageError) -> AnimationInfo
     {
+        try animationDetails(bytes, limits: limits).info
+    }
+
+    /// ``animationInfo(_:limits:)`` with the header probe it reads on the way, for callers that need both.
+    static func animationDetails(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits)
+        throws(DarkroomImageError) -> (probe: ImageProbe, info: AnimationInfo)
+    {
         let probe = try self.probe(bytes, limits: limits)
         let reader = ByteReader(bytes)
         let info: AnimationInfo
@@ -31,7 +38,7 @@ extension ImageProber {
             }
         }
         try checkAnimation(info, limits: limits)
-        return info
+        return (probe, info)
     }
 
     /// Refuses an animation whose frames × canvas area exceeds ``DecodeLimits/maxAnimationPixels``: the work of
