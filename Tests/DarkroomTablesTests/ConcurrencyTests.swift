@@ -37,7 +37,9 @@ struct ConcurrencyTests {
         let problems = Locked<[String]>([])
         let hits = Atomic<Int>(0)
         let committed = Atomic<Int>(0)
-        // Given 2 writers cycling 24 entities through an 8-entry table (constant eviction, chunk remapping),
+        let writersDone = Atomic<Int>(0)
+        for e in 0..<format.maximumCount { try table.setPattern("e\(e)", seed: UInt32(e), version: 0) }
+        // Given a full table, 2 writers cycling 24 entities through an 8-entry table (constant eviction, chunk remapping),
         // 3 readers that hold up to 6 bitmaps each for a while, and one thread saving the index and listing
         onThreads(6) { role in
             var rng = SystemRandomNumberGenerator()
@@ -51,9 +53,14 @@ struct ConcurrencyTests {
                         committed.add(1, ordering: .relaxed)
                     } catch { fail("write e\(e): \(error)") }
                 }
+                writersDone.add(1, ordering: .relaxed)
             case 2, 3, 4:
                 var held: [(Bitmap, [UInt8])] = []
-                for _ in 0..<reads {
+                var round = 0
+                // Readers keep going until the writers are done, however the threads are scheduled, so reads and
+                // writes overlap even when one side is starved for a while
+                while round < reads || writersDone.load(ordering: .relaxed) < 2 {
+                    round += 1
                     let e = Int.random(in: 0..<entities, using: &rng)
                     do {
                         guard let b = try table.entry(for: "e\(e)") else { continue }

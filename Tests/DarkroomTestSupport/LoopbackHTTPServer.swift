@@ -62,7 +62,10 @@ package final class LoopbackHTTPServer: Sendable {
                 }
             }
         let server = LoopbackHTTPServer(channel: channel, handler: handler)
-        Task { await server.run() }
+        // The server's tasks prefer their own threads: synchronous tests (decodes, child processes) can hold every
+        // cooperative thread for many seconds on a 2-core machine, and an origin that cannot answer in that time
+        // fails the client's read timeout for reasons that have nothing to do with the test.
+        Task(executorPreference: TestServerExecutor.shared) { await server.run() }
         return server
     }
 
