@@ -32,6 +32,9 @@ public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
 public struct DecodeOptions: Sendable, Hashable {
     /// The output size. Default ``TargetSize/original``.
     public var size: TargetSize
+    /// A region of the upright source kept before the resize (``size`` then applies to it). Default `nil`, the
+    /// whole image.
+    public var crop: CropRegion? = nil
     /// Whether the EXIF orientation is applied so the result is upright. Default `true`.
     public var applyOrientation: Bool
     /// Output pixel format. Default ``PixelFormatPreference/auto`` (the smallest that loses nothing).

@@ -16,8 +16,14 @@ struct DecodePlan: Sendable, Hashable {
     /// - Throws: `.invalidArgument` for non-positive target sizes.
     init(probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError) {
         let transposed = options.applyOrientation && probe.orientation.swapsDimensions
-        let ow = Double(transposed ? probe.height : probe.width)  // oriented source size
-        let oh = Double(transposed ? probe.width : probe.height)
+        let uprightWidth = Double(transposed ? probe.height : probe.width)
+        let uprightHeight = Double(transposed ? probe.width : probe.height)
+        // The crop (upright pixels) is the source every size below is worked out from
+        let region =
+            try options.crop?.rect(width: uprightWidth, height: uprightHeight)
+            ?? SourceRect(x: 0, y: 0, width: uprightWidth, height: uprightHeight)
+        let ow = region.width  // oriented source size
+        let oh = region.height
         let cap = options.allowUpscaling ? Double.infinity : 1.0
         var outW: Int
         var outH: Int
@@ -70,19 +76,11 @@ struct DecodePlan: Sendable, Hashable {
             outW = options.allowUpscaling ? w : min(w, Int(ow))
             outH = options.allowUpscaling ? h : min(h, Int(oh))
         }
-        let cropX = (ow - cropW) / 2
-        let cropY = (oh - cropH) / 2
-        // A centered crop stays centered under every flip and rotation, so mapping to stored coordinates only
-        // swaps the axes when the orientation transposes.
-        if transposed {
-            outputWidth = outH
-            outputHeight = outW
-            sourceRect = SourceRect(x: cropY, y: cropX, width: cropH, height: cropW)
-        } else {
-            outputWidth = outW
-            outputHeight = outH
-            sourceRect = SourceRect(x: cropX, y: cropY, width: cropW, height: cropH)
-        }
+        let upright = SourceRect(
+            x: region.x + (ow - cropW) / 2, y: region.y + (oh - cropH) / 2, width: cropW, height: cropH)
+        let orientation = options.applyOrientation ? probe.orientation : .up
+        sourceRect = orientation.storedRect(upright, uprightWidth: uprightWidth, uprightHeight: uprightHeight)
+        (outputWidth, outputHeight) = transposed ? (outH, outW) : (outW, outH)
         sourceWidth = probe.width
         sourceHeight = probe.height
     }

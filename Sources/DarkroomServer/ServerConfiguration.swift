@@ -14,8 +14,14 @@ public struct ServerConfiguration: Sendable {
     public struct Limits: Sendable {
         /// Largest `w` or `h` accepted. Default 4096.
         public var maxOutputDimension = 4096
-        /// Quality when `q` is absent. Default 82.
+        /// Quality when `q` is absent and ``formatQuality`` names no quality for the output format. Default 82.
         public var defaultQuality = 82
+        /// Quality per output format when `q` is absent (imgproxy's `format_quality`), e.g. `[.avif: 63]`: AVIF
+        /// holds up at lower settings than JPEG. Default empty: ``defaultQuality`` for every format.
+        public var formatQuality: [ImageFileFormat: Int] = [:]
+
+        /// The quality used for `format` when the request names none.
+        public func quality(for format: ImageFileFormat) -> Int { formatQuality[format] ?? defaultQuality }
         /// Longest `src` accepted, in bytes. Default 2048.
         public var maxSourceLength = 2048
         /// Largest source file or download, in bytes. Default 64 MiB.

@@ -31,7 +31,7 @@ struct OverloadTests {
             // Given 6 different slow thumbnails asked for at once (1 can run, 1 can wait)
             let results = try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for i in 0..<6 {
-                    let src = "http://slow.example:\(origin.port)/photo?delay=6000&n=\(i)"
+                    let src = "http://slow.example:\(origin.port)/photo?delay=3000&n=\(i)"
                     group.addTask {
                         try await client.execute(uri: "/v1/thumb?w=32&src=" + src.queryEncoded, method: .get)
                     }

@@ -47,9 +47,7 @@ extension ImagePipeline {
                             var timings = fetched.timings
                             timings.queueWait += wait
                             counters.queueWaitTimer.recordSeconds(wait)
-                            let result = decode(
-                                fetched.bytes, size: request.size, pixelFormat: request.pixelFormat, timings: &timings,
-                                animated: request.options.contains(.animated))
+                            let result = decode(fetched.bytes, for: request, timings: &timings)
                             job.finish(
                                 result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                         })
@@ -68,22 +66,24 @@ extension ImagePipeline {
                 var timings = ImageResponse.Timings()
                 guard
                     case .success(var container) = decode(
-                        partial.bytes, size: request.size, pixelFormat: request.pixelFormat,
-                        timings: &timings, acceptTruncated: true)
+                        partial.bytes, for: request, timings: &timings, acceptTruncated: true)
                 else { return }
                 container.isPreview = true
                 job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
             })
     }
 
-    /// Decodes on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
+    /// Decodes `request`'s image on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
     func decode(
-        _ bytes: [UInt8], size: TargetSize, pixelFormat: PixelFormatPreference,
-        timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil, animated: Bool = false
+        _ bytes: [UInt8], for request: ImageRequest, timings: inout ImageResponse.Timings,
+        acceptTruncated: Bool? = nil
     ) -> Result<ImageContainer, DarkroomError> {
+        let animated = request.options.contains(.animated)
         var options = configuration.decodeOptions
-        options.size = size
-        options.pixelFormat = pixelFormat
+        options.size = request.size
+        options.crop = request.crop
+        options.allowUpscaling = options.allowUpscaling || request.allowsUpscaling
+        options.pixelFormat = request.pixelFormat
         if let acceptTruncated { options.acceptTruncated = acceptTruncated }
         let t0 = MonotonicClock.seconds()
         counters.add(.decodes)

@@ -60,7 +60,10 @@ extension ImagePipeline {
                         guard !job.isCancelled else { return }
                         var t = readTimings
                         t.queueWait += wait
-                        switch decode(entry.data, size: .original, pixelFormat: request.pixelFormat, timings: &t) {
+                        // The processed entry is the finished image: decoded as it is, no crop, no resize
+                        var stored = ImageRequest(source: request.source, pixelFormat: request.pixelFormat)
+                        stored.options = request.options.subtracting(.animated)
+                        switch decode(entry.data, for: stored, timings: &t) {
                         case .success(let container):
                             counters.add(.diskProcessedHits)
                             finishImage(

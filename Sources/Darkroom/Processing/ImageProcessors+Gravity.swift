@@ -40,6 +40,22 @@ public enum Gravity: Sendable, Hashable {
         return (min(max(x, 0), max(spareX, 0)), min(max(y, 0), max(spareY, 0)))
     }
 
+    /// The same placement for a crop made before the resize (``ImageRequest/crop``).
+    public var cropPosition: CropRegion.Position {
+        switch self {
+        case .focusPoint(let x, let y): .centeredOn(x: x, y: y)
+        case .center(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 0.5, offsetX: dx, offsetY: dy)
+        case .north(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 0, offsetX: dx, offsetY: dy)
+        case .south(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 1, offsetX: dx, offsetY: -dy)
+        case .east(let dx, let dy): .anchored(anchorX: 1, anchorY: 0.5, offsetX: -dx, offsetY: dy)
+        case .west(let dx, let dy): .anchored(anchorX: 0, anchorY: 0.5, offsetX: dx, offsetY: dy)
+        case .northEast(let dx, let dy): .anchored(anchorX: 1, anchorY: 0, offsetX: -dx, offsetY: dy)
+        case .northWest(let dx, let dy): .anchored(anchorX: 0, anchorY: 0, offsetX: dx, offsetY: dy)
+        case .southEast(let dx, let dy): .anchored(anchorX: 1, anchorY: 1, offsetX: -dx, offsetY: -dy)
+        case .southWest(let dx, let dy): .anchored(anchorX: 0, anchorY: 1, offsetX: dx, offsetY: -dy)
+        }
+    }
+
     /// A short stable description for cache keys.
     var key: String {
         switch self {

@@ -7,21 +7,35 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     public let source: String
     /// The decode size.
     public let size: TargetSize
+    /// The region kept before the resize (``ImageRequest/crop``).
+    public let crop: CropRegion?
+    /// Whether the decode may enlarge (``ImageRequest/allowsUpscaling``).
+    public let allowsUpscaling: Bool
     /// The decode pixel format preference.
     public let pixelFormat: PixelFormatPreference
     /// Processor identifiers joined by `|` (empty when none).
     public let processors: String
 
     /// Creates a key.
-    public init(source: String, size: TargetSize, pixelFormat: PixelFormatPreference = .auto, processors: String = "") {
+    public init(
+        source: String, size: TargetSize, crop: CropRegion? = nil, allowsUpscaling: Bool = false,
+        pixelFormat: PixelFormatPreference = .auto, processors: String = ""
+    ) {
         self.source = source
         self.size = size
+        self.crop = crop
+        self.allowsUpscaling = allowsUpscaling
         self.pixelFormat = pixelFormat
         self.processors = processors
     }
 
     /// `size` as a short string, for disk keys and logs.
     var sizeDescription: String {
+        let geometry = (crop.map { $0.key + "|" } ?? "") + (allowsUpscaling ? "up|" : "")
+        return geometry + baseSizeDescription
+    }
+
+    private var baseSizeDescription: String {
         switch size {
         case .original: "original"
         case .maxPixelSize(let n): "max\(n)"

@@ -46,6 +46,11 @@ public struct ImageRequest: Sendable {
     public var imageID: String? { didSet { sourceKey = imageID ?? source.key } }
     /// The size to decode to (shrink-on-load when smaller than the image). Default `.original`.
     public var size: TargetSize
+    /// A region of the upright image kept before the resize: ``size`` applies to it, and the decode reads only what
+    /// it needs for it. Default `nil`, the whole image.
+    public var crop: CropRegion?
+    /// Whether a ``size`` larger than the image (or the crop) enlarges it. Default `false`: thumbnails never upscale.
+    public var allowsUpscaling = false
     /// Processors applied in order after decoding; their identifiers key the caches.
     public var processors: [any ImageProcessing] { didSet { processorsKey = Self.key(processors) } }
     /// How urgent the request is; changeable while in flight through ``ImageTask/priority``.
@@ -85,6 +90,7 @@ public struct ImageRequest: Sendable {
         self.source = source
         self.imageID = nil
         self.size = size
+        self.crop = nil
         self.processors = processors
         self.sourceKey = source.key
         self.processorsKey = Self.key(processors)
@@ -98,8 +104,8 @@ public struct ImageRequest: Sendable {
     /// strings are computed when `source` or `processors` are set, not per lookup.
     public var cacheKey: ImageCacheKey {
         ImageCacheKey(
-            source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, size: size,
-            pixelFormat: pixelFormat, processors: processorsKey)
+            source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, size: size, crop: crop,
+            allowsUpscaling: allowsUpscaling, pixelFormat: pixelFormat, processors: processorsKey)
     }
 
     /// `source.key`, kept current by `source`'s observer.

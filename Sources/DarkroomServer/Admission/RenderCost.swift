@@ -63,19 +63,21 @@ enum RenderCost {
         ((width + 15) / 16 * 2) * ((height + 15) / 16 * 2) * 3
     }
 
-    /// The output's pixel count: the box applied to the upright image, never upscaled.
+    /// The output's pixel count: the box applied to the upright image (the whole of it: a crop only makes it
+    /// smaller), upscaled only when the request enlarges.
     static func outputPixels(probe: ImageProbe, parameters: ThumbnailParameters) -> Int {
         let sw = Double(probe.orientedWidth)
         let sh = Double(probe.orientedHeight)
         guard sw > 0, sh > 0 else { return 0 }
-        let bw = Double(parameters.width ?? ThumbnailParameters.unbounded)
-        let bh = Double(parameters.height ?? ThumbnailParameters.unbounded)
+        let bw = Double(parameters.width ?? parameters.openSide)
+        let bh = Double(parameters.height ?? parameters.openSide)
+        let cap = parameters.enlarge ? Double.infinity : 1
         let scale: Double
         switch parameters.fit {
-        case .contain: scale = min(1, bw / sw, bh / sh)
+        case .contain: scale = min(cap, bw / sw, bh / sh)
         case .cover, .fillDown, .force:
             scale = min(
-                1,
+                cap,
                 max(
                     Double(parameters.width ?? parameters.height!) / sw,
                     Double(parameters.height ?? parameters.width!) / sh))

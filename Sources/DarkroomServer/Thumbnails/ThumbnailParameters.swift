@@ -34,8 +34,15 @@ struct ThumbnailParameters: Sendable, Hashable {
     var fit: Fit
     /// Output format. Default `auto`.
     var format: Format
-    /// Lossy quality 1–100 for JPEG, WebP and AVIF.
-    var quality: Int
+    /// Lossy quality 1–100 for JPEG, WebP and AVIF; `nil` takes the output format's default
+    /// (``ServerConfiguration/Limits/quality(for:)``).
+    var quality: Int?
+    /// `crop=`: the region of the upright source kept before the resize.
+    var crop: CropRegion?
+    /// `enlarge=1`: a box larger than the source (or the crop) enlarges it; off by default.
+    var enlarge = false
+    /// `progressive=1`: a JPEG thumbnail is written progressive.
+    var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
@@ -65,7 +72,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         let (width, height) = box
         switch fit {
         case .contain:
-            return .fit(width: width ?? Self.unbounded, height: height ?? Self.unbounded)
+            return .fit(width: width ?? openSide, height: height ?? openSide)
         case .cover:
             let w = width ?? height!
             let h = height ?? width!
@@ -90,10 +97,15 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// The size used for a side that was not given: large enough never to bind, small enough not to overflow.
     static let unbounded = 1 << 20
 
+    /// The side a `contain` box leaves open: ``unbounded`` (the source's size binds), or the output limit when
+    /// enlarging, so a long thin image cannot be blown up past it.
+    var openSide = Self.unbounded
+
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     var renderKey: String {
-        "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality)"
-            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "")
+        "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
+            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
+            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
             + processors.map { "|" + $0.identifier }.joined()
     }
 
@@ -105,7 +117,10 @@ struct ThumbnailParameters: Sendable, Hashable {
         var height: Int?
         var fit = Fit.contain
         var format = Format.auto
-        var quality = limits.defaultQuality
+        var quality: Int?
+        var crop: CropRegion?
+        var enlarge = false
+        var progressive = false
         var still = false
         var operations = ThumbnailOperations()
         var gravity: Gravity?
@@ -135,6 +150,15 @@ struct ThumbnailParameters: Sendable, Hashable {
                 }
                 quality = q
             case "g": gravity = try Self.gravity(value)
+            case "crop": crop = try Self.crop(value)
+            case "enlarge": enlarge = try Self.flag(value, name: name)
+            case "progressive": progressive = try Self.flag(value, name: name)
+            case "strip":
+                // Thumbnails never carry the source's metadata; asking to keep it is refused, not ignored.
+                guard try Self.flag(value, name: name) else {
+                    throw ServerError(
+                        .badRequest, "strip=0 is not supported: thumbnails never keep the source's metadata")
+                }
             case "max_bytes":
                 guard let n = Int(value), (1024...(16 << 20)).contains(n) else {
                     throw ServerError(
@@ -146,11 +170,7 @@ struct ThumbnailParameters: Sendable, Hashable {
                     throw ServerError(.badRequest, "dpr must be a number 1...8, got '\(value.prefix(40))'")
                 }
                 dpr = d
-            case "still":
-                guard value == "1" || value == "0" || value == "true" || value == "false" else {
-                    throw ServerError(.badRequest, "still must be 1 or 0, got '\(value.prefix(40))'")
-                }
-                still = value == "1" || value == "true"
+            case "still": still = try Self.flag(value, name: name)
             default: continue
             }
         }
@@ -174,43 +194,13 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.format = format
         self.quality = quality
         self.still = still
+        self.crop = crop
+        self.enlarge = enlarge
+        if enlarge { openSide = limits.maxOutputDimension }
+        self.progressive = progressive
         self.operations = operations
         self.gravity = gravity
         self.maxBytes = maxBytes
-    }
-
-    /// imgproxy's gravity: `ce|no|so|ea|we|noea|nowe|soea|sowe[:X:Y]` (offsets in pixels) or `fp:X:Y` (fractions).
-    static func gravity(_ value: String) throws(ServerError) -> Gravity? {
-        let parts = value.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let bad = ServerError(
-            .badRequest,
-            "g must be ce, no, so, ea, we, noea, nowe, soea or sowe with optional :X:Y pixel offsets, or fp:X:Y with X and Y in 0...1, got '\(value.prefix(40))'"
-        )
-        if parts[0] == "fp" {
-            guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x),
-                (0...1).contains(y)
-            else { throw bad }
-            return .focusPoint(x: x, y: y)
-        }
-        guard parts.count == 1 || parts.count == 3 else { throw bad }
-        var dx = 0
-        var dy = 0
-        if parts.count == 3 {
-            guard let x = Int(parts[1]), let y = Int(parts[2]), abs(x) <= 1 << 16, abs(y) <= 1 << 16 else { throw bad }
-            (dx, dy) = (x, y)
-        }
-        switch parts[0] {
-        case "ce": return dx == 0 && dy == 0 ? nil : .center(offsetX: dx, offsetY: dy)
-        case "no": return .north(offsetX: dx, offsetY: dy)
-        case "so": return .south(offsetX: dx, offsetY: dy)
-        case "ea": return .east(offsetX: dx, offsetY: dy)
-        case "we": return .west(offsetX: dx, offsetY: dy)
-        case "noea": return .northEast(offsetX: dx, offsetY: dy)
-        case "nowe": return .northWest(offsetX: dx, offsetY: dy)
-        case "soea": return .southEast(offsetX: dx, offsetY: dy)
-        case "sowe": return .southWest(offsetX: dx, offsetY: dy)
-        default: throw bad
-        }
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

@@ -141,6 +141,8 @@ final class ThumbnailService: Sendable {
         metrics.admission(running: admission.running, queued: admission.queued)
         var request = ImageRequest(
             source: source.imageSource, size: parameters.targetSize, processors: parameters.processors)
+        request.crop = parameters.crop
+        request.allowsUpscaling = parameters.enlarge
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let probe = await probeFile(request, source: source)
         let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
@@ -177,7 +179,7 @@ final class ThumbnailService: Sendable {
                 throw ServerError(.internalError, "the pipeline returned no image")
             }
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
-                try encode(container, variant: variant, quality: parameters.quality, maxBytes: parameters.maxBytes)
+                try encode(container, variant: variant, parameters: parameters)
             }
             store(thumbnail, forKey: key)
             return (thumbnail, "rendered")
@@ -207,13 +209,16 @@ final class ThumbnailService: Sendable {
     {
         stepObserver?("encode")
         do throws(DarkroomImageError) {
+            var options = DecodeOptions(
+                size: parameters.targetSize, allowUpscaling: parameters.enlarge, limits: configuration.limits.decode)
+            options.crop = parameters.crop
             let decoder = try AnimatedImageDecoder(
-                bytes, options: DecodeOptions(size: parameters.targetSize, limits: configuration.limits.decode),
-                frameLimit: configuration.limits.maxAnimationFrames)
+                bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
+            let quality = parameters.quality ?? configuration.limits.quality(for: format)
             let processors = parameters.processors
             guard !processors.isEmpty else {
                 let encoded = try AnimatedImageEncoder.encode(
-                    decoder, as: format, options: EncodeOptions(quality: parameters.quality))
+                    decoder, as: format, options: EncodeOptions(quality: quality))
                 return EncodedThumbnail(
                     bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
             }
@@ -229,7 +234,7 @@ final class ThumbnailService: Sendable {
                 if encoder == nil {
                     encoder = try AnimatedImageEncoder(
                         format: format, width: bitmap.width, height: bitmap.height, plays: decoder.info.plays,
-                        options: EncodeOptions(quality: parameters.quality))
+                        options: EncodeOptions(quality: quality))
                 }
                 try encoder?.add(bitmap, duration: frame.duration)
             }
@@ -244,7 +249,7 @@ final class ThumbnailService: Sendable {
     }
 
     /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
-    private func encode(_ container: ImageContainer, variant: OutputVariant, quality: Int, maxBytes: Int?)
+    private func encode(_ container: ImageContainer, variant: OutputVariant, parameters: ThumbnailParameters)
         throws(ServerError) -> EncodedThumbnail
     {
         stepObserver?("encode")
@@ -261,8 +266,10 @@ final class ThumbnailService: Sendable {
                     bytes: try encoder.finish(), format: .gif, width: bitmap.width, height: bitmap.height)
             }
             var options = EncodeOptions(
-                quality: quality, speed: configuration.avifSpeed, colorProfile: container.colorProfile?.data)
-            bytes = try Self.encode(bitmap, as: format, options: &options, maxBytes: maxBytes)
+                quality: parameters.quality ?? configuration.limits.quality(for: format),
+                progressive: parameters.progressive, speed: configuration.avifSpeed,
+                colorProfile: container.colorProfile?.data)
+            bytes = try Self.encode(bitmap, as: format, options: &options, maxBytes: parameters.maxBytes)
         } catch {
             throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
         }

@@ -63,7 +63,9 @@ enum ServerHarness {
         c.port = 0
         c.maxRenders = 2
         c.maxQueued = 8
-        c.requestTimeout = 20
+        // Generous: debug builds render animations slowly, and the suites share 2 cores; tests of timeouts set
+        // their own
+        c.requestTimeout = 60
         return c
     }
 
