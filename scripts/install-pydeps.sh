@@ -26,6 +26,10 @@ fi
 # thumbhash (a port of the reference ThumbHash encoder) is on PyPI only.
 has thumbhash || { echo "install-pydeps: installing thumbhash" >&2; pip_install thumbhash || true; }
 
-for module in PIL thumbhash; do
+# The peers' URL builders, for the imgproxy and thumbor compatibility tests.
+has libthumbor || { echo "install-pydeps: installing libthumbor" >&2; pip_install libthumbor || true; }
+has imgproxy || { echo "install-pydeps: installing imgproxy" >&2; pip_install imgproxy || true; }
+
+for module in PIL thumbhash libthumbor imgproxy; do
   has "$module" || { echo "install-pydeps: $module is still missing" >&2; exit 1; }
 done

@@ -38,7 +38,10 @@ public struct CropRegion: Sendable, Hashable {
     public var position: Position
 
     /// Creates a region of `width × height` placed by `position`.
-    public init(width: Length?, height: Length?, position: Position = .anchored(anchorX: 0.5, anchorY: 0.5, offsetX: 0, offsetY: 0)) {
+    public init(
+        width: Length?, height: Length?,
+        position: Position = .anchored(anchorX: 0.5, anchorY: 0.5, offsetX: 0, offsetY: 0)
+    ) {
         (self.width, self.height, self.position) = (width, height, position)
     }
 

@@ -16,6 +16,9 @@ public enum TargetSize: Sendable, Hashable {
     /// Like ``fill(width:height:)``, except that a source smaller than the box is not enlarged but cropped to the
     /// box's aspect ratio at its own scale (imgproxy's `fill-down`).
     case fillDown(width: Int, height: Int)
+    /// ``fill(width:height:)`` when the box and the (upright) image are both landscape or both portrait,
+    /// ``fit(width:height:)`` otherwise (imgproxy's `auto`).
+    case auto(width: Int, height: Int)
 }
 
 /// The resampling filter used for the final resize.

@@ -30,7 +30,11 @@ struct DecodePlan: Sendable, Hashable {
         var cropW = ow
         var cropH = oh
         func scaled(_ v: Double, _ s: Double) -> Int { max(1, Int((v * s).rounded())) }
-        switch options.size {
+        var size = options.size
+        if case .auto(let w, let h) = size {
+            size = (w >= h) == (ow >= oh) ? .fill(width: w, height: h) : .fit(width: w, height: h)
+        }
+        switch size {
         case .original:
             outW = Int(ow)
             outH = Int(oh)
@@ -52,7 +56,7 @@ struct DecodePlan: Sendable, Hashable {
                 throw DarkroomImageError(.invalidArgument, "fill size must be positive, got \(w)×\(h)")
             }
             let cover = max(Double(w) / ow, Double(h) / oh)
-            if case .fillDown = options.size, cover > cap {
+            if case .fillDown = size, cover > cap {
                 // Too small to fill the box: the box shrinks (keeping its aspect) until the source covers it.
                 w = max(1, Int((Double(w) / cover).rounded(.down)))
                 h = max(1, Int((Double(h) / cover).rounded(.down)))
@@ -75,6 +79,7 @@ struct DecodePlan: Sendable, Hashable {
             }
             outW = options.allowUpscaling ? w : min(w, Int(ow))
             outH = options.allowUpscaling ? h : min(h, Int(oh))
+        case .auto: preconditionFailure("auto is resolved to fill or fit above")
         }
         let upright = SourceRect(
             x: region.x + (ow - cropW) / 2, y: region.y + (oh - cropH) / 2, width: cropW, height: cropH)

@@ -39,6 +39,41 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
+    /// imgproxy-compatible URLs under `/imgproxy/` (``ImgproxyURL``).
+    public struct Imgproxy: Sendable {
+        /// The signing key (imgproxy's `IMGPROXY_KEY`, hex-decoded); `nil` accepts any signature.
+        public var key: [UInt8]?
+        /// The salt put before the path (imgproxy's `IMGPROXY_SALT`, hex-decoded).
+        public var salt: [UInt8] = []
+        /// Bytes of the HMAC kept in the signature (imgproxy's `IMGPROXY_SIGNATURE_SIZE`). Default 32, all of it.
+        public var signatureSize = 32
+        /// Named option sets in imgproxy syntax (`rs:fill:300:300/q:80`); `default` applies to every URL first.
+        /// `pr:NAME` uses one in an imgproxy URL, `preset=NAME` in `/v1/thumb`.
+        public var presets: [String: String] = [:]
+        /// Whether URLs may name presets only (imgproxy's `IMGPROXY_ONLY_PRESETS`).
+        public var onlyPresets = false
+
+        /// No key, no presets.
+        public init() {}
+    }
+
+    /// thumbor-compatible URLs under `/thumbor/` (``ThumborURL``).
+    public struct Thumbor: Sendable {
+        /// The security key (thumbor's `SECURITY_KEY`). `nil`: only `/unsafe/` URLs are served (signed ones are
+        /// refused, since nothing can check them).
+        public var key: String?
+        /// Whether `/unsafe/` URLs are served when a key is set (thumbor's `ALLOW_UNSAFE_URL`). Default `false`.
+        public var allowUnsafe = false
+
+        /// No key.
+        public init() {}
+    }
+
+    /// imgproxy URL compatibility.
+    public var imgproxy = Imgproxy()
+    /// thumbor URL compatibility.
+    public var thumbor = Thumbor()
+
     /// Interface to bind. Default `127.0.0.1`.
     public var host = "127.0.0.1"
     /// Port to bind; 0 picks a free one. Default 8080.

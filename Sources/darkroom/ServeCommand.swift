@@ -47,7 +47,59 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Keep each source's colour profile (pixels unconverted, profile embedded) instead of converting to sRGB.")
     var keepColorProfile = false
 
+    @Option(help: "imgproxy URLs (/imgproxy/…): the signing key in hex (default: DARKROOM_IMGPROXY_KEY).")
+    var imgproxyKey: String?
+    @Option(help: "imgproxy URLs: the salt in hex (default: DARKROOM_IMGPROXY_SALT).") var imgproxySalt: String?
+    @Option(help: "imgproxy URLs: bytes of the HMAC kept in a signature (1-32).") var imgproxySignatureSize = 32
+    @Option(
+        name: .customLong("preset"),
+        help: "A named option set in imgproxy syntax, NAME=rs:fill:300:300/q:80 (repeatable; 'default' applies to all)."
+    )
+    var presets: [String] = []
+    @Option(help: "A file of presets, one NAME=OPTIONS per line (# comments).") var presetsFile: String?
+    @Flag(help: "URLs may name presets only (imgproxy's IMGPROXY_ONLY_PRESETS).") var onlyPresets = false
+    @Option(help: "thumbor URLs (/thumbor/…): the security key (default: DARKROOM_THUMBOR_KEY).") var thumborKey:
+        String?
+    @Flag(help: "thumbor URLs: serve /unsafe/ URLs even with a key.") var thumborAllowUnsafe = false
+
+    /// The imgproxy settings from the options and the environment.
+    func imgproxySettings() throws -> ServerConfiguration.Imgproxy {
+        var settings = ServerConfiguration.Imgproxy()
+        let env = ProcessInfo.processInfo.environment
+        func hex(_ text: String, _ name: String) throws -> [UInt8] {
+            let digits = Array(text.utf8)
+            guard digits.count % 2 == 0, !digits.isEmpty else { throw ValidationError("\(name) must be hex") }
+            return try stride(from: 0, to: digits.count, by: 2).map { i in
+                guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else {
+                    throw ValidationError("\(name) must be hex")
+                }
+                return byte
+            }
+        }
+        if let key = imgproxyKey ?? env["DARKROOM_IMGPROXY_KEY"], !key.isEmpty {
+            settings.key = try hex(key, "--imgproxy-key")
+            settings.salt =
+                try (imgproxySalt ?? env["DARKROOM_IMGPROXY_SALT"]).map { try hex($0, "--imgproxy-salt") } ?? []
+        }
+        settings.signatureSize = imgproxySignatureSize
+        var lines = presets
+        if let presetsFile {
+            lines += try String(contentsOfFile: presetsFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        }
+        for line in lines.map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.isEmpty && !line.hasPrefix("#") {
+            guard let eq = line.firstIndex(of: "="), eq != line.startIndex else {
+                throw ValidationError("a preset is NAME=OPTIONS, got '\(line)'")
+            }
+            settings.presets[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        settings.onlyPresets = onlyPresets
+        return settings
+    }
+
     func validate() throws {
+        guard (1...32).contains(imgproxySignatureSize) else {
+            throw ValidationError("--imgproxy-signature-size must be 1...32")
+        }
         guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
@@ -88,6 +140,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }
         configuration.limits.maxAnimationFrames = maxAnimationFrames
         configuration.logger = logger
+        configuration.imgproxy = try imgproxySettings()
+        configuration.thumbor.key =
+            thumborKey ?? ProcessInfo.processInfo.environment["DARKROOM_THUMBOR_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        configuration.thumbor.allowUnsafe = thumborAllowUnsafe
 
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

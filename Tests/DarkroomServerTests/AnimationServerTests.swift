@@ -91,7 +91,9 @@ struct AnimationServerTests {
             let thumb = try await client.execute(
                 uri: url, method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
             // Then it is an animated WebP with every frame
-            #expect(thumb.headers[.contentType] == "image/webp", "\(url): \(thumb.status) \(String(decoding: thumb.bytes, as: UTF8.self).prefix(300))")
+            #expect(
+                thumb.headers[.contentType] == "image/webp",
+                "\(url): \(thumb.status) \(String(decoding: thumb.bytes, as: UTF8.self).prefix(300))")
             #expect(try Self.animation(thumb.bytes).0.frameCount == 48)
         }
     }

@@ -166,7 +166,7 @@ struct ThumbEndpointTests {
     func badParameters() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             for (query, word) in [
-                ("w=64", "src"), ("src=photo.jpg", "w or h"), ("src=photo.jpg&w=0", "w must"),
+                ("w=64", "src"), ("src=photo.jpg&fit=cover", "needs w or h"), ("src=photo.jpg&w=0", "w must"),
                 ("src=photo.jpg&w=99999", "w must"), ("src=photo.jpg&w=abc", "w must"),
                 ("src=photo.jpg&w=64&fit=stretch", "fit"), ("src=photo.jpg&w=64&format=bmp", "format"),
                 ("src=photo.jpg&w=64&q=0", "q must"), ("src=photo.jpg&w=64&q=101", "q must"),

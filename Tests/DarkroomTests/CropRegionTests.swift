@@ -80,7 +80,8 @@ struct CropRegionTests {
         #expect(PixelCompare.psnr(se, expected) > 50)
         // And a focus point at the top-left corner clamps the region inside the picture
         let corner = try crop(
-            CropRegion(width: .pixels(200), height: .pixels(100), position: Gravity.focusPoint(x: 0, y: 0).cropPosition))
+            CropRegion(width: .pixels(200), height: .pixels(100), position: Gravity.focusPoint(x: 0, y: 0).cropPosition)
+        )
         let topLeft = try ImageProcessors.Crop(x: 0, y: 0, width: 200, height: 100).process(full)
         #expect(PixelCompare.psnr(corner, topLeft) > 50)
         // And a region larger than the picture is the whole picture

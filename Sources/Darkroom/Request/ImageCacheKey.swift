@@ -44,6 +44,7 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         case .cover(let w, let h): "cover\(w)x\(h)"
         case .stretch(let w, let h): "stretch\(w)x\(h)"
         case .fillDown(let w, let h): "filldown\(w)x\(h)"
+        case .auto(let w, let h): "auto\(w)x\(h)"
         }
     }
 

@@ -75,7 +75,7 @@ enum RenderCost {
         let scale: Double
         switch parameters.fit {
         case .contain: scale = min(cap, bw / sw, bh / sh)
-        case .cover, .fillDown, .force:
+        case .cover, .fillDown, .force, .auto, .outside:
             scale = min(
                 cap,
                 max(

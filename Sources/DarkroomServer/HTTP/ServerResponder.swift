@@ -45,10 +45,16 @@ struct ServerResponder: HTTPResponder {
         case "/v1/thumb":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
-            let answer = try await service.thumbnail(
-                query: query, accept: request.headers[.accept],
-                ifNoneMatch: request.headers[.ifNoneMatch])
-            return thumbnailResponse(answer)
+            let expanded = try ImgproxyURL.expandingPresets(query, configuration: service.configuration.imgproxy)
+            return try await thumbnail(expanded, request)
+        case "imgproxy":
+            let url = try ImgproxyURL(
+                path: String(path.dropFirst(Self.imgproxyPrefix.count)), configuration: service.configuration.imgproxy)
+            return try await thumbnail(url.query, request)
+        case "thumbor":
+            let url = try ThumborURL(
+                path: String(path.dropFirst(Self.thumborPrefix.count)), configuration: service.configuration.thumbor)
+            return try await thumbnail(url.query, request)
         case "/v1/info":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
@@ -85,10 +91,26 @@ struct ServerResponder: HTTPResponder {
         }
     }
 
-    /// The route label for metrics: a known path, or `other` (never the raw path, which would grow the label set).
+    /// Answers a thumbnail request given as `/v1/thumb` query items (the dialects translate into them).
+    private func thumbnail(_ query: [(name: String, value: String)], _ request: Request) async throws(ServerError)
+        -> Response
+    {
+        let answer = try await service.thumbnail(
+            query: query, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+        return thumbnailResponse(answer)
+    }
+
+    /// Where imgproxy-style and thumbor-style URLs are served.
+    static let imgproxyPrefix = "/imgproxy/"
+    static let thumborPrefix = "/thumbor/"
+
+    /// The route label for metrics: a known path, a dialect, or `other` (never the raw path, which would grow the
+    /// label set).
     static func route(_ path: String) -> String {
         switch path {
         case "/v1/thumb", "/v1/info", "/health", "/metrics", "/", "/view", "/assets/gallery.js": path
+        case _ where path.hasPrefix(imgproxyPrefix): "imgproxy"
+        case _ where path.hasPrefix(thumborPrefix): "thumbor"
         default: "other"
         }
     }

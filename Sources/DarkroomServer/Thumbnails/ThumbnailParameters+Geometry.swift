@@ -64,8 +64,25 @@ extension ThumbnailParameters {
         guard parts.count >= 2 else {
             throw ServerError(.badRequest, "crop must be W:H[:GRAVITY] or L,T,R,B, got '\(value.prefix(40))'")
         }
-        let position = parts.count == 3 ? (try gravity(parts[2]) ?? .center()).cropPosition : Gravity.center().cropPosition
+        let position =
+            parts.count == 3 ? (try gravity(parts[2]) ?? .center()).cropPosition : Gravity.center().cropPosition
         return CropRegion(width: try length(parts[0]), height: try length(parts[1]), position: position)
+    }
+
+    /// `FORMAT:Q[:FORMAT:Q…]` with formats jpeg (jpg), png, webp, avif, gif and qualities 1…100.
+    static func formatQuality(_ value: String) throws(ServerError) -> [ImageFileFormat: Int] {
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let bad = ServerError(
+            .badRequest, "fq must be FORMAT:QUALITY pairs such as jpeg:80:webp:70, got '\(value.prefix(40))'")
+        guard parts.count % 2 == 0, !parts.isEmpty else { throw bad }
+        var qualities: [ImageFileFormat: Int] = [:]
+        for i in stride(from: 0, to: parts.count, by: 2) {
+            guard let format = ImageFileFormat(rawValue: parts[i] == "jpg" ? "jpeg" : parts[i]),
+                let q = Int(parts[i + 1]), (1...100).contains(q)
+            else { throw bad }
+            qualities[format] = q
+        }
+        return qualities
     }
 
     /// A switch: `1`/`true`/`t` or `0`/`false`/`f`.

@@ -17,6 +17,12 @@ struct ThumbnailParameters: Sendable, Hashable {
         case fillDown = "fill-down"
         /// Scale to exactly the box, not keeping aspect (both `w` and `h` required).
         case force
+        /// Scale to cover the box, keeping aspect, without cropping: one side is the box's, the other at least as
+        /// long (thumbor's `full-fit-in`).
+        case outside
+        /// `cover` when the box and the image are both landscape or both portrait, else `contain` (imgproxy's
+        /// `auto`); both `w` and `h` required.
+        case auto
     }
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
@@ -37,6 +43,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// Lossy quality 1–100 for JPEG, WebP and AVIF; `nil` takes the output format's default
     /// (``ServerConfiguration/Limits/quality(for:)``).
     var quality: Int?
+    /// `fq=jpeg:80:webp:70`: quality per output format, used when `q` is absent (imgproxy's `format_quality`).
+    var formatQuality: [ImageFileFormat: Int] = [:]
     /// `crop=`: the region of the upright source kept before the resize.
     var crop: CropRegion?
     /// `enlarge=1`: a box larger than the source (or the crop) enlarges it; off by default.
@@ -76,11 +84,15 @@ struct ThumbnailParameters: Sendable, Hashable {
         case .cover:
             let w = width ?? height!
             let h = height ?? width!
-            return gravity == nil ? .fill(width: w, height: h) : .cover(width: w, height: h)
+            return gravity == nil && operations.trim == nil ? .fill(width: w, height: h) : .cover(width: w, height: h)
+        case .outside:
+            return .cover(width: width ?? height!, height: height ?? width!)
         case .fillDown:
             return .fillDown(width: width ?? height!, height: height ?? width!)
         case .force:
             return .stretch(width: width!, height: height!)
+        case .auto:
+            return .auto(width: width!, height: height!)
         }
     }
 
@@ -88,10 +100,14 @@ struct ThumbnailParameters: Sendable, Hashable {
     var processors: [any ImageProcessing] {
         let (width, height) = box
         var list: [any ImageProcessing] = []
-        if fit == .cover, let gravity {
-            list.append(ImageProcessors.CropToFill(width: width ?? height!, height: height ?? width!, gravity: gravity))
+        if let trim = operations.trim { list.append(ImageProcessors.Trim(tolerance: trim)) }
+        if fit == .cover, gravity != nil || operations.trim != nil {
+            // A placed crop, or a centred one after the trim (the decode then keeps the whole image)
+            list.append(
+                ImageProcessors.CropToFill(
+                    width: width ?? height!, height: height ?? width!, gravity: gravity ?? .center()))
         }
-        return list + operations.processors
+        return list + operations.processors(box: (self.width, self.height))
     }
 
     /// The size used for a side that was not given: large enough never to bind, small enough not to overflow.
@@ -106,6 +122,8 @@ struct ThumbnailParameters: Sendable, Hashable {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
             + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
             + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
+            + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
+            .joined()
             + processors.map { "|" + $0.identifier }.joined()
     }
 
@@ -119,6 +137,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         var format = Format.auto
         var quality: Int?
         var crop: CropRegion?
+        var formatQuality: [ImageFileFormat: Int] = [:]
         var enlarge = false
         var progressive = false
         var still = false
@@ -135,7 +154,8 @@ struct ThumbnailParameters: Sendable, Hashable {
             case "fit":
                 guard let f = Fit(rawValue: value) else {
                     throw ServerError(
-                        .badRequest, "fit must be contain, cover, fill-down or force, got '\(value.prefix(40))'")
+                        .badRequest,
+                        "fit must be contain, cover, fill-down, force, auto or outside, got '\(value.prefix(40))'")
                 }
                 fit = f
             case "format":
@@ -151,6 +171,13 @@ struct ThumbnailParameters: Sendable, Hashable {
                 quality = q
             case "g": gravity = try Self.gravity(value)
             case "crop": crop = try Self.crop(value)
+            case "fq": formatQuality = try Self.formatQuality(value)
+            case "expires":
+                // A link that stops working at a given time (imgproxy's `expires`): answered as not found
+                guard let time = Int(value) else {
+                    throw ServerError(.badRequest, "expires must be a Unix time in seconds, got '\(value.prefix(40))'")
+                }
+                if Double(time) < Date().timeIntervalSince1970 { throw ServerError(.notFound, "the link has expired") }
             case "enlarge": enlarge = try Self.flag(value, name: name)
             case "progressive": progressive = try Self.flag(value, name: name)
             case "strip":
@@ -176,9 +203,11 @@ struct ThumbnailParameters: Sendable, Hashable {
         }
         guard let source else { throw ServerError(.badRequest, "src is required") }
         try Self.checkSource(source, limits: limits)
-        guard width != nil || height != nil else { throw ServerError(.badRequest, "w or h (or both) is required") }
-        if fit == .force, width == nil || height == nil {
-            throw ServerError(.badRequest, "fit=force needs both w and h")
+        if width == nil && height == nil && fit != .contain {  // (auto and force are checked below)
+            throw ServerError(.badRequest, "fit=\(fit.rawValue) needs w or h")
+        }
+        if fit == .force || fit == .auto, width == nil || height == nil {
+            throw ServerError(.badRequest, "fit=\(fit.rawValue) needs both w and h")
         }
         if gravity != nil, fit != .cover { throw ServerError(.badRequest, "g applies to fit=cover only") }
         if dpr != 1 {  // the box in device pixels, still within the limit
@@ -195,8 +224,10 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.quality = quality
         self.still = still
         self.crop = crop
+        self.formatQuality = formatQuality
         self.enlarge = enlarge
-        if enlarge { openSide = limits.maxOutputDimension }
+        // Without a box the image keeps its size up to the output limit; enlarging fills the open sides to it too
+        if enlarge || (width == nil && height == nil) { openSide = limits.maxOutputDimension }
         self.progressive = progressive
         self.operations = operations
         self.gravity = gravity

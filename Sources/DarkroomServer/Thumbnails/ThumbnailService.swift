@@ -214,7 +214,7 @@ final class ThumbnailService: Sendable {
             options.crop = parameters.crop
             let decoder = try AnimatedImageDecoder(
                 bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
-            let quality = parameters.quality ?? configuration.limits.quality(for: format)
+            let quality = quality(parameters, format)
             let processors = parameters.processors
             guard !processors.isEmpty else {
                 let encoded = try AnimatedImageEncoder.encode(
@@ -266,7 +266,7 @@ final class ThumbnailService: Sendable {
                     bytes: try encoder.finish(), format: .gif, width: bitmap.width, height: bitmap.height)
             }
             var options = EncodeOptions(
-                quality: parameters.quality ?? configuration.limits.quality(for: format),
+                quality: quality(parameters, format),
                 progressive: parameters.progressive, speed: configuration.avifSpeed,
                 colorProfile: container.colorProfile?.data)
             bytes = try Self.encode(bitmap, as: format, options: &options, maxBytes: parameters.maxBytes)
@@ -274,6 +274,11 @@ final class ThumbnailService: Sendable {
             throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
         }
         return EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
+    }
+
+    /// The quality for `format`: the request's `q`, else its `fq` for the format, else the configured default.
+    private func quality(_ parameters: ThumbnailParameters, _ format: ImageFileFormat) -> Int {
+        parameters.quality ?? parameters.formatQuality[format] ?? configuration.limits.quality(for: format)
     }
 
     /// Encodes at `options.quality`; with `maxBytes` and a lossy format (JPEG, WebP, AVIF), lowers the quality by
