@@ -6,6 +6,6 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench", abstract: "Benchmarks (side by side, one run; --json for machine-readable output).",
         subcommands: [
             BenchDecodeCommand.self, BenchCacheCommand.self, BenchTableCommand.self, BenchPipelineCommand.self,
-            BenchScrollCommand.self, BenchAnimationCommand.self,
+            BenchScrollCommand.self, BenchAnimationCommand.self, BenchSmartCropCommand.self,
         ])
 }

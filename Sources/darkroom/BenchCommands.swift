@@ -191,3 +191,30 @@ struct BenchAnimationCommand: ParsableCommand {
 
     func run() throws { try benchmark.run() }
 }
+
+struct BenchSmartCropCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "smartcrop",
+        abstract: "Where the smart crop lands on each photo (source pixels), and its cost on 12 MP thumbnails.")
+
+    @Option(name: .customLong("folder"), help: "A folder of photos (repeatable; default: the sample set's).")
+    var folders: [String] = []
+    @Option(help: "Box width.") var width = 256
+    @Option(help: "Box height.") var height = 256
+    @Option(help: "Rounds of the rate comparison.") var rounds = 5
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        guard width > 0, height > 0, rounds >= 0 else { throw ValidationError("sizes must be positive") }
+    }
+
+    func run() throws {
+        var b = SmartCropBenchmark()
+        b.folders = folders
+        b.width = width
+        b.height = height
+        b.rounds = rounds
+        b.json = json
+        try b.run()
+    }
+}

@@ -16,6 +16,10 @@ public enum Gravity: Sendable, Hashable {
     case southWest(offsetX: Int = 0, offsetY: Int = 0)
     /// Centred on the point (`x`, `y`) given as fractions of the width and height (0…1), as far as the image allows.
     case focusPoint(x: Double, y: Double)
+    /// Centred on the image's most interesting point (edges, skin, saturation; see ``ImageProcessors/CropToFill``),
+    /// found on the resized image, so it costs about what the thumbnail does. Where no image is at hand (a crop
+    /// before the resize, ``Extend``) it is the centre.
+    case smart
 
     /// The crop's top-left corner for a `cropWidth × cropHeight` crop of a `width × height` image, kept inside it.
     func origin(cropWidth: Int, cropHeight: Int, width: Int, height: Int) -> (x: Int, y: Int) {
@@ -27,6 +31,7 @@ public enum Gravity: Sendable, Hashable {
         case .focusPoint(let fx, let fy):
             x = Int((fx * Double(width) - Double(cropWidth) / 2).rounded())
             y = Int((fy * Double(height) - Double(cropHeight) / 2).rounded())
+        case .smart: (x, y) = (spareX / 2, spareY / 2)
         case .center(let dx, let dy): (x, y) = (spareX / 2 + dx, spareY / 2 + dy)
         case .north(let dx, let dy): (x, y) = (spareX / 2 + dx, dy)
         case .south(let dx, let dy): (x, y) = (spareX / 2 + dx, spareY - dy)
@@ -44,6 +49,7 @@ public enum Gravity: Sendable, Hashable {
     public var cropPosition: CropRegion.Position {
         switch self {
         case .focusPoint(let x, let y): .centeredOn(x: x, y: y)
+        case .smart: .anchored(anchorX: 0.5, anchorY: 0.5, offsetX: 0, offsetY: 0)
         case .center(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 0.5, offsetX: dx, offsetY: dy)
         case .north(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 0, offsetX: dx, offsetY: dy)
         case .south(let dx, let dy): .anchored(anchorX: 0.5, anchorY: 1, offsetX: dx, offsetY: -dy)
@@ -60,6 +66,7 @@ public enum Gravity: Sendable, Hashable {
     var key: String {
         switch self {
         case .focusPoint(let x, let y): "fp:\(x):\(y)"
+        case .smart: "sm"
         case .center(let x, let y): "ce:\(x):\(y)"
         case .north(let x, let y): "no:\(x):\(y)"
         case .south(let x, let y): "so:\(x):\(y)"
@@ -90,11 +97,15 @@ extension ImageProcessors {
         /// Keys the caches: the processor and its parameters.
         public var identifier: String { "darkroom.fillcrop(\(width),\(height),\(gravity.key))" }
 
-        /// Applies the crop; never mutates `source`. Cost: one copy of the crop (none when it is the whole image).
+        /// Applies the crop; never mutates `source`. Cost: one copy of the crop (none when it is the whole image);
+        /// with ``Gravity/smart`` also one pass over the image for its interest map.
         public func process(_ source: Bitmap) throws -> Bitmap {
             let w = min(width, source.width)
             let h = min(height, source.height)
-            let origin = gravity.origin(cropWidth: w, cropHeight: h, width: source.width, height: source.height)
+            let origin =
+                gravity == .smart
+                ? try Saliency.cropOrigin(source, cropWidth: w, cropHeight: h)
+                : gravity.origin(cropWidth: w, cropHeight: h, width: source.width, height: source.height)
             return try Crop(x: origin.x, y: origin.y, width: w, height: h).process(source)
         }
     }

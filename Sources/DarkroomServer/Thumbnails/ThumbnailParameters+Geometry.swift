@@ -8,8 +8,9 @@ extension ThumbnailParameters {
         let parts = value.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let bad = ServerError(
             .badRequest,
-            "g must be ce, no, so, ea, we, noea, nowe, soea or sowe with optional :X:Y pixel offsets, or fp:X:Y with X and Y in 0...1, got '\(value.prefix(40))'"
+            "g must be sm, ce, no, so, ea, we, noea, nowe, soea or sowe with optional :X:Y pixel offsets, or fp:X:Y with X and Y in 0...1, got '\(value.prefix(40))'"
         )
+        if parts == ["sm"] { return .smart }
         if parts[0] == "fp" {
             guard parts.count == 3, let x = Double(parts[1]), let y = Double(parts[2]), (0...1).contains(x),
                 (0...1).contains(y)
@@ -64,8 +65,11 @@ extension ThumbnailParameters {
         guard parts.count >= 2 else {
             throw ServerError(.badRequest, "crop must be W:H[:GRAVITY] or L,T,R,B, got '\(value.prefix(40))'")
         }
-        let position =
-            parts.count == 3 ? (try gravity(parts[2]) ?? .center()).cropPosition : Gravity.center().cropPosition
+        let placement = parts.count == 3 ? try gravity(parts[2]) ?? .center() : .center()
+        guard placement != .smart else {
+            throw ServerError(.badRequest, "a crop before the resize cannot use g=sm; give a position or focus point")
+        }
+        let position = placement.cropPosition
         return CropRegion(width: try length(parts[0]), height: try length(parts[1]), position: position)
     }
 

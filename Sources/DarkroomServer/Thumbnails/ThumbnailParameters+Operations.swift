@@ -71,6 +71,7 @@ struct ThumbnailOperations: Sendable, Hashable {
             default:
                 do {
                     extend = try ThumbnailParameters.gravity(value) ?? .center()
+                    if extend == .smart { throw ServerError(.badRequest, "") }
                 } catch {
                     throw ServerError(
                         .badRequest, "extend must be 1, 0 or a gravity such as no or soea, got '\(value.prefix(40))'")
