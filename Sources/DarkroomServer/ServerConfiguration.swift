@@ -69,6 +69,11 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
+    /// An image sent, with the error's status, instead of the JSON error when a thumbnail request fails and the
+    /// client asked for an image (`Accept` names `image/…` and not JSON, as browsers do for `<img>`). Its format is
+    /// read from its bytes. Default `nil`: errors are always JSON.
+    public var fallbackImage: [UInt8]?
+
     /// imgproxy URL compatibility.
     public var imgproxy = Imgproxy()
     /// thumbor URL compatibility.

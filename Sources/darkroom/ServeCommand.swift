@@ -58,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
     var presets: [String] = []
     @Option(help: "A file of presets, one NAME=OPTIONS per line (# comments).") var presetsFile: String?
     @Flag(help: "URLs may name presets only (imgproxy's IMGPROXY_ONLY_PRESETS).") var onlyPresets = false
+    @Option(help: "An image sent with the error status when a thumbnail fails and the client asked for an image.")
+    var fallbackImage: String?
     @Option(help: "thumbor URLs (/thumbor/…): the security key (default: DARKROOM_THUMBOR_KEY).") var thumborKey:
         String?
     @Flag(help: "thumbor URLs: serve /unsafe/ URLs even with a key.") var thumborAllowUnsafe = false
@@ -144,6 +146,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.thumbor.key =
             thumborKey ?? ProcessInfo.processInfo.environment["DARKROOM_THUMBOR_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         configuration.thumbor.allowUnsafe = thumborAllowUnsafe
+        if let fallbackImage {
+            let bytes = try FileBytes.read(fallbackImage)
+            guard (try? ImageProber.probe(bytes)) != nil else {
+                throw ValidationError("--fallback-image \(fallbackImage) is not an image Darkroom can read")
+            }
+            configuration.fallbackImage = bytes
+        }
 
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

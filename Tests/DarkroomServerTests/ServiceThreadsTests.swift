@@ -26,7 +26,7 @@ struct ServiceThreadsTests {
             query: [("src", "photo.jpg"), ("w", "64")], accept: nil, ifNoneMatch: nil)
         let probe = try await service.info(query: [("src", "photo.jpg")])
         // Then the render happened, and each blocking step ran on a named pipeline thread of the right pool
-        guard case .thumbnail(let thumbnail, _, _, let origin) = answer else {
+        guard case .thumbnail(let thumbnail, _, let origin) = answer else {
             Issue.record("expected a thumbnail, got \(answer)")
             return
         }

@@ -18,7 +18,13 @@ package enum Saliency {
         let (map, width, height, step) = try interest(bitmap)
         let blurred = blur(map, width: width, height: height, radius: max(1, min(width, height) / 10))
         var best = 0
-        for i in blurred.indices where blurred[i] > blurred[best] { best = i }
+        var least = blurred[0]
+        for i in blurred.indices {
+            if blurred[i] > blurred[best] { best = i }
+            least = min(least, blurred[i])
+        }
+        // Nothing stands out (a flat or evenly textured image): the centre, as the other gravities default to
+        guard blurred[best] - least > 1e-3 else { return (max(spareX, 0) / 2, max(spareY, 0) / 2) }
         let centreX = (Double(best % width) + 0.5) * step
         let centreY = (Double(best / width) + 0.5) * step
         let x = Int((centreX - Double(cropWidth) / 2).rounded())

@@ -72,7 +72,8 @@ package struct SmartCropBenchmark {
                 let t0 = MonotonicClock.seconds()
                 _ = try decoder.decode(bytes, options: DecodeOptions(size: .fill(width: width, height: height)))
                 let t1 = MonotonicClock.seconds()
-                let cover = try decoder.decode(bytes, options: DecodeOptions(size: .cover(width: width, height: height)))
+                let cover = try decoder.decode(
+                    bytes, options: DecodeOptions(size: .cover(width: width, height: height)))
                 _ = try smartCrop.process(cover.bitmap)
                 let t2 = MonotonicClock.seconds()
                 centreSeconds += t1 - t0

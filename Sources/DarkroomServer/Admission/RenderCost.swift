@@ -18,7 +18,7 @@ enum RenderCost {
     /// The estimate for `source`: from its header when there is one, else its file size (a header that could not
     /// be read), else ``remoteEstimate``.
     static func estimate(probe: ImageProbe?, source: ResolvedSource, parameters: ThumbnailParameters) -> Int {
-        guard case .file(_, _, let size) = source else { return remoteEstimate }
+        guard case .file(_, _, let size, _) = source else { return remoteEstimate }
         guard let probe else { return size }
         return estimate(probe: probe, fileBytes: size, parameters: parameters)
     }

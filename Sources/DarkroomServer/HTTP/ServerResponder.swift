@@ -26,6 +26,14 @@ struct ServerResponder: HTTPResponder {
             response = try await answer(request, route: route, path: path)
         } catch {
             response = errorResponse(error)
+            if ["/v1/thumb", "imgproxy", "thumbor"].contains(route), let fallback = fallbackImage,
+                Self.wantsImage(request.headers[.accept])
+            {
+                response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: fallback.bytes))
+                response.headers[.contentType] = fallback.contentType
+                response.headers[.contentLength] = String(fallback.bytes.count)
+                response.headers[Self.errorHeader] = error.code.rawValue
+            }
         }
         response.headers[.xContentTypeOptions] = "nosniff"
         if request.method == .head {
@@ -96,9 +104,27 @@ struct ServerResponder: HTTPResponder {
         -> Response
     {
         let answer = try await service.thumbnail(
-            query: query, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+            query: query, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
+            ifModifiedSince: request.headers[.ifModifiedSince])
         return thumbnailResponse(answer)
     }
+
+    /// The configured fallback image and its content type, when it is an image.
+    var fallbackImage: (bytes: [UInt8], contentType: String)? {
+        guard let bytes = service.configuration.fallbackImage,
+            let probe = try? ImageProber.probe(bytes, limits: service.configuration.limits.decode)
+        else { return nil }
+        return (bytes, probe.format.mimeType)
+    }
+
+    /// Whether `Accept` asks for an image rather than JSON: names `image/` and not `application/json`.
+    static func wantsImage(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        return accept.contains("image/") && !accept.contains("application/json")
+    }
+
+    /// `X-Darkroom-Error`: the error code, when the body is the fallback image instead of the JSON error.
+    static let errorHeader = HTTPField.Name("X-Darkroom-Error")!
 
     /// Where imgproxy-style and thumbor-style URLs are served.
     static let imgproxyPrefix = "/imgproxy/"
@@ -118,14 +144,17 @@ struct ServerResponder: HTTPResponder {
     private func thumbnailResponse(_ answer: ThumbnailService.Answer) -> Response {
         var headers = HTTPFields()
         headers[.cacheControl] = "public, max-age=\(service.configuration.cacheMaxAge)"
+        func validate(_ v: ThumbnailService.Validators) {
+            headers[.eTag] = v.etag
+            if let modified = v.lastModified { headers[.lastModified] = HTTPDate.format(modified) }
+            if v.variesByAccept { headers[.vary] = "Accept" }
+        }
         switch answer {
-        case .notModified(let etag, let varies):
-            headers[.eTag] = etag
-            if varies { headers[.vary] = "Accept" }
+        case .notModified(let validators):
+            validate(validators)
             return Response(status: .notModified, headers: headers)
-        case .thumbnail(let thumbnail, let etag, let varies, let origin):
-            headers[.eTag] = etag
-            if varies { headers[.vary] = "Accept" }
+        case .thumbnail(let thumbnail, let validators, let origin):
+            validate(validators)
             headers[.contentType] = thumbnail.contentType
             headers[Self.cacheHeader] = origin
             return Response(

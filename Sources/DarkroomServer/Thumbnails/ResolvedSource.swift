@@ -9,15 +9,16 @@ import Foundation
 /// A `src` after the safety checks: a file inside the root, or a remote URL whose host is allowed (its address
 /// is checked later, at connect time, by ``GuardedDataLoader``).
 enum ResolvedSource: Sendable {
-    /// A regular file inside the root; `identity` is its device, inode, size and modification time.
-    case file(path: String, identity: String, size: Int)
+    /// A regular file inside the root; `identity` is its device, inode, size and modification time; `modified`
+    /// the modification time in whole seconds (for `Last-Modified`).
+    case file(path: String, identity: String, size: Int, modified: Int)
     /// An http(s) URL on an allowed host.
     case remote(URL)
 
     /// Names this version of the source in cache keys and ETags: a changed file gets a new identity.
     var identity: String {
         switch self {
-        case .file(_, let identity, _): identity
+        case .file(_, let identity, _, _): identity
         case .remote(let url): "u:" + url.absoluteString
         }
     }
@@ -25,12 +26,15 @@ enum ResolvedSource: Sendable {
     /// The pipeline's source.
     var imageSource: ImageRequest.Source {
         switch self {
-        case .file(let path, _, _): .file(path)
+        case .file(let path, _, _, _): .file(path)
         case .remote(let url): .url(url)
         }
     }
 
     var isRemote: Bool { if case .remote = self { true } else { false } }
+
+    /// A file's modification time in seconds since 1970; `nil` for remote sources.
+    var modified: Int? { if case .file(_, _, _, let modified) = self { modified } else { nil } }
 
     /// Checks `source` (a `src` value) against the root and the remote policy.
     /// - Throws: ``ServerError``: `pathOutsideRoot`, `notFound`, `hostNotAllowed`, `badRequest`.
@@ -58,7 +62,7 @@ enum ResolvedSource: Sendable {
             throw ServerError(.notFound, "\(source) does not exist")
         }
         let identity = "f:\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
-        return .file(path: path, identity: identity, size: Int(st.st_size))
+        return .file(path: path, identity: identity, size: Int(st.st_size), modified: Int(st.st_mtim.tv_sec))
     }
 
     /// Whether `s` contains `://`, by a plain byte scan (`String.contains` goes through Foundation and

@@ -18,8 +18,16 @@ import Logging
 final class ThumbnailService: Sendable {
     /// The answer to one thumbnail request.
     enum Answer: Sendable {
-        case notModified(etag: String, variesByAccept: Bool)
-        case thumbnail(EncodedThumbnail, etag: String, variesByAccept: Bool, origin: String)
+        case notModified(Validators)
+        case thumbnail(EncodedThumbnail, Validators, origin: String)
+    }
+
+    /// What a client revalidates with: the `ETag`, the source file's modification time (`Last-Modified`; none for
+    /// remote sources) and whether the answer varies by `Accept`.
+    struct Validators: Sendable {
+        var etag: String
+        var lastModified: Int?
+        var variesByAccept: Bool
     }
 
     let configuration: ServerConfiguration
@@ -93,23 +101,32 @@ final class ThumbnailService: Sendable {
         try signer?.verify(path: path, query: query)
     }
 
-    /// Answers `GET /v1/thumb`.
-    func thumbnail(query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?)
-        async throws(ServerError) -> Answer
-    {
+    /// Answers `GET /v1/thumb`. `If-None-Match` decides when given; otherwise `If-Modified-Since` answers 304 for a
+    /// file not modified since (RFC 9110 §13.2.2).
+    func thumbnail(
+        query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil
+    ) async throws(ServerError) -> Answer {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(
             parameters.source, root: root, remote: configuration.remote, cache: paths)
         let variant = OutputVariant(parameters.format, accept: accept, offerAVIF: configuration.autoAVIF)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
-        if let ifNoneMatch, Self.matches(ifNoneMatch, etag: etag) {
+        let validators = Validators(etag: etag, lastModified: source.modified, variesByAccept: variant.variesByAccept)
+        if let ifNoneMatch {
+            if Self.matches(ifNoneMatch, etag: etag) {
+                metrics.thumbnail("not_modified")
+                return .notModified(validators)
+            }
+        } else if let ifModifiedSince, let modified = source.modified, let since = HTTPDate.parse(ifModifiedSince),
+            modified <= since
+        {
             metrics.thumbnail("not_modified")
-            return .notModified(etag: etag, variesByAccept: variant.variesByAccept)
+            return .notModified(validators)
         }
         if let hit = cache.memoryValue(forKey: key) {
             metrics.thumbnail("memory")
-            return .thumbnail(hit, etag: etag, variesByAccept: variant.variesByAccept, origin: "memory")
+            return .thumbnail(hit, validators, origin: "memory")
         }
         let timeout = configuration.requestTimeout
         do {
@@ -121,7 +138,7 @@ final class ThumbnailService: Sendable {
                 }
             }
             metrics.thumbnail(origin)
-            return .thumbnail(thumbnail, etag: etag, variesByAccept: variant.variesByAccept, origin: origin)
+            return .thumbnail(thumbnail, validators, origin: origin)
         } catch {
             throw Self.serverError(error)
         }
