@@ -126,8 +126,13 @@ public struct ServerConfiguration: Sendable {
     /// Whether thumbnails keep the source's colour profile (pixels unconverted, profile embedded) instead of being
     /// converted to sRGB. Default `false`.
     public var keepColorProfile = false
-    /// Most images listed on the gallery page. Default 500.
-    public var galleryLimit = 500
+    /// Images on one gallery page (a folder's images are paged in UTF-8 byte order). Default 200.
+    public var galleryPageSize = 200
+    /// Most images the gallery's listing keeps (further files are not listed). Default 1,000,000 — about 100 MB
+    /// of names at most.
+    public var galleryMaxImages = 1_000_000
+    /// Seconds a gallery listing is served before it is rescanned in the background. Default 60.
+    public var galleryRefreshSeconds = 60.0
     /// Logger for requests and failures.
     public var logger = Logger(label: "darkroom.server")
 

@@ -52,7 +52,7 @@ public final class ThumbnailServer: Sendable {
     {
         let responder = ServerResponder(
             service: service,
-            gallery: GalleryPage(root: service.root, signer: service.signer, limit: configuration.galleryLimit),
+            gallery: GalleryPage(signer: service.signer, pageSize: configuration.galleryPageSize),
             registry: registry)
         return Application(
             responder: responder,

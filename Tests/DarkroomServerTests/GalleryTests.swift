@@ -11,20 +11,25 @@ import Testing
 struct GalleryTests {
     let root = ServerHarness.makeRoot()
 
-    @Test("lists every image under the root as a lazy thumbnail with 1× and 2× sources that load")
+    @Test("lists the root's images as lazy thumbnails with 1× and 2× sources that load, and its folders")
     func index() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             let page = try await client.execute(uri: "/", method: .get)
             let html = String(buffer: page.body)
             #expect(page.status == .ok && page.headers[.contentType] == "text/html; charset=utf-8")
-            // Given the root's four image files (one of them broken), all are listed, in order
+            // Given the root's three image files (one of them broken) and sub/inner.jpg, the root's are listed in
+            // order and sub is a folder with its count
             let anchors = html.components(separatedBy: "<a class=\"thumb\"").count - 1
-            #expect(anchors == 4)
-            #expect(html.contains("alt=\"alpha.png\"") && html.contains("alt=\"sub/inner.jpg\""))
-            #expect(html.components(separatedBy: "loading=\"lazy\"").count - 1 == 4)
+            #expect(anchors == 3)
+            #expect(html.contains("alt=\"alpha.png\"") && !html.contains("alt=\"sub/inner.jpg\""))
+            #expect(html.contains("<a class=\"folder\" href=\"/?dir=sub\">sub<span>1</span></a>"))
+            #expect(html.contains("<title>Darkroom — Library — 4 images</title>"))
+            #expect(html.components(separatedBy: "loading=\"lazy\"").count - 1 == 3)
+            let sub = String(buffer: try await client.execute(uri: "/?dir=sub", method: .get).body)
+            #expect(sub.contains("alt=\"sub/inner.jpg\"") && sub.contains("<a href=\"/\">Library</a> / sub"))
             // Then every srcset names 1× and 2× renders, and the 1× URL answers an image of the thumbnail size
             let srcsets = Self.attribute("srcset", in: html)
-            #expect(srcsets.count == 4 && srcsets.allSatisfy { $0.contains(" 1x, ") && $0.hasSuffix(" 2x") })
+            #expect(srcsets.count == 3 && srcsets.allSatisfy { $0.contains(" 1x, ") && $0.hasSuffix(" 2x") })
             let first = try #require(Self.attribute("src", in: html).first { $0.contains("photo.jpg") })
             let image = try await client.execute(uri: first.replacingOccurrences(of: "&amp;", with: "&"), method: .get)
             #expect(image.status == .ok && image.probe.map { [$0.width, $0.height] } == [256, 256])
@@ -57,6 +62,37 @@ struct GalleryTests {
             let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
             #expect(!html.contains("<b>&"))
             #expect(html.contains("&lt;b&gt;&amp;&quot;q&quot;.jpg"))
+        }
+    }
+
+    @Test("a large library pages in a stable order with the true count; the listing is kept, not rescanned per view")
+    func pages() async throws {
+        // Given 450 images in one folder (empty files: the listing never opens them)
+        let big = ServerHarness.temporaryDirectory("big")
+        try FileManager.default.createDirectory(atPath: big + "/a/b", withIntermediateDirectories: true)
+        for i in 0..<450 { ServerHarness.write(big + "/a/b/" + String(format: "img%04d.jpg", i), []) }
+        var config = ServerHarness.configuration(root: big)
+        config.galleryRefreshSeconds = 3600
+        try await ServerHarness.withServer(config) { _, client in
+            // When its folder is opened, page 3 of 3 (200 a page)
+            let root = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            let third = try await client.execute(uri: "/?dir=a/b&page=3", method: .get)
+            let html = String(buffer: third.body)
+            // Then the root shows the folder with its true count, page 3 shows images 400…449 and a way back
+            #expect(root.contains(">a<span>450</span></a>") && root.contains("— 450 images</title>"))
+            #expect(third.status == .ok)
+            #expect(html.components(separatedBy: "<a class=\"thumb\"").count - 1 == 50)
+            #expect(html.contains("alt=\"a/b/img0400.jpg\"") && html.contains("alt=\"a/b/img0449.jpg\""))
+            #expect(!html.contains("img0399.jpg") && html.contains("rel=\"prev\"") && !html.contains("rel=\"next\""))
+            #expect(html.contains("<a href=\"/\">Library</a> / <a href=\"/?dir=a\">a</a> / b"))
+            // And a file added afterwards is not listed until the listing is refreshed (it is kept, not rebuilt)
+            ServerHarness.write(big + "/a/b/img9999.jpg", [])
+            let again = String(buffer: try await client.execute(uri: "/?dir=a/b&page=3", method: .get).body)
+            #expect(!again.contains("img9999.jpg"))
+            // And unknown folders, pages past the end and paths outside the root are 404s
+            for uri in ["/?dir=nope", "/?dir=a/b&page=4", "/?dir=../etc", "/?dir=a&page=0"] {
+                #expect(try await client.execute(uri: uri, method: .get).status == .notFound, "\(uri)")
+            }
         }
     }
 

@@ -1,15 +1,17 @@
 import Foundation
 
-/// The HTML of `GET /` (a grid of the images under the root) and `GET /view` (one image, large).
+/// The HTML of `GET /` (one folder of the library: breadcrumbs, its subfolders with their image counts, a page of
+/// its images) and `GET /view` (one image, large).
 ///
-/// Thumbnails are square `cover` crops, `loading="lazy"` with a `srcset` for 1× and 2× screens, so the browser
-/// fetches only what scrolls into view at the density it needs. A click opens a `<dialog>` viewer (script at
-/// `/assets/gallery.js`); without script the link opens `/view`. With a signing key every image URL is signed.
-/// Cost: one directory walk per page view (bounded by ``ServerConfiguration/galleryLimit``).
+/// Folders and images are in UTF-8 byte order, so pages are stable; `?dir=PATH&page=N` names a folder and a page
+/// (``ServerConfiguration/galleryPageSize`` images each). Thumbnails are square `cover` crops, `loading="lazy"` with
+/// a `srcset` for 1× and 2× screens, so the browser fetches only what scrolls into view at the density it needs.
+/// A click opens a `<dialog>` viewer (script at `/assets/gallery.js`); without script the link opens `/view`.
+/// With a signing key every image URL is signed. Cost: a lookup in the kept listing (``GalleryIndex``) and one
+/// page of HTML — no disk access.
 struct GalleryPage: Sendable {
-    let root: RootDirectory?
     let signer: RequestSigner?
-    let limit: Int
+    let pageSize: Int
     /// Thumbnail edge in CSS pixels.
     static let thumbSize = 256
     /// Viewer box edge in CSS pixels.
@@ -31,10 +33,40 @@ struct GalleryPage: Sendable {
         return (one, "\(escape(one)) 1x, \(escape(two)) 2x")
     }
 
-    func index() -> String {
-        let images = root?.listImages(limit: limit) ?? []
+    /// A link to `dir` (and a page of it).
+    private func folderLink(_ dir: String, page: Int = 1) -> String {
+        var query: [(name: String, value: String)] = []
+        if !dir.isEmpty { query.append(("dir", dir)) }
+        if page > 1 { query.append(("page", String(page))) }
+        return query.isEmpty ? "/" : "/?" + escape(QueryString.build(query))
+    }
+
+    /// One folder's page. Throws `notFound` for a folder the listing does not have or a page past its last.
+    func index(_ snapshot: GalleryIndex.Snapshot?, dir: String, page: Int) throws(ServerError) -> String {
+        let folder = snapshot.flatMap { $0.folders[dir] } ?? (dir.isEmpty ? RootDirectory.Folder() : nil)
+        guard let folder else { throw ServerError(.notFound, "no folder \(dir.prefix(200)) in the library") }
+        let pages = max(1, (folder.images.count + pageSize - 1) / pageSize)
+        guard page >= 1, page <= pages else { throw ServerError(.notFound, "no page \(page) in \(dir.prefix(200))") }
+        let prefix = dir.isEmpty ? "" : dir + "/"
+        var crumbs = dir.isEmpty ? "Library" : "<a href=\"/\">Library</a>"
+        var walked = ""
+        let parts = dir.split(separator: "/").map(String.init)
+        for (i, part) in parts.enumerated() {
+            walked += (walked.isEmpty ? "" : "/") + part
+            crumbs +=
+                " / " + (i == parts.count - 1 ? escape(part) : "<a href=\"\(folderLink(walked))\">\(escape(part))</a>")
+        }
+        var folders = ""
+        for name in folder.folders {
+            let count = snapshot?.folders[prefix + name]?.totalImages ?? 0
+            folders += """
+                <a class="folder" href="\(folderLink(prefix + name))">\(escape(name))<span>\(count)</span></a>
+
+                """
+        }
         var cells = ""
-        for src in images {
+        for name in folder.images.dropFirst((page - 1) * pageSize).prefix(pageSize) {
+            let src = prefix + name
             let (one, set) = srcset(src, size: Self.thumbSize, fit: "cover")
             let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
             cells += """
@@ -44,13 +76,33 @@ struct GalleryPage: Sendable {
 
                 """
         }
-        let empty = images.isEmpty ? "<p class=\"empty\">No images under the root.</p>" : ""
-        return page(
-            title: "Darkroom — \(images.count) images",
+        var pager = ""
+        if pages > 1 {
+            if page > 1 { pager += "<a rel=\"prev\" href=\"\(folderLink(dir, page: page - 1))\">← Previous</a> " }
+            let window = Set([1, pages] + Array(max(1, page - 3)...min(pages, page + 3)))
+            var last = 0
+            for n in window.sorted() {
+                if n > last + 1 { pager += "… " }
+                pager += n == page ? "<b>\(n)</b> " : "<a href=\"\(folderLink(dir, page: n))\">\(n)</a> "
+                last = n
+            }
+            if page < pages { pager += "<a rel=\"next\" href=\"\(folderLink(dir, page: page + 1))\">Next →</a>" }
+            pager = "<nav class=\"pager\">\(pager)</nav>"
+        }
+        let here = folder.images.count
+        let summary =
+            "\(here) image\(here == 1 ? "" : "s") here"
+            + (folder.totalImages != here ? ", \(folder.totalImages) with subfolders" : "")
+            + (pages > 1 ? " · page \(page) of \(pages)" : "")
+        let empty = folder.totalImages == 0 ? "<p class=\"empty\">No images under the root.</p>" : ""
+        return self.page(
+            title: "Darkroom — \(dir.isEmpty ? "Library" : dir) — \(folder.totalImages) images",
             body: """
-                <header><h1>Darkroom</h1><p>\(images.count) images, thumbnails rendered on demand at the size shown.</p></header>
-                \(empty)<main class="grid">
+                <header><h1>Darkroom</h1><nav class="crumbs">\(crumbs)</nav><p>\(summary)</p></header>
+                \(empty)\(folders.isEmpty ? "" : "<section class=\"folders\">\n\(folders)</section>")
+                <main class="grid">
                 \(cells)</main>
+                \(pager)
                 <dialog id="viewer"><form method="dialog"><button aria-label="Close">×</button></form>
                 <img id="viewer-image" alt=""><p id="viewer-caption"></p></dialog>
                 <script src="/assets/gallery.js" defer></script>
@@ -59,7 +111,7 @@ struct GalleryPage: Sendable {
 
     func viewer(_ src: String) -> String {
         let (large, set) = srcset(src, size: Self.viewerSize, fit: "contain")
-        return page(
+        return self.page(
             title: "Darkroom — \(src)",
             body: """
                 <header><h1><a href="/">Darkroom</a></h1><p>\(escape(src))</p></header>
@@ -86,6 +138,11 @@ struct GalleryPage: Sendable {
         dialog img { max-width: 90vw; max-height: 85vh; display: block; margin: auto; }
         dialog form { text-align: right; } dialog button { font-size: 24px; background: none; color: #ddd; border: 0; cursor: pointer; }
         .empty { padding: 0 24px; }
+        .crumbs { margin-top: 4px; } .crumbs a, .pager a { color: #8cf; }
+        .folders { display: flex; flex-wrap: wrap; gap: 8px; padding: 0 24px 16px; }
+        .folder { background: #222; color: #ddd; padding: 8px 12px; border-radius: 4px; text-decoration: none; }
+        .folder span { color: #888; margin-left: 8px; }
+        .pager { padding: 8px 24px 32px; text-align: center; } .pager b { color: #fff; }
         </style></head><body>
         \(body)
         </body></html>

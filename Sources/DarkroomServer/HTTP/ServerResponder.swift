@@ -82,7 +82,11 @@ struct ServerResponder: HTTPResponder {
             headers[.cacheControl] = "no-store"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         case "/":
-            return html(gallery.index())
+            let query = try QueryString.parse(request.uri.query)
+            let dir = query.last { $0.name == "dir" }?.value ?? ""
+            let page = query.last { $0.name == "page" }.map { Int($0.value) ?? 0 } ?? 1
+            let snapshot = await service.gallery?.snapshot(on: service.pipeline)
+            return html(try gallery.index(snapshot, dir: dir, page: page))
         case "/view":
             let query = try QueryString.parse(request.uri.query)
             let src = try ThumbnailParameters.source(in: query, limits: service.configuration.limits)

@@ -40,6 +40,8 @@ final class ThumbnailService: Sendable {
     let metrics = ServerMetrics()
     let loader: GuardedDataLoader
     let paths = ResolvedPathCache()
+    /// The gallery's kept listing of the root; `nil` without a root.
+    let gallery: GalleryIndex?
     /// Disk writes queued and not yet done (tests wait for 0 before reopening the cache).
     let pendingDiskWrites = Locked(0)
     private let logger: Logger
@@ -55,6 +57,11 @@ final class ThumbnailService: Sendable {
         self.stepObserver = stepObserver
         logger = configuration.logger
         root = try configuration.root.map { path throws(ServerError) in try RootDirectory(path) }
+        gallery = root.map {
+            GalleryIndex(
+                root: $0, refreshInterval: configuration.galleryRefreshSeconds,
+                maxImages: configuration.galleryMaxImages)
+        }
         signer = configuration.signingKey.map { RequestSigner(key: $0) }
         var http = HTTPDataLoader.Configuration()
         http.maxResponseBytes = Int64(configuration.limits.maxSourceBytes)
@@ -94,6 +101,7 @@ final class ThumbnailService: Sendable {
         admission = AdmissionController(
             maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
             memoryBudget: configuration.renderMemoryBudget)
+        gallery?.prepare(on: pipeline)
     }
 
     /// Checks `sig` when the server has a key.

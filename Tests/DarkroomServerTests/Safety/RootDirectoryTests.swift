@@ -110,16 +110,23 @@ struct RootDirectoryTests {
         #expect(code { _ = try RootDirectory(tree.root + "/a.jpg") } == .notFound)
     }
 
-    @Test("listImages: sorted images only, no hidden entries, no symlinked directories, links leaving the root skipped")
+    @Test(
+        "scan: sorted images only, per folder, no hidden entries, no symlinked directories, links leaving the root skipped"
+    )
     func listing() throws {
         // Given the scratch tree
         let tree = try Tree()
         let root = try RootDirectory(tree.root)
-        // When listing
-        let all = root.listImages(limit: 100)
-        // Then
-        #expect(all == ["Z.GIF", "a.jpg", "link-in.jpg", "sub/b.png", "sub/deep/c.WEBP"])
-        #expect(root.listImages(limit: 2) == ["Z.GIF", "a.jpg"])
-        #expect(root.listImages(limit: 0).isEmpty)
+        // When scanning
+        let folders = root.scan(maxImages: 100)
+        // Then each folder lists its own images and its subfolders holding images, with totals
+        #expect(folders[""]?.images == ["Z.GIF", "a.jpg", "link-in.jpg"])
+        #expect(folders[""]?.folders == ["sub"] && folders[""]?.totalImages == 5)
+        #expect(folders["sub"]?.images == ["b.png"] && folders["sub"]?.folders == ["deep"])
+        #expect(folders["sub/deep"]?.images == ["c.WEBP"] && folders["sub/deep"]?.totalImages == 1)
+        #expect(Set(folders.keys) == ["", "sub", "sub/deep"])
+        // And the image budget stops the scan early
+        #expect(root.scan(maxImages: 2)[""]?.totalImages == 2)
+        #expect(root.scan(maxImages: 0)[""]?.totalImages == 0)
     }
 }
