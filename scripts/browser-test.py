@@ -4,8 +4,10 @@
     python3 scripts/browser-test.py [--darkroom .build/release/darkroom] [--photos ../shared/photos]
                                     [--screenshot docs/gallery.png] [--url URL]
 
-Starts `darkroom serve` on a free port with a temporary cache dir (or, with --url, tests a server
-that is already running), loads the gallery at 1280x900 and checks: status 200 and >= 8 `a.thumb img`;
+Builds a temporary library (a folder of 450 generated PNGs and one of the sample photos), starts
+`darkroom serve` on it on a free port with a temporary cache dir (or, with --url, tests a server that is
+already running), loads the gallery at 1280x900 and checks: the root lists the folders with their counts;
+opening the largest shows its true count; its Next links lead to page 3; there, >= 8 `a.thumb img`;
 every thumbnail lazy with a 1x and a 2x srcset candidate; the thumbnails in view load (and, when the page
 is tall enough, some far below the fold do not: lazy loading works); clicking the first thumbnail opens
 dialog#viewer whose #viewer-image loads larger than 256 px; the no-JS link /view?src=... does too.
@@ -370,9 +372,28 @@ def run_checks(b, url, screenshot, c):
     status, body = http_get(urllib.parse.urljoin(url, "/health"))
     c.check(status == 200, "GET /health is 200", f"got {status} {body[:200]!r}" if status != 200 else "")
 
-    t0 = time.monotonic()
+    # The library: its root lists folders with counts; open the largest and page through to page 3.
     status = b.navigate(url)
     c.check(status == 200, f"GET {url} loads with status 200", f"status {status}")
+    folders = b.eval("""[...document.querySelectorAll('a.folder')].map(a => ({href: a.href,
+        name: a.firstChild.textContent, count: +a.querySelector('span').textContent}))""")
+    if not c.check(len(folders) >= 2, "the library's root lists at least 2 folders with their image counts",
+                   f"{[(f['name'], f['count']) for f in folders]}"):
+        return
+    big = max(folders, key=lambda f: f["count"])
+    status = b.navigate(big["href"])
+    c.check(status == 200 and b.eval("document.title").endswith(f"{big['count']} images"),
+            f"opening folder {big['name']} shows its true count", b.eval("document.title"))
+    for page in (2, 3):
+        nxt = b.eval("(() => { const a = document.querySelector('a[rel=next]'); return a ? a.href : null; })()")
+        if not c.check(nxt is not None, f"a Next link leads to page {page}", "" if nxt else "no a[rel=next]"):
+            return
+        status = b.navigate(nxt)
+    url = b.eval("location.href")
+    c.check(status == 200 and "page=3" in url and "page 3 of" in b.eval("document.body.innerText"),
+            "page 3 of the folder loads", url)
+
+    t0 = time.monotonic()
     thumbs = b.eval(THUMBS_JS)
     if not c.check(len(thumbs) >= 8, "at least 8 `img` inside `a.thumb`", f"found {len(thumbs)}"):
         return
@@ -457,12 +478,44 @@ def run_checks(b, url, screenshot, c):
             f"{missing[:5]}")
 
 
+def png(width, height, colour):
+    """A `width`×`height` PNG of one colour with a white frame (zlib and struct only: the script runs in a venv)."""
+    import struct
+    import zlib
+    white, fill = b"\xff\xff\xff", bytes(colour)
+    rows = []
+    for y in range(height):
+        edge = y < 12 or y >= height - 12
+        row = b"".join(white if edge or x < 12 or x >= width - 12 else fill for x in range(width))
+        rows.append(b"\x00" + row)
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b""))
+
+
+def make_library(photos):
+    """A temporary library: `big/` with 450 generated 320×240 PNGs (three pages and more), and `photos/` with
+    copies of the sample JPEGs and PNGs."""
+    library = tempfile.mkdtemp(prefix="darkroom-library-")
+    os.makedirs(os.path.join(library, "big"))
+    os.makedirs(os.path.join(library, "photos"))
+    for i in range(450):
+        colour = ((i * 37) % 256, (i * 91) % 256, (i * 53) % 256)
+        with open(os.path.join(library, "big", f"generated-{i:04d}.png"), "wb") as f:
+            f.write(png(320, 240, colour))
+    for folder in ("jpeg", "png"):
+        for name in sorted(os.listdir(os.path.join(photos, folder))):
+            shutil.copy(os.path.join(photos, folder, name), os.path.join(library, "photos", name))
+    return library
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"),
                     help="darkroom binary (default: .build/release/darkroom)")
     ap.add_argument("--photos", default=os.path.join(os.path.dirname(ROOT), "shared", "photos"),
-                    help="folder served as --root (default: ../shared/photos)")
+                    help="sample photos copied into the test library (default: ../shared/photos)")
     ap.add_argument("--screenshot", default=os.path.join(ROOT, "docs", "gallery.png"),
                     help="gallery screenshot PNG; the open viewer goes beside it with a -viewer suffix "
                          "(default: docs/gallery.png; '' for none)")
@@ -483,7 +536,8 @@ def main():
                 raise SetupError(f"no darkroom binary at {args.darkroom} (make release)")
             if not os.path.isdir(args.photos):
                 raise SetupError(f"no photos folder at {args.photos}")
-            server = Server(args.darkroom, args.photos)
+            library = make_library(args.photos)
+            server = Server(args.darkroom, library)
             ready_note = server.wait_ready()
             url = server.url
         browser = Browser(chromium)
