@@ -47,7 +47,8 @@ def ensure_websocket_client():
     if os.environ.get("DARKROOM_BROWSER_TEST_VENV"):
         sys.exit("browser-test: websocket-client is not importable even in the venv " + VENV)
     py = os.path.join(VENV, "bin", "python")
-    usable = os.path.exists(py) and subprocess.run([py, "-c", "import websocket"], capture_output=True).returncode == 0
+    usable = os.path.exists(py) and subprocess.run([py, "-c", "import websocket, thumbhash"],
+                                                   capture_output=True).returncode == 0
     if not usable:
         log(f"creating venv {os.path.relpath(VENV)} with websocket-client")
         shutil.rmtree(VENV, ignore_errors=True)
@@ -57,8 +58,8 @@ def ensure_websocket_client():
             apt_install(["python3-venv"])
             shutil.rmtree(VENV, ignore_errors=True)
             subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "websocket-client"],
-                       check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "websocket-client",
+                        "thumbhash"], check=True)
     env = dict(os.environ, DARKROOM_BROWSER_TEST_VENV="1")
     os.execve(py, [py, os.path.abspath(__file__)] + sys.argv[1:], env)
 
@@ -436,6 +437,31 @@ def run_checks(b, url, screenshot, c):
 
     if screenshot:
         b.screenshot(screenshot)
+
+    # Placeholders: once thumbnails were rendered, their cells carry ThumbHashes; the page's decoder (which paints
+    # them while thumbnails load) must agree with the reference decoder (PyPI thumbhash).
+    b.navigate(url)
+    hashes = b.eval("[...document.querySelectorAll('img[data-thumbhash]')].map(im => im.dataset.thumbhash)")
+    if c.check(len(hashes) >= len(in_view), "thumbnails rendered once carry a ThumbHash placeholder",
+               f"{len(hashes)} of {len(thumbs)} cells, {len(in_view)} were in view"):
+        # PyPI thumbhash's full decoder keeps the first pixel's cosines for every pixel (its fx/fy lists are never
+        # reset), so only its first pixel and its average colour are a reference: compare those.
+        import thumbhash
+        worst_first = worst_mean = 0
+        for h in hashes[:5]:
+            page = b.eval(f"""(() => {{ const r = thumbHashToRGBA(Uint8Array.from(atob('{h}'), c => c.charCodeAt(0)));
+                return {{w: r.w, h: r.h, rgba: Array.from(r.rgba)}}; }})()""")
+            raw = base64.b64decode(h)
+            _, _, reference = thumbhash.thumb_hash_to_rgba(raw)
+            worst_first = max(worst_first, max(abs(page["rgba"][k] - reference[k]) for k in range(4)))
+            average = thumbhash.thumb_hash_to_average_rgba(raw)
+            n = page["w"] * page["h"]
+            for k in range(3):
+                mean = sum(page["rgba"][k::4]) / n
+                worst_mean = max(worst_mean, abs(mean - 255 * average[k]))
+        c.check(worst_first <= 1 and worst_mean <= 8,
+                "the page's ThumbHash decoder agrees with PyPI thumbhash (first pixel, average colour)",
+                f"first pixel within {worst_first}, mean colour within {worst_mean:.1f} over {min(5, len(hashes))} hashes")
 
     # The larger view: a real mouse click on the first thumbnail; JavaScript should open dialog#viewer.
     first = b.eval("""(() => { const a = document.querySelector('a.thumb'); a.scrollIntoView({block: 'nearest'});

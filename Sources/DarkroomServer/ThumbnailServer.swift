@@ -52,7 +52,8 @@ public final class ThumbnailServer: Sendable {
     {
         let responder = ServerResponder(
             service: service,
-            gallery: GalleryPage(signer: service.signer, pageSize: configuration.galleryPageSize),
+            gallery: GalleryPage(
+                signer: service.signer, pageSize: configuration.galleryPageSize, placeholders: service.placeholders),
             registry: registry)
         return Application(
             responder: responder,

@@ -96,6 +96,32 @@ struct GalleryTests {
         }
     }
 
+    @Test(
+        "an image's ThumbHash, remembered from its first thumbnail, rides on its gallery cell for the script to paint")
+    func placeholders() async throws {
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // Given a gallery page before any thumbnail was rendered: no placeholders
+            let before = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            #expect(!before.contains("data-thumbhash"))
+            // When photo.jpg's gallery thumbnail is rendered
+            let thumb = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=256&h=256&fit=cover", method: .get)
+            #expect(thumb.status == .ok)
+            // Then its cell carries the ThumbHash of that thumbnail (the library's, byte for byte), the others none
+            let after = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            let hashes = Self.attribute("data-thumbhash", in: after)
+            #expect(hashes.count == 1)
+            let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
+            let decoded = try ImageDecoder().decode(
+                Array(bytes), options: DecodeOptions(size: .fill(width: 256, height: 256)))
+            let store = PlaceholderStore()
+            store.remember("photo.jpg", from: decoded.bitmap)
+            #expect(hashes.first == store.hash(for: "photo.jpg").map { Data($0).base64EncodedString() })
+            // And the script that paints them is served
+            let script = String(buffer: try await client.execute(uri: "/assets/gallery.js", method: .get).body)
+            #expect(script.contains("thumbHashToRGBA") && script.contains("data-thumbhash"))
+        }
+    }
+
     /// Values of `name="…"` attributes on `<img>` tags.
     static func attribute(_ name: String, in html: String) -> [String] {
         html.components(separatedBy: "<img ").dropFirst().compactMap { tag in

@@ -12,6 +12,9 @@ import Foundation
 struct GalleryPage: Sendable {
     let signer: RequestSigner?
     let pageSize: Int
+    /// ThumbHash placeholders known so far; each cell with one carries it in `data-thumbhash` for the script to
+    /// paint while the thumbnail loads.
+    let placeholders: PlaceholderStore?
     /// Thumbnail edge in CSS pixels.
     static let thumbSize = 256
     /// Viewer box edge in CSS pixels.
@@ -69,9 +72,11 @@ struct GalleryPage: Sendable {
             let src = prefix + name
             let (one, set) = srcset(src, size: Self.thumbSize, fit: "cover")
             let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
+            let hash =
+                placeholders?.hash(for: src).map { " data-thumbhash=\"\(Data($0).base64EncodedString())\"" } ?? ""
             cells += """
                 <a class="thumb" href="/view?\(escape(QueryString.build([("src", src)])))" data-large="\(escape(large))" \
-                data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy" decoding="async" \
+                data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy"\(hash) decoding="async" \
                 width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
 
                 """
@@ -152,6 +157,66 @@ struct GalleryPage: Sendable {
     /// The viewer: opens the `<dialog>` on a thumbnail click (plain clicks only), closes on Escape or ×,
     /// arrow keys step through the grid.
     static let script = """
+        // ThumbHash placeholders: github.com/evanw/thumbhash's thumbHashToRGBA, painted as the image's background
+        // until it loads.
+        const thumbHashToRGBA = (hash) => {
+          const { PI, min, max, cos, round } = Math;
+          const h24 = hash[0] | (hash[1] << 8) | (hash[2] << 16), h16 = hash[3] | (hash[4] << 8);
+          const lDC = (h24 & 63) / 63, pDC = ((h24 >> 6) & 63) / 31.5 - 1, qDC = ((h24 >> 12) & 63) / 31.5 - 1;
+          const lScale = ((h24 >> 18) & 31) / 31, hasAlpha = h24 >> 23;
+          const pScale = ((h16 >> 3) & 63) / 63, qScale = ((h16 >> 9) & 63) / 63, landscape = h16 >> 15;
+          const lx = max(3, landscape ? (hasAlpha ? 5 : 7) : h16 & 7);
+          const ly = max(3, landscape ? h16 & 7 : (hasAlpha ? 5 : 7));
+          const aDC = hasAlpha ? (hash[5] & 15) / 15 : 1, aScale = (hash[5] >> 4) / 15;
+          const start = hasAlpha ? 6 : 5;
+          let index = 0;
+          const channel = (nx, ny, scale) => {
+            const ac = [];
+            for (let cy = 0; cy < ny; cy++)
+              for (let cx = cy ? 0 : 1; cx * ny < nx * (ny - cy); cx++)
+                ac.push((((hash[start + (index >> 1)] >> ((index++ & 1) << 2)) & 15) / 7.5 - 1) * scale);
+            return ac;
+          };
+          const lAC = channel(lx, ly, lScale), pAC = channel(3, 3, pScale * 1.25), qAC = channel(3, 3, qScale * 1.25);
+          const aAC = hasAlpha && channel(5, 5, aScale);
+          const rlx = landscape ? (hasAlpha ? 5 : 7) : hash[3] & 7, rly = landscape ? hash[3] & 7 : (hasAlpha ? 5 : 7);
+          const ratio = rlx / rly;
+          const w = round(ratio > 1 ? 32 : 32 * ratio), h = round(ratio > 1 ? 32 / ratio : 32);
+          const rgba = new Uint8ClampedArray(w * h * 4), fx = [], fy = [];
+          for (let y = 0, i = 0; y < h; y++) {
+            for (let x = 0; x < w; x++, i += 4) {
+              let l = lDC, p = pDC, q = qDC, a = aDC;
+              for (let cx = 0, n = max(lx, hasAlpha ? 5 : 3); cx < n; cx++) fx[cx] = cos(PI / w * (x + 0.5) * cx);
+              for (let cy = 0, n = max(ly, hasAlpha ? 5 : 3); cy < n; cy++) fy[cy] = cos(PI / h * (y + 0.5) * cy);
+              for (let cy = 0, j = 0; cy < ly; cy++)
+                for (let cx = cy ? 0 : 1, f = fy[cy] * 2; cx * ly < lx * (ly - cy); cx++, j++) l += lAC[j] * fx[cx] * f;
+              for (let cy = 0, j = 0; cy < 3; cy++)
+                for (let cx = cy ? 0 : 1, f = fy[cy] * 2; cx < 3 - cy; cx++, j++) {
+                  p += pAC[j] * fx[cx] * f; q += qAC[j] * fx[cx] * f;
+                }
+              if (hasAlpha)
+                for (let cy = 0, j = 0; cy < 5; cy++)
+                  for (let cx = cy ? 0 : 1, f = fy[cy] * 2; cx < 5 - cy; cx++, j++) a += aAC[j] * fx[cx] * f;
+              const b = l - 2 / 3 * p, r = (3 * l - b + q) / 2, g = r - q;
+              rgba[i] = max(0, 255 * min(1, r)); rgba[i + 1] = max(0, 255 * min(1, g));
+              rgba[i + 2] = max(0, 255 * min(1, b)); rgba[i + 3] = max(0, 255 * min(1, a));
+            }
+          }
+          return { w, h, rgba };
+        };
+        document.querySelectorAll('img[data-thumbhash]').forEach((img) => {
+          if (img.complete && img.naturalWidth > 0) return;
+          try {
+            const bytes = Uint8Array.from(atob(img.dataset.thumbhash), (c) => c.charCodeAt(0));
+            const { w, h, rgba } = thumbHashToRGBA(bytes);
+            const canvas = document.createElement('canvas');
+            canvas.width = w; canvas.height = h;
+            canvas.getContext('2d').putImageData(new ImageData(rgba, w, h), 0, 0);
+            img.style.background = `url(${canvas.toDataURL()}) center / cover no-repeat`;
+            img.addEventListener('load', () => { img.style.background = ''; }, { once: true });
+          } catch (e) { /* a bad hash only means no placeholder */ }
+        });
+        window.thumbHashToRGBA = thumbHashToRGBA;
         (() => {
           const viewer = document.getElementById('viewer');
           const image = document.getElementById('viewer-image');

@@ -42,6 +42,8 @@ final class ThumbnailService: Sendable {
     let paths = ResolvedPathCache()
     /// The gallery's kept listing of the root; `nil` without a root.
     let gallery: GalleryIndex?
+    /// ThumbHash placeholders of local images, from their first rendered thumbnail (the gallery paints them).
+    let placeholders = PlaceholderStore()
     /// Disk writes queued and not yet done (tests wait for 0 before reopening the cache).
     let pendingDiskWrites = Locked(0)
     private let logger: Logger
@@ -204,7 +206,8 @@ final class ThumbnailService: Sendable {
                 throw ServerError(.internalError, "the pipeline returned no image")
             }
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
-                try encode(container, variant: variant, parameters: parameters)
+                if !source.isRemote { placeholders.remember(parameters.source, from: container.bitmap) }
+                return try encode(container, variant: variant, parameters: parameters)
             }
             store(thumbnail, forKey: key)
             return (thumbnail, "rendered")
