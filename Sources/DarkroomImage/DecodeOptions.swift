@@ -21,6 +21,20 @@ public enum TargetSize: Sendable, Hashable {
     case auto(width: Int, height: Int)
 }
 
+/// The smallest width and height a ``TargetSize/fit(width:height:)`` result may have (either may be `nil`).
+public struct MinimumSize: Sendable, Hashable {
+    /// The smallest width, or `nil`.
+    public var width: Int?
+    /// The smallest height, or `nil`.
+    public var height: Int?
+
+    /// Creates a minimum size.
+    public init(width: Int? = nil, height: Int? = nil) { (self.width, self.height) = (width, height) }
+
+    /// A short stable description for cache keys.
+    public var key: String { "min\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")" }
+}
+
 /// The resampling filter used for the final resize.
 public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
     /// Lanczos with 3 lobes: sharp, no aliasing; the default.
@@ -38,6 +52,10 @@ public struct DecodeOptions: Sendable, Hashable {
     /// A region of the upright source kept before the resize (``size`` then applies to it). Default `nil`, the
     /// whole image.
     public var crop: CropRegion? = nil
+    /// With ``TargetSize/fit(width:height:)``: the smallest width and height the result may have; the image is
+    /// scaled up to them (within ``allowUpscaling``) and what then exceeds the box is cropped from the centre.
+    /// Default `nil`.
+    public var minimumSize: MinimumSize? = nil
     /// Whether the EXIF orientation is applied so the result is upright. Default `true`.
     public var applyOrientation: Bool
     /// Output pixel format. Default ``PixelFormatPreference/auto`` (the smallest that loses nothing).

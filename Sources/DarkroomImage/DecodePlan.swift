@@ -48,9 +48,21 @@ struct DecodePlan: Sendable, Hashable {
             guard w > 0, h > 0 else {
                 throw DarkroomImageError(.invalidArgument, "fit size must be positive, got \(w)×\(h)")
             }
-            let s = min(min(Double(w) / ow, Double(h) / oh), cap)
+            var s = min(min(Double(w) / ow, Double(h) / oh), cap)
+            var grown = false
+            if let minimum = options.minimumSize {
+                // At least the minimum on each side it names (never past the cap); what then overflows the box is
+                // cropped from the centre (imgproxy's min-width/min-height)
+                let needed = min(max(Double(minimum.width ?? 0) / ow, Double(minimum.height ?? 0) / oh), cap)
+                grown = needed > s
+                s = max(s, needed)
+            }
             outW = min(w, scaled(ow, s))
             outH = min(h, scaled(oh, s))
+            if grown {
+                cropW = min(ow, Double(outW) / s)
+                cropH = min(oh, Double(outH) / s)
+            }
         case .fill(var w, var h), .fillDown(var w, var h):
             guard w > 0, h > 0 else {
                 throw DarkroomImageError(.invalidArgument, "fill size must be positive, got \(w)×\(h)")

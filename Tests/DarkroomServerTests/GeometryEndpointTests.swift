@@ -55,6 +55,13 @@ struct GeometryEndpointTests {
             #expect(s4 == [200, 100])
             let s5 = try await size("w=100&h=200&fit=auto")
             #expect(s5 == [100, 75])
+            // And min-h scales a contain result up to it and crops what then overflows the box, centred
+            let minimum = try await size("w=100&h=100&min-h=100")
+            #expect(minimum == [100, 100])
+            let openSide = try await size("w=200&min-h=300")
+            #expect(openSide == [200, 300])
+            let bad = try await get(client, "w=100&h=100&fit=cover&min-w=50")
+            #expect(bad.status == .badRequest)
             // And outside covers the box without cropping
             let s6 = try await size("w=100&h=100&fit=outside")
             #expect(s6 == [133, 100])

@@ -82,6 +82,7 @@ extension ImagePipeline {
         var options = configuration.decodeOptions
         options.size = request.size
         options.crop = request.crop
+        options.minimumSize = request.minimumSize
         options.allowUpscaling = options.allowUpscaling || request.allowsUpscaling
         options.pixelFormat = request.pixelFormat
         if let acceptTruncated { options.acceptTruncated = acceptTruncated }

@@ -9,6 +9,8 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     public let size: TargetSize
     /// The region kept before the resize (``ImageRequest/crop``).
     public let crop: CropRegion?
+    /// The smallest result (``ImageRequest/minimumSize``).
+    public let minimumSize: MinimumSize?
     /// Whether the decode may enlarge (``ImageRequest/allowsUpscaling``).
     public let allowsUpscaling: Bool
     /// The decode pixel format preference.
@@ -18,12 +20,14 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a key.
     public init(
-        source: String, size: TargetSize, crop: CropRegion? = nil, allowsUpscaling: Bool = false,
+        source: String, size: TargetSize, crop: CropRegion? = nil, minimumSize: MinimumSize? = nil,
+        allowsUpscaling: Bool = false,
         pixelFormat: PixelFormatPreference = .auto, processors: String = ""
     ) {
         self.source = source
         self.size = size
         self.crop = crop
+        self.minimumSize = minimumSize
         self.allowsUpscaling = allowsUpscaling
         self.pixelFormat = pixelFormat
         self.processors = processors
@@ -31,7 +35,9 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
 
     /// `size` as a short string, for disk keys and logs.
     var sizeDescription: String {
-        let geometry = (crop.map { $0.key + "|" } ?? "") + (allowsUpscaling ? "up|" : "")
+        let geometry =
+            (crop.map { $0.key + "|" } ?? "") + (minimumSize.map { $0.key + "|" } ?? "")
+            + (allowsUpscaling ? "up|" : "")
         return geometry + baseSizeDescription
     }
 

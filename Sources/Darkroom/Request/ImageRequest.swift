@@ -49,6 +49,8 @@ public struct ImageRequest: Sendable {
     /// A region of the upright image kept before the resize: ``size`` applies to it, and the decode reads only what
     /// it needs for it. Default `nil`, the whole image.
     public var crop: CropRegion?
+    /// With a `fit` ``size``: the smallest size the result may have (``DecodeOptions/minimumSize``). Default `nil`.
+    public var minimumSize: MinimumSize?
     /// Whether a ``size`` larger than the image (or the crop) enlarges it. Default `false`: thumbnails never upscale.
     public var allowsUpscaling = false
     /// Processors applied in order after decoding; their identifiers key the caches.
@@ -91,6 +93,7 @@ public struct ImageRequest: Sendable {
         self.imageID = nil
         self.size = size
         self.crop = nil
+        self.minimumSize = nil
         self.processors = processors
         self.sourceKey = source.key
         self.processorsKey = Self.key(processors)
@@ -105,7 +108,8 @@ public struct ImageRequest: Sendable {
     public var cacheKey: ImageCacheKey {
         ImageCacheKey(
             source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, size: size, crop: crop,
-            allowsUpscaling: allowsUpscaling, pixelFormat: pixelFormat, processors: processorsKey)
+            minimumSize: minimumSize, allowsUpscaling: allowsUpscaling, pixelFormat: pixelFormat,
+            processors: processorsKey)
     }
 
     /// `source.key`, kept current by `source`'s observer.

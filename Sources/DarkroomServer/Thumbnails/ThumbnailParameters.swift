@@ -47,6 +47,9 @@ struct ThumbnailParameters: Sendable, Hashable {
     var formatQuality: [ImageFileFormat: Int] = [:]
     /// `crop=`: the region of the upright source kept before the resize.
     var crop: CropRegion?
+    /// `min-w=`, `min-h=`: with `contain`, the smallest width and height of the result (scaled up to them within
+    /// `enlarge`, the overflow cropped from the centre; imgproxy's `min-width`/`min-height`).
+    var minimumSize: MinimumSize?
     /// `enlarge=1`: a box larger than the source (or the crop) enlarges it; off by default.
     var enlarge = false
     /// `progressive=1`: a JPEG thumbnail is written progressive.
@@ -121,7 +124,7 @@ struct ThumbnailParameters: Sendable, Hashable {
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
             + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
-            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
+            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "") + (minimumSize.map { "|" + $0.key } ?? "")
             + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
             .joined()
             + processors.map { "|" + $0.identifier }.joined()
@@ -138,6 +141,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         var quality: Int?
         var crop: CropRegion?
         var formatQuality: [ImageFileFormat: Int] = [:]
+        var minimumSize: MinimumSize?
         var enlarge = false
         var progressive = false
         var still = false
@@ -171,6 +175,12 @@ struct ThumbnailParameters: Sendable, Hashable {
                 quality = q
             case "g": gravity = try Self.gravity(value)
             case "crop": crop = try Self.crop(value)
+            case "min-w":
+                let n = try Self.dimension(value, name: name, max: limits.maxOutputDimension)
+                minimumSize = MinimumSize(width: n, height: minimumSize?.height)
+            case "min-h":
+                let n = try Self.dimension(value, name: name, max: limits.maxOutputDimension)
+                minimumSize = MinimumSize(width: minimumSize?.width, height: n)
             case "fq": formatQuality = try Self.formatQuality(value)
             case "expires":
                 // A link that stops working at a given time (imgproxy's `expires`): answered as not found
@@ -210,11 +220,15 @@ struct ThumbnailParameters: Sendable, Hashable {
             throw ServerError(.badRequest, "fit=\(fit.rawValue) needs both w and h")
         }
         if gravity != nil, fit != .cover { throw ServerError(.badRequest, "g applies to fit=cover only") }
+        if minimumSize != nil, fit != .contain {
+            throw ServerError(.badRequest, "min-w and min-h apply to fit=contain only")
+        }
         if dpr != 1 {  // the box in device pixels, still within the limit
             let scale = { (side: Int?) in side.map { min(limits.maxOutputDimension, Int((Double($0) * dpr).rounded())) }
             }
             width = scale(width)
             height = scale(height)
+            minimumSize = minimumSize.map { MinimumSize(width: scale($0.width), height: scale($0.height)) }
         }
         self.source = source
         self.width = width
@@ -225,6 +239,7 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.still = still
         self.crop = crop
         self.formatQuality = formatQuality
+        self.minimumSize = minimumSize
         self.enlarge = enlarge
         // Without a box the image keeps its size up to the output limit; enlarging fills the open sides to it too
         if enlarge || (width == nil && height == nil) { openSide = limits.maxOutputDimension }

@@ -169,6 +169,7 @@ final class ThumbnailService: Sendable {
         var request = ImageRequest(
             source: source.imageSource, size: parameters.targetSize, processors: parameters.processors)
         request.crop = parameters.crop
+        request.minimumSize = parameters.minimumSize
         request.allowsUpscaling = parameters.enlarge
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let probe = await probeFile(request, source: source)
@@ -240,6 +241,7 @@ final class ThumbnailService: Sendable {
             var options = DecodeOptions(
                 size: parameters.targetSize, allowUpscaling: parameters.enlarge, limits: configuration.limits.decode)
             options.crop = parameters.crop
+            options.minimumSize = parameters.minimumSize
             let decoder = try AnimatedImageDecoder(
                 bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
             let quality = quality(parameters, format)
