@@ -217,12 +217,8 @@ struct ImgproxyURL {
             case "trim", "t": items["trim"] = arg(0).map { String(Int(Double($0) ?? -1)) } ?? "10"
             case "expires", "exp": items["expires"] = arg(0)
             case "cachebuster", "cb": continue  // changes the URL only, as in imgproxy
-            case "strip_metadata", "sm":
-                guard try bool(0) != false else {
-                    throw refuse("false is not supported: thumbnails never keep metadata")
-                }
-            case "keep_copyright", "kcr":
-                guard try bool(0) != true else { throw refuse("true is not supported: thumbnails never keep metadata") }
+            case "strip_metadata", "sm": items["strip"] = try bool(0) == false ? "0" : "1"
+            case "keep_copyright", "kcr": items["keep_copyright"] = try bool(0) == true ? "1" : "0"
             case "strip_color_profile", "scp":
                 guard try bool(0) != false else {
                     throw refuse("false is not supported per request; start the server with --keep-color-profile")

@@ -52,6 +52,9 @@ struct ThumbnailParameters: Sendable, Hashable {
     var minimumSize: MinimumSize?
     /// `enlarge=1`: a box larger than the source (or the crop) enlarges it; off by default.
     var enlarge = false
+    /// `strip=0` keeps the source's EXIF (Orientation set to 1), `keep_copyright=1` only its Artist and Copyright;
+    /// JPEG and PNG thumbnails only. `nil` (the default): no metadata.
+    var keepMetadata: ExifMetadata.Keep?
     /// `progressive=1`: a JPEG thumbnail is written progressive.
     var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
@@ -124,7 +127,8 @@ struct ThumbnailParameters: Sendable, Hashable {
     var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
             + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
-            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "") + (minimumSize.map { "|" + $0.key } ?? "")
+            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
+            + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "") + (minimumSize.map { "|" + $0.key } ?? "")
             + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
             .joined()
             + processors.map { "|" + $0.identifier }.joined()
@@ -142,6 +146,8 @@ struct ThumbnailParameters: Sendable, Hashable {
         var crop: CropRegion?
         var formatQuality: [ImageFileFormat: Int] = [:]
         var minimumSize: MinimumSize?
+        var strip = true
+        var keepCopyright = false
         var enlarge = false
         var progressive = false
         var still = false
@@ -190,12 +196,8 @@ struct ThumbnailParameters: Sendable, Hashable {
                 if Double(time) < Date().timeIntervalSince1970 { throw ServerError(.notFound, "the link has expired") }
             case "enlarge": enlarge = try Self.flag(value, name: name)
             case "progressive": progressive = try Self.flag(value, name: name)
-            case "strip":
-                // Thumbnails never carry the source's metadata; asking to keep it is refused, not ignored.
-                guard try Self.flag(value, name: name) else {
-                    throw ServerError(
-                        .badRequest, "strip=0 is not supported: thumbnails never keep the source's metadata")
-                }
+            case "strip": strip = try Self.flag(value, name: name)
+            case "keep_copyright": keepCopyright = try Self.flag(value, name: name)
             case "max_bytes":
                 guard let n = Int(value), (1024...(16 << 20)).contains(n) else {
                     throw ServerError(
@@ -240,6 +242,11 @@ struct ThumbnailParameters: Sendable, Hashable {
         self.crop = crop
         self.formatQuality = formatQuality
         self.minimumSize = minimumSize
+        keepMetadata = !strip ? .all : keepCopyright ? .copyright : nil
+        if keepMetadata != nil, ![.auto, .jpeg, .png].contains(format) {
+            throw ServerError(
+                .badRequest, "metadata can be kept in JPEG and PNG thumbnails only, not format=\(format.rawValue)")
+        }
         self.enlarge = enlarge
         // Without a box the image keeps its size up to the output limit; enlarging fills the open sides to it too
         if enlarge || (width == nil && height == nil) { openSide = limits.maxOutputDimension }

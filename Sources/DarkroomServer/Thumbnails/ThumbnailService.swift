@@ -119,7 +119,9 @@ final class ThumbnailService: Sendable {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(
             parameters.source, root: root, remote: configuration.remote, cache: paths)
-        let variant = OutputVariant(parameters.format, accept: accept, offerAVIF: configuration.autoAVIF)
+        // Kept metadata goes into JPEG or PNG only, so `auto` then negotiates as for a client that names no format
+        let variant = OutputVariant(
+            parameters.format, accept: parameters.keepMetadata == nil ? accept : nil, offerAVIF: configuration.autoAVIF)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
         let validators = Validators(etag: etag, lastModified: source.modified, variesByAccept: variant.variesByAccept)
@@ -206,9 +208,22 @@ final class ThumbnailService: Sendable {
             guard let container = response.container else {
                 throw ServerError(.internalError, "the pipeline returned no image")
             }
+            var keptExif: [UInt8]?
+            if let keep = parameters.keepMetadata {
+                // The source's bytes again (the pipeline's shared fetch and its caches serve them)
+                var dataRequest = request
+                dataRequest.options.insert(.returnData)
+                let bytes = (try? await pipeline.image(for: dataRequest).data) ?? []
+                keptExif = ExifMetadata.extract(from: bytes).flatMap { ExifMetadata.prepared($0, keep: keep) }
+            }
+            let exif = keptExif
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
                 if !source.isRemote { placeholders.remember(parameters.source, from: container.bitmap) }
-                return try encode(container, variant: variant, parameters: parameters)
+                let thumbnail = try encode(container, variant: variant, parameters: parameters)
+                guard let exif else { return thumbnail }
+                return EncodedThumbnail(
+                    bytes: ExifMetadata.embedding(exif, in: thumbnail.bytes, format: thumbnail.format),
+                    format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
             }
             store(thumbnail, forKey: key)
             return (thumbnail, "rendered")

@@ -1,0 +1,179 @@
+/// EXIF carried from a source to its thumbnail, for servers asked to keep metadata: read from the source's
+/// container (JPEG APP1, PNG `eXIf`, WebP `EXIF`), made true for the thumbnail, and written into a JPEG or PNG.
+///
+/// Thumbnails are upright, so a kept EXIF block says Orientation 1; "copyright only" keeps just the Artist and
+/// Copyright tags (no camera, time or GPS). Damaged EXIF is dropped, never fatal. Cost: one pass over the source's
+/// header and a copy of the EXIF block (at most 64 KiB in a JPEG).
+public enum ExifMetadata {
+    /// What to keep.
+    public enum Keep: String, Sendable, Hashable {
+        /// The whole EXIF block, Orientation set to 1.
+        case all
+        /// Only Artist and Copyright.
+        case copyright
+    }
+
+    /// The TIFF-structured EXIF payload of `bytes` (a JPEG, PNG or WebP), or `nil` when there is none.
+    public static func extract(from bytes: [UInt8]) -> [UInt8]? {
+        var payload: ArraySlice<UInt8>?
+        if bytes.starts(with: [0xFF, 0xD8]) {
+            var i = 2
+            while i + 4 <= bytes.count, bytes[i] == 0xFF, bytes[i + 1] != 0xDA {
+                let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+                guard length >= 2, i + 2 + length <= bytes.count else { break }
+                let body = bytes[(i + 4)..<(i + 2 + length)]
+                if bytes[i + 1] == 0xE1, body.starts(with: Array("Exif\0\0".utf8)) {
+                    payload = body.dropFirst(6)
+                    break
+                }
+                i += 2 + length
+            }
+        } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            var i = 8
+            while i + 12 <= bytes.count {
+                let length = Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+                guard length >= 0, i + 12 + length <= bytes.count else { break }
+                if bytes[(i + 4)..<(i + 8)].elementsEqual("eXIf".utf8) {
+                    payload = bytes[(i + 8)..<(i + 8 + length)]
+                    break
+                }
+                if bytes[(i + 4)..<(i + 8)].elementsEqual("IDAT".utf8) { break }
+                i += 12 + length
+            }
+        } else if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) {
+            var i = 12
+            while i + 8 <= bytes.count {
+                let size =
+                    Int(bytes[i + 4]) | Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]) << 16 | Int(bytes[i + 7]) << 24
+                guard i + 8 + size <= bytes.count else { break }
+                if bytes[i..<(i + 4)].elementsEqual("EXIF".utf8) {
+                    let body = bytes[(i + 8)..<(i + 8 + size)]
+                    payload = body.starts(with: Array("Exif\0\0".utf8)) ? body.dropFirst(6) : body
+                    break
+                }
+                i += 8 + size + (size & 1)
+            }
+        }
+        guard let payload, payload.count >= 8 else { return nil }
+        return Array(payload)
+    }
+
+    /// `tiff` made true for an upright thumbnail: `.all` with Orientation set to 1, `.copyright` a new block with
+    /// only Artist and Copyright; `nil` when the block is damaged or (for `.copyright`) has neither tag.
+    public static func prepared(_ tiff: [UInt8], keep: Keep) -> [UInt8]? {
+        guard let ifd = IFD(tiff) else { return nil }
+        switch keep {
+        case .all:
+            var out = tiff
+            if let entry = ifd.entry(0x0112), ifd.u16(entry + 2) == 3 { ifd.put16(1, at: entry + 8, in: &out) }
+            return out
+        case .copyright:
+            // Each tag's ASCII bytes, copied into a little-endian TIFF of one IFD with the values after it
+            var values: [(tag: Int, bytes: [UInt8])] = []
+            for tag in [0x013B, 0x8298] {
+                guard let entry = ifd.entry(tag), ifd.u16(entry + 2) == 2 else { continue }
+                let count = ifd.u32(entry + 4)
+                let start = count <= 4 ? entry + 8 : ifd.u32(entry + 8)
+                guard count > 0, count < 1 << 16, start + count <= tiff.count else { continue }
+                values.append((tag, Array(tiff[start..<(start + count)])))
+            }
+            guard !values.isEmpty else { return nil }
+            var out: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0]
+            func le16(_ v: Int) { out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+            func le32(_ v: Int) { out += (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
+            var data = 8 + 2 + 12 * values.count + 4
+            le16(values.count)
+            for (tag, bytes) in values {
+                le16(tag)
+                le16(2)
+                le32(bytes.count)
+                if bytes.count <= 4 {
+                    out += bytes + [UInt8](repeating: 0, count: 4 - bytes.count)
+                } else {
+                    le32(data)
+                    data += bytes.count + (bytes.count & 1)
+                }
+            }
+            le32(0)
+            for (_, bytes) in values where bytes.count > 4 { out += bytes + (bytes.count & 1 == 1 ? [0] : []) }
+            return out
+        }
+    }
+
+    /// `encoded` — a JPEG or PNG from ``ImageEncoder`` — with `tiff` embedded (JPEG APP1 after SOI; PNG `eXIf`
+    /// after IHDR). Other formats, and a block too large for a JPEG segment, come back unchanged.
+    public static func embedding(_ tiff: [UInt8], in encoded: [UInt8], format: ImageFileFormat) -> [UInt8] {
+        switch format {
+        case .jpeg:
+            let length = 2 + 6 + tiff.count
+            guard encoded.starts(with: [0xFF, 0xD8]), length <= 0xFFFF else { return encoded }
+            let segment = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("Exif\0\0".utf8) + tiff
+            return [0xFF, 0xD8] + segment + encoded.dropFirst(2)
+        case .png:
+            guard encoded.count > 33, encoded.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { return encoded }
+            let body = Array("eXIf".utf8) + tiff
+            let crc = CRC32.checksum(body)
+            let n = tiff.count
+            let chunk =
+                [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + body
+                + [UInt8(crc >> 24 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+            return Array(encoded[0..<33]) + chunk + encoded[33...]  // signature (8) + IHDR (25)
+        default:
+            return encoded
+        }
+    }
+
+    /// IFD0 of a TIFF block, read with its byte order.
+    private struct IFD {
+        let bytes: [UInt8]
+        let littleEndian: Bool
+
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count >= 8 else { return nil }
+            self.bytes = bytes
+            switch (bytes[0], bytes[1]) {
+            case (0x49, 0x49): littleEndian = true
+            case (0x4D, 0x4D): littleEndian = false
+            default: return nil
+            }
+            let ifd = u32(4)
+            guard u16(2) == 42, ifd + 2 <= bytes.count, ifd + 2 + 12 * u16(ifd) <= bytes.count else { return nil }
+        }
+
+        func u16(_ i: Int) -> Int {
+            guard i + 2 <= bytes.count else { return 0 }
+            return littleEndian ? Int(bytes[i]) | Int(bytes[i + 1]) << 8 : Int(bytes[i]) << 8 | Int(bytes[i + 1])
+        }
+
+        func u32(_ i: Int) -> Int {
+            guard i + 4 <= bytes.count else { return 0 }
+            return littleEndian ? u16(i) | u16(i + 2) << 16 : u16(i) << 16 | u16(i + 2)
+        }
+
+        func put16(_ v: Int, at i: Int, in out: inout [UInt8]) {
+            (out[i], out[i + 1]) = littleEndian ? (UInt8(v & 0xFF), UInt8(v >> 8)) : (UInt8(v >> 8), UInt8(v & 0xFF))
+        }
+
+        /// The offset of IFD0's entry for `tag`.
+        func entry(_ tag: Int) -> Int? {
+            let ifd = u32(4)
+            for index in 0..<u16(ifd) where u16(ifd + 2 + 12 * index) == tag { return ifd + 2 + 12 * index }
+            return nil
+        }
+    }
+}
+
+/// CRC-32 (ISO 3309, as PNG chunks use it).
+enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { n in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        for b in bytes { c = table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
+        return c ^ 0xFFFF_FFFF
+    }
+}
