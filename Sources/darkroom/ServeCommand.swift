@@ -58,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
     var presets: [String] = []
     @Option(help: "A file of presets, one NAME=OPTIONS per line (# comments).") var presetsFile: String?
     @Flag(help: "URLs may name presets only (imgproxy's IMGPROXY_ONLY_PRESETS).") var onlyPresets = false
+    @Option(help: "Default quality per output format when a request names none, e.g. jpeg=82,webp=80,avif=60.")
+    var formatQuality: String?
     @Option(help: "An image sent with the error status when a thumbnail fails and the client asked for an image.")
     var fallbackImage: String?
     @Option(help: "thumbor URLs (/thumbor/…): the security key (default: DARKROOM_THUMBOR_KEY).") var thumborKey:
@@ -146,6 +148,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.thumbor.key =
             thumborKey ?? ProcessInfo.processInfo.environment["DARKROOM_THUMBOR_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         configuration.thumbor.allowUnsafe = thumborAllowUnsafe
+        if let formatQuality {
+            for pair in formatQuality.split(separator: ",") {
+                let parts = pair.split(separator: "=").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, let format = ImageFileFormat(rawValue: parts[0] == "jpg" ? "jpeg" : parts[0]),
+                    let q = Int(parts[1]), (1...100).contains(q)
+                else { throw ValidationError("--format-quality takes FORMAT=Q pairs (1-100), got '\(pair)'") }
+                configuration.limits.formatQuality[format] = q
+            }
+        }
         if let fallbackImage {
             let bytes = try FileBytes.read(fallbackImage)
             guard (try? ImageProber.probe(bytes)) != nil else {

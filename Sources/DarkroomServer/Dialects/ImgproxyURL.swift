@@ -37,6 +37,9 @@ struct ImgproxyURL {
                 options.append(segments.removeFirst())
             }
         }
+        if segments.first == "enc" {
+            throw ServerError(.badRequest, "imgproxy's encrypted sources (/enc/) are not supported by Darkroom")
+        }
         let (source, ext) = try Self.source(segments)
         var items: [String: String] = [:]
         if let defaults = configuration.presets["default"] {

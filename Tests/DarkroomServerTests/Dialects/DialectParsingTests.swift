@@ -75,7 +75,8 @@ struct DialectParsingTests {
     @Test func imgproxyOptionsDarkroomLacksAre400sNamingThem() {
         for (path, named) in [
             ("/_/wm:0.5/plain/a.jpg", "wm"), ("/_/z:2/plain/a.jpg", "z"), ("/_/pix:5/plain/a.jpg", "pix"),
-            ("/_/ar:0/plain/a.jpg", "ar"), ("/_/pr:nope/plain/a.jpg", "nope"), ("/_/w:10/plain/a.jpg@bmp", "bmp"),
+            ("/_/ar:0/plain/a.jpg", "ar"), ("/_/w:10/enc/abcdef", "enc"), ("/_/pr:nope/plain/a.jpg", "nope"),
+            ("/_/w:10/plain/a.jpg@bmp", "bmp"),
         ] {
             #expect {
                 _ = try ImgproxyURL(path: path, configuration: .init())
