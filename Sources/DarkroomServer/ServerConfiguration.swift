@@ -74,6 +74,35 @@ public struct ServerConfiguration: Sendable {
     /// read from its bytes. Default `nil`: errors are always JSON.
     public var fallbackImage: [UInt8]?
 
+    /// S3-compatible originals: `src=s3://BUCKET/KEY`.
+    public struct S3: Sendable {
+        /// The endpoint: `https://s3.REGION.amazonaws.com`, or a MinIO or moto server's URL.
+        public var endpoint: URL
+        /// The region requests are signed for (`AWS_REGION`). Default `us-east-1`.
+        public var region: String
+        /// The credentials (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
+        var credentials: SigV4Signer.Credentials
+        /// Buckets clients may name (`--allow-bucket`); no others are fetched.
+        public var allowedBuckets: Set<String>
+        /// Path-style URLs (`endpoint/bucket/key`, what MinIO and moto expect) instead of `bucket.endpoint/key`.
+        public var pathStyle: Bool
+
+        /// S3 at `endpoint` for `region` with the given credentials and buckets.
+        public init(
+            endpoint: URL, region: String = "us-east-1", accessKeyID: String, secretAccessKey: String,
+            sessionToken: String? = nil, allowedBuckets: Set<String>, pathStyle: Bool = true
+        ) {
+            self.endpoint = endpoint
+            self.region = region
+            credentials = .init(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey, sessionToken: sessionToken)
+            self.allowedBuckets = allowedBuckets
+            self.pathStyle = pathStyle
+        }
+    }
+
+    /// S3 sources; `nil` (the default) refuses `s3://` sources.
+    public var s3: S3?
+
     /// imgproxy URL compatibility.
     public var imgproxy = Imgproxy()
     /// thumbor URL compatibility.

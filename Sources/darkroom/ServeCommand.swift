@@ -58,6 +58,13 @@ struct ServeCommand: AsyncParsableCommand {
     var presets: [String] = []
     @Option(help: "A file of presets, one NAME=OPTIONS per line (# comments).") var presetsFile: String?
     @Flag(help: "URLs may name presets only (imgproxy's IMGPROXY_ONLY_PRESETS).") var onlyPresets = false
+    @Option(name: .customLong("allow-bucket"), help: "An S3 bucket src=s3://BUCKET/KEY may name (repeatable).")
+    var allowBuckets: [String] = []
+    @Option(
+        help:
+            "S3-compatible endpoint (MinIO, moto…; path-style URLs); default AWS for AWS_REGION. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN."
+    )
+    var s3Endpoint: String?
     @Option(help: "Default quality per output format when a request names none, e.g. jpeg=82,webp=80,avif=60.")
     var formatQuality: String?
     @Option(help: "An image sent with the error status when a thumbnail fails and the client asked for an image.")
@@ -148,6 +155,22 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.thumbor.key =
             thumborKey ?? ProcessInfo.processInfo.environment["DARKROOM_THUMBOR_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         configuration.thumbor.allowUnsafe = thumborAllowUnsafe
+        if !allowBuckets.isEmpty {
+            let env = ProcessInfo.processInfo.environment
+            guard let id = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"], !id.isEmpty else {
+                throw ValidationError("--allow-bucket needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+            }
+            let region = env["AWS_REGION"] ?? env["AWS_DEFAULT_REGION"] ?? "us-east-1"
+            let endpoint = s3Endpoint ?? "https://s3.\(region).amazonaws.com"
+            guard let url = URL(string: endpoint), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--s3-endpoint must be an http(s) URL, got \(endpoint)")
+            }
+            configuration.s3 = ServerConfiguration.S3(
+                endpoint: url, region: region, accessKeyID: id, secretAccessKey: secret,
+                sessionToken: env["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+                allowedBuckets: Set(allowBuckets),
+                pathStyle: s3Endpoint != nil)
+        }
         if let formatQuality {
             for pair in formatQuality.split(separator: ",") {
                 let parts = pair.split(separator: "=").map { $0.trimmingCharacters(in: .whitespaces) }

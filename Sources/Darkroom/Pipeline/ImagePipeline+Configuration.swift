@@ -27,6 +27,9 @@ extension ImagePipeline {
         public var imageTables: (any ImageTableCaching)?
         /// Fetches `http(s)` URLs. Default: an ``HTTPDataLoader`` with its default limits.
         public var dataLoader: any DataLoading
+        /// URL schemes besides `http` and `https` that go to ``dataLoader`` (say `s3` for a loader that signs
+        /// object-store requests); other schemes fail with `invalidRequest`. Default empty.
+        public var loaderSchemes: Set<String> = []
         /// Which bytes the disk cache keeps. Default ``DiskCachePolicy/automatic``.
         public var diskCachePolicy: DiskCachePolicy = .automatic
         /// Most decodes and processors running at once, and most threads the pipeline starts for them.

@@ -52,7 +52,9 @@ extension ImagePipeline {
             readFile(job, path: path, request: request)
         case .url(let url) where url.isFileURL:
             readFile(job, path: url.path, request: request)
-        case .url(let url) where ["http", "https"].contains(url.scheme?.lowercased() ?? ""):
+        case .url(let url)
+        where ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+            || configuration.loaderSchemes.contains(url.scheme?.lowercased() ?? ""):
             fetchHTTP(job, url: url, request: request)
         case .url(let url):
             job.finish(.failure(DarkroomError(.invalidRequest, "unsupported URL scheme in \(url)")))

@@ -31,23 +31,27 @@ final class GuardedDataLoader: DataLoading {
     private let http: HTTPDataLoader.Configuration
     private let logger: Logger
     private let pool = Locked(Pool())
+    /// Where `s3://` sources go; `nil` refuses them.
+    let s3: S3DataLoader?
 
     /// Creates a loader. `http` configures each hop's loader (its `followsRedirects` and `dnsOverride` are
-    /// replaced).
+    /// replaced); `s3`, when given, fetches `s3://` sources.
     init(
         policy: RemotePolicy, resolver: any HostResolving = SystemHostResolver(),
         http: HTTPDataLoader.Configuration = .init(),
-        logger: Logger = Logger(label: "darkroom.server.fetch")
+        logger: Logger = Logger(label: "darkroom.server.fetch"), s3: S3DataLoader? = nil
     ) {
         self.policy = policy
         self.resolver = resolver
         self.http = http
         self.logger = logger
+        self.s3 = s3
     }
 
     /// Shuts down every pooled loader, waiting for their connections to close; fetches still running fail.
     /// Later fetches still work (with fresh loaders).
     func shutdown() async {
+        await s3?.shutdown()
         let loaders = pool.withLock { pool -> [HTTPDataLoader] in
             let all = pool.entries.values.map(\.loader) + pool.retired.values.map(\.loader)
             pool.entries = [:]
@@ -65,6 +69,12 @@ final class GuardedDataLoader: DataLoading {
         _ request: DataRequest,
         progress: @escaping @Sendable (DataProgress) -> Void
     ) async throws(DarkroomError) -> DataResponse {
+        if request.url.scheme?.lowercased() == "s3" {
+            guard let s3 else {
+                throw Self.refusal(ServerError(.badRequest, "this server has no S3 configuration"))
+            }
+            return try await s3.loadData(request, progress: progress)
+        }
         var url = request.url
         var redirects = 0
         while true {

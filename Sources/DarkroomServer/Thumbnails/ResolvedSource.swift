@@ -12,7 +12,7 @@ enum ResolvedSource: Sendable {
     /// A regular file inside the root; `identity` is its device, inode, size and modification time; `modified`
     /// the modification time in whole seconds (for `Last-Modified`).
     case file(path: String, identity: String, size: Int, modified: Int)
-    /// An http(s) URL on an allowed host.
+    /// An http(s) URL on an allowed host, or an `s3://bucket/key` in an allowed bucket.
     case remote(URL)
 
     /// Names this version of the source in cache keys and ETags: a changed file gets a new identity.
@@ -40,9 +40,19 @@ enum ResolvedSource: Sendable {
     /// - Throws: ``ServerError``: `pathOutsideRoot`, `notFound`, `hostNotAllowed`, `badRequest`.
     static func resolve(
         _ source: String, root: RootDirectory?, remote: RemotePolicy,
-        cache: ResolvedPathCache? = nil
+        cache: ResolvedPathCache? = nil, s3Buckets: Set<String>? = nil
     ) throws(ServerError) -> ResolvedSource {
         let lower = source.prefix(8).lowercased()
+        if lower.hasPrefix("s3://") {
+            guard let s3Buckets else { throw ServerError(.badRequest, "this server has no S3 configuration") }
+            guard let url = URL(string: source), let (bucket, _) = S3DataLoader.split(url) else {
+                throw ServerError(.badRequest, "src must be s3://BUCKET/KEY")
+            }
+            guard s3Buckets.contains(bucket) else {
+                throw ServerError(.hostNotAllowed, "bucket \(bucket.prefix(64)) is not allowed (see --allow-bucket)")
+            }
+            return .remote(url)
+        }
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             guard let url = URL(string: source), url.host != nil else {
                 throw ServerError(.badRequest, "src is not a valid URL")

@@ -62,10 +62,10 @@ struct ThumbnailParameters: Sendable, Hashable {
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
     var operations = ThumbnailOperations()
 
-    /// Whether `source` names a remote resource (http or https URL) rather than a path under the root.
+    /// Whether `source` names a remote resource (http(s) or s3 URL) rather than a path under the root.
     var isRemote: Bool {
         let lower = source.prefix(8).lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("s3://")
     }
 
     /// `max_bytes=N`: lower a lossy format's quality until the thumbnail fits in N bytes (1,024…16 MiB).

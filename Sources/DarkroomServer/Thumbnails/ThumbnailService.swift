@@ -69,7 +69,8 @@ final class ThumbnailService: Sendable {
         http.maxResponseBytes = Int64(configuration.limits.maxSourceBytes)
         http.totalTimeout = configuration.requestTimeout
         loader = GuardedDataLoader(
-            policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger)
+            policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger,
+            s3: configuration.s3.map { S3DataLoader(configuration: $0, http: http, logger: configuration.logger) })
         let cacheDir = configuration.cacheDirectory
         cache = try ThumbnailCache(
             memoryBytes: configuration.memoryCacheBytes,
@@ -92,6 +93,7 @@ final class ThumbnailService: Sendable {
                 limits: MemoryCacheLimits(costLimit: max(1 << 20, configuration.decodedCacheBytes))),
             dataCache: originals, dataLoader: loader)
         pipelineConfiguration.diskCachePolicy = .storeOriginalData
+        if configuration.s3 != nil { pipelineConfiguration.loaderSchemes = ["s3"] }
         pipelineConfiguration.processingLimit = configuration.maxRenders
         pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
         pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
@@ -118,7 +120,8 @@ final class ThumbnailService: Sendable {
     ) async throws(ServerError) -> Answer {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(
-            parameters.source, root: root, remote: configuration.remote, cache: paths)
+            parameters.source, root: root, remote: configuration.remote, cache: paths,
+            s3Buckets: configuration.s3?.allowedBuckets)
         // Kept metadata goes into JPEG or PNG only, so `auto` then negotiates as for a client that names no format
         let variant = OutputVariant(
             parameters.format, accept: parameters.keepMetadata == nil ? accept : nil, offerAVIF: configuration.autoAVIF)
@@ -362,7 +365,8 @@ final class ThumbnailService: Sendable {
     /// original is cached for a later thumbnail).
     func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
         let src = try ThumbnailParameters.source(in: query, limits: configuration.limits)
-        let source = try ResolvedSource.resolve(src, root: root, remote: configuration.remote, cache: paths)
+        let source = try ResolvedSource.resolve(
+            src, root: root, remote: configuration.remote, cache: paths, s3Buckets: configuration.s3?.allowedBuckets)
         var request = ImageRequest(source: source.imageSource)
         request.imageID = source.identity
         do {
