@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test check lint tsan deps build release bench browser-test fuzz-jpeg clean
+.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -64,6 +64,12 @@ bench: release
 # The gallery of `darkroom serve` in a real browser (headless Chromium, installed on demand; screenshots in .build-bench/).
 browser-test: release
 	python3 scripts/browser-test.py --darkroom $(DARKROOM) --photos $(PHOTOS) --screenshot .build-bench/gallery.png
+
+# N instances of `darkroom serve` behind nginx on loopback (deploy/nginx.conf); ARGS go to every instance.
+N ?= 3
+ARGS ?= --root $(PHOTOS)
+cluster: release
+	bash scripts/cluster.sh $(N) -- $(ARGS)
 
 # Differential fuzzing of the JPEG DC-only reader against libjpeg, under ASan and UBSan (a few minutes).
 FUZZ_ITERATIONS ?= 4000

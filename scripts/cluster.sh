@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs N `darkroom serve` instances on loopback behind nginx (deploy/nginx.conf), over one folder or S3 bucket.
+#
+#   scripts/cluster.sh [N] [-- darkroom serve options…]     e.g. scripts/cluster.sh 3 -- --root ~/Pictures
+#
+# Instances listen on 127.0.0.1:$((BASE+1))…$((BASE+N)) (BASE defaults to 18080; set CLUSTER_BASE_PORT), each with
+# its own cache folder under $CLUSTER_DIR (default .build-bench/cluster); nginx listens on BASE and caches under
+# the same folder. Installs nginx from Debian when missing. Prints the URL; Ctrl-C (or SIGTERM) stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-3}
+shift || true
+[ "${1:-}" = "--" ] && shift
+BASE=${CLUSTER_BASE_PORT:-18080}
+DIR=${CLUSTER_DIR:-$PWD/.build-bench/cluster}
+DARKROOM=${DARKROOM:-$PWD/.build/release/darkroom}
+[ -x "$DARKROOM" ] || { echo "cluster: no $DARKROOM (make release)" >&2; exit 2; }
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  echo "cluster: installing nginx (apt-get)" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx-light >/dev/null \
+    || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+mkdir -p "$DIR/nginx-cache"
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  [ -f "$DIR/nginx.pid" ] && kill "$(cat "$DIR/nginx.pid")" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+ports=""
+for i in $(seq 1 "$N"); do
+  port=$((BASE + i))
+  mkdir -p "$DIR/instance-$i"
+  "$DARKROOM" serve --port "$port" --cache-dir "$DIR/instance-$i" "$@" >"$DIR/instance-$i.log" 2>&1 &
+  pids+=($!)
+  ports+="        server 127.0.0.1:$port max_fails=1 fail_timeout=5s;\n"
+done
+sed -e "s|@PORTS@|$ports|" -e "s|@CACHE@|$DIR/nginx-cache|" -e "s|@LISTEN@|127.0.0.1:$BASE|" \
+    -e "s|@PID@|$DIR/nginx.pid|" deploy/nginx.conf >"$DIR/nginx.conf"
+for i in $(seq 1 "$N"); do  # wait for each instance's /health
+  for _ in $(seq 1 100); do
+    curl -fs "http://127.0.0.1:$((BASE + i))/health" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+done
+"$NGINX" -c "$DIR/nginx.conf" -p "$DIR" -g "daemon off;" &
+pids+=($!)
+echo "cluster: $N instances behind nginx at http://127.0.0.1:$BASE/ (instances on $((BASE + 1))-$((BASE + N)); Ctrl-C stops)"
+wait
