@@ -1,0 +1,111 @@
+import Darkroom
+import DarkroomImage
+
+/// Encoding a render: stills in the variant's format (quality bisected down for `max_bytes`), animations frame by
+/// frame. Every function here blocks: call it on a pipeline processing thread.
+extension ThumbnailService {
+    /// Decodes an animation frame by frame at the requested size and encodes it as it goes (blocking: call on a
+    /// pipeline thread): one source canvas, one output frame and the encoder's state in memory, at most
+    /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames.
+    func animate(_ bytes: [UInt8], parameters: ThumbnailParameters, format: ImageFileFormat)
+        throws(ServerError) -> EncodedThumbnail
+    {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            var options = DecodeOptions(
+                size: parameters.targetSize, allowUpscaling: parameters.enlarge, limits: configuration.limits.decode)
+            options.crop = parameters.crop
+            options.minimumSize = parameters.minimumSize
+            let decoder = try AnimatedImageDecoder(
+                bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
+            let quality = quality(parameters, format)
+            let processors = parameters.processors
+            guard !processors.isEmpty else {
+                let encoded = try AnimatedImageEncoder.encode(
+                    decoder, as: format, options: EncodeOptions(quality: quality))
+                return EncodedThumbnail(
+                    bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
+            }
+            // Every frame goes through the request's operations; the encoder takes the processed size.
+            var encoder: AnimatedImageEncoder?
+            while let frame = try decoder.nextFrame() {
+                var bitmap = frame.bitmap
+                do {
+                    for processor in processors { bitmap = try processor.process(bitmap) }
+                } catch {
+                    throw DarkroomImageError(.invalidArgument, "an operation failed on frame \(frame.index): \(error)")
+                }
+                if encoder == nil {
+                    encoder = try AnimatedImageEncoder(
+                        format: format, width: bitmap.width, height: bitmap.height, plays: decoder.info.plays,
+                        options: EncodeOptions(quality: quality))
+                }
+                try encoder?.add(bitmap, duration: frame.duration)
+            }
+            guard let encoder else { throw DarkroomImageError(.corrupt, "the animation has no frames") }
+            return EncodedThumbnail(
+                bytes: try encoder.finish(), format: format, width: encoder.width, height: encoder.height)
+        } catch {
+            throw Self.serverError(
+                DarkroomError(.decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)
+            )
+        }
+    }
+
+    /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
+    func encode(_ container: ImageContainer, variant: OutputVariant, parameters: ThumbnailParameters)
+        throws(ServerError) -> EncodedThumbnail
+    {
+        stepObserver?("encode")
+        let bitmap = container.bitmap
+        let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
+        let format = variant.fileFormat(hasAlpha: hasAlpha)
+        let bytes: [UInt8]
+        do throws(DarkroomImageError) {
+            if format == .gif {  // a still as GIF: a one-frame animation
+                let encoder = try AnimatedImageEncoder(
+                    format: .gif, width: bitmap.width, height: bitmap.height, plays: 1)
+                try encoder.add(bitmap, duration: 0)
+                return EncodedThumbnail(
+                    bytes: try encoder.finish(), format: .gif, width: bitmap.width, height: bitmap.height)
+            }
+            var options = EncodeOptions(
+                quality: quality(parameters, format),
+                progressive: parameters.progressive, speed: configuration.avifSpeed,
+                colorProfile: container.colorProfile?.data)
+            bytes = try Self.encode(bitmap, as: format, options: &options, maxBytes: parameters.maxBytes)
+        } catch {
+            throw ServerError(.internalError, "encoding \(format.rawValue) failed: \(error.message)", underlying: error)
+        }
+        return EncodedThumbnail(bytes: bytes, format: format, width: bitmap.width, height: bitmap.height)
+    }
+
+    /// The quality for `format`: the request's `q`, else its `fq` for the format, else the configured default.
+    func quality(_ parameters: ThumbnailParameters, _ format: ImageFileFormat) -> Int {
+        parameters.quality ?? parameters.formatQuality[format] ?? configuration.limits.quality(for: format)
+    }
+
+    /// Encodes at `options.quality`; with `maxBytes` and a lossy format (JPEG, WebP, AVIF), lowers the quality by
+    /// bisection (at most 5 more encodes, down to quality 5) until the bytes fit, answering the smallest encoding
+    /// when none does (imgproxy's `max_bytes`). PNG and GIF are written once.
+    static func encode(_ bitmap: Bitmap, as format: ImageFileFormat, options: inout EncodeOptions, maxBytes: Int?)
+        throws(DarkroomImageError) -> [UInt8]
+    {
+        var best = try ImageEncoder.encode(bitmap, as: format, options: options)
+        guard let maxBytes, best.count > maxBytes, [.jpeg, .webp, .avif].contains(format) else { return best }
+        var low = 5
+        var high = options.quality - 1
+        while low <= high {
+            options.quality = (low + high) / 2
+            let attempt = try ImageEncoder.encode(bitmap, as: format, options: options)
+            if attempt.count <= maxBytes {
+                best = attempt
+                low = options.quality + 1
+            } else {
+                if attempt.count < best.count { best = attempt }
+                high = options.quality - 1
+            }
+        }
+        return best
+    }
+}
