@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster fuzz-jpeg clean
+.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -70,6 +70,11 @@ N ?= 3
 ARGS ?= --root $(PHOTOS)
 cluster: release
 	bash scripts/cluster.sh $(N) -- $(ARGS)
+
+# 3 instances behind nginx over an S3 bucket (moto) on loopback: placement, cache hits, SIGKILL, restart.
+cluster-test: release
+	@scripts/install-pydeps.sh
+	python3 scripts/cluster-test.py --darkroom $(DARKROOM) --photos $(PHOTOS)
 
 # Differential fuzzing of the JPEG DC-only reader against libjpeg, under ASan and UBSan (a few minutes).
 FUZZ_ITERATIONS ?= 4000

@@ -5,7 +5,7 @@
 #
 # Instances listen on 127.0.0.1:$((BASE+1))…$((BASE+N)) (BASE defaults to 18080; set CLUSTER_BASE_PORT), each with
 # its own cache folder under $CLUSTER_DIR (default .build-bench/cluster); nginx listens on BASE and caches under
-# the same folder. Installs nginx from Debian when missing. Prints the URL; Ctrl-C (or SIGTERM) stops everything.
+# the same folder (CLUSTER_NGINX_CONF names another config template). Installs nginx from Debian when missing. Prints the URL; Ctrl-C (or SIGTERM) stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-3}
@@ -23,6 +23,8 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 mkdir -p "$DIR/nginx-cache"
+# nginx's workers drop root for an unprivileged user: let them reach the folder and write the cache
+chmod a+rx "$DIR" && chmod -R a+rwX "$DIR/nginx-cache"
 pids=()
 stop() {
   trap - INT TERM EXIT
@@ -40,7 +42,7 @@ for i in $(seq 1 "$N"); do
   ports+="        server 127.0.0.1:$port max_fails=1 fail_timeout=5s;\n"
 done
 sed -e "s|@PORTS@|$ports|" -e "s|@CACHE@|$DIR/nginx-cache|" -e "s|@LISTEN@|127.0.0.1:$BASE|" \
-    -e "s|@PID@|$DIR/nginx.pid|" deploy/nginx.conf >"$DIR/nginx.conf"
+    -e "s|@PID@|$DIR/nginx.pid|" "${CLUSTER_NGINX_CONF:-deploy/nginx.conf}" >"$DIR/nginx.conf"
 for i in $(seq 1 "$N"); do  # wait for each instance's /health
   for _ in $(seq 1 100); do
     curl -fs "http://127.0.0.1:$((BASE + i))/health" >/dev/null 2>&1 && break

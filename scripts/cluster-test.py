@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""The cluster recipe, end to end: 3 `darkroom serve` instances behind nginx over an S3 bucket on loopback.
+
+    python3 scripts/cluster-test.py [--darkroom .build/release/darkroom] [--photos ../shared/photos]
+
+Starts moto (S3 API) and uploads the sample photos (jpeg, png, webp folders) to bucket `photos`; starts
+`scripts/cluster.sh 3` over it; then checks:
+  1. first pass, one thumbnail per source through nginx: all 200, and the instances' `rendered` counters add up to
+     the number of sources (each source rendered on exactly one instance);
+  2. second pass, the same requests: >= 95 % answered from a cache (nginx `X-Cache: HIT`, or the instance's memory
+     or disk cache);
+  3. new thumbnails requested by 4 clients while one instance is killed with SIGKILL: zero failed requests;
+  4. the killed instance restarted on its cache folder: its disk cache answers the thumbnails it rendered before,
+     and nginx sends it work again.
+Exit 0 when every check passes, 1 when one fails, 2 when the test could not run.
+"""
+import argparse
+import glob
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASE = 28080
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def get(url, accept="image/webp,*/*"):
+    request = urllib.request.Request(url, headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+    except OSError as e:
+        return 0, {}, str(e).encode()
+
+
+def rendered(port):
+    status, _, body = get(f"http://127.0.0.1:{port}/metrics", accept="text/plain")
+    m = re.search(r'darkroom_server_thumbnails_total\{outcome="rendered"\} (\d+)', body.decode())
+    return int(m.group(1)) if m else 0
+
+
+def instance_pid(port):
+    out = subprocess.run(["pgrep", "-f", f"darkroom serve --port {port} "], capture_output=True, text=True).stdout
+    return int(out.split()[0]) if out.split() else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"))
+    ap.add_argument("--photos", default=os.path.join(os.path.dirname(ROOT), "shared", "photos"))
+    args = ap.parse_args()
+    failures = []
+
+    def check(ok, what, detail=""):
+        print(f"  {'PASS' if ok else 'FAIL'}  {what}" + (f" — {detail}" if detail else ""), flush=True)
+        if not ok:
+            failures.append(what)
+
+    import boto3
+    work = tempfile.mkdtemp(prefix="darkroom-cluster-test-")
+    moto_port = free_port()
+    moto = subprocess.Popen(["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", str(moto_port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster = None
+    try:
+        if not wait_port(moto_port):
+            print("cluster-test: moto did not start (scripts/install-pydeps.sh)")
+            return 2
+        endpoint = f"http://127.0.0.1:{moto_port}"
+        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+        s3.create_bucket(Bucket="photos")
+        keys = []
+        for folder in ("jpeg", "png", "webp"):
+            for path in sorted(glob.glob(os.path.join(args.photos, folder, "*"))):
+                key = f"{folder}/{os.path.basename(path)}"
+                s3.upload_file(path, "photos", key)
+                keys.append(key)
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                   CLUSTER_BASE_PORT=str(BASE), CLUSTER_DIR=work, DARKROOM=args.darkroom)
+        serve_args = ["--allow-bucket", "photos", "--s3-endpoint", endpoint]
+        cluster = subprocess.Popen(["bash", os.path.join(ROOT, "scripts", "cluster.sh"), "3", "--"] + serve_args,
+                                   env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        line = cluster.stdout.readline()
+        if "behind nginx" not in line or not wait_port(BASE):
+            print("cluster-test: the cluster did not start: " + line)
+            return 2
+        print(f"cluster-test: {line.strip()}; {len(keys)} sources in s3://photos")
+        ports = [BASE + i for i in (1, 2, 3)]
+
+        def thumb(key, width):
+            src = urllib.parse.quote(f"s3://photos/{key}", safe="")
+            return get(f"http://127.0.0.1:{BASE}/v1/thumb?src={src}&w={width}&h={width}&fit=cover")
+
+        # 1. First pass: each source rendered on exactly one instance
+        first = [thumb(k, 256) for k in keys]
+        check(all(s == 200 for s, _, _ in first), "first pass: every thumbnail 200",
+              f"{[s for s, _, _ in first if s != 200]}")
+        counts = [rendered(p) for p in ports]
+        check(sum(counts) == len(keys), "first pass: each source rendered on exactly one instance",
+              f"renders per instance {counts}, {len(keys)} sources")
+        # 2. Second pass: cache hits
+        second = [thumb(k, 256) for k in keys]
+        hits = sum(1 for s, h, _ in second if s == 200 and (h.get("X-Cache") == "HIT"
+                   or h.get("X-Darkroom-Cache") in ("memory", "disk")))
+        check(hits >= 0.95 * len(keys), "second pass: >= 95 % cache hits", f"{hits} of {len(keys)}")
+        # 3. SIGKILL one instance while 4 clients request new thumbnails
+        victim = ports[counts.index(max(counts))]
+        before = {p: rendered(p) for p in ports}
+        statuses = []
+        lock = threading.Lock()
+
+        def client(offset):
+            for i, key in enumerate(keys):
+                status, _, _ = thumb(key, 300 + offset * 50 + i % 3)
+                with lock:
+                    statuses.append(status)
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        pid = instance_pid(victim)
+        with lock:
+            done_at_kill = len(statuses)
+        os.kill(pid, signal.SIGKILL)
+        for t in threads:
+            t.join()
+        failed = [s for s in statuses if s != 200]
+        check(pid is not None and not failed, f"instance :{victim} killed mid-run: zero failed client requests",
+              f"{len(statuses)} requests ({done_at_kill} done at the kill), failures {failed[:10]}")
+        # 4. Restart it on its cache folder: its disk cache answers what it rendered before
+        index = ports.index(victim) + 1
+        restarted = subprocess.Popen([args.darkroom, "serve", "--port", str(victim), "--cache-dir",
+                                      os.path.join(work, f"instance-{index}")] + serve_args, env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_port(victim)
+            direct = []
+            for key in keys:
+                src = urllib.parse.quote(f"s3://photos/{key}", safe="")
+                direct.append(get(f"http://127.0.0.1:{victim}/v1/thumb?src={src}&w=256&h=256&fit=cover"))
+            from_disk = sum(1 for s, h, _ in direct if s == 200 and h.get("X-Darkroom-Cache") == "disk")
+            check(from_disk >= before[victim] > 0, "restarted instance: its disk cache is intact",
+                  f"{from_disk} thumbnails from disk, it had rendered {before[victim]} in the first pass")
+            # nginx takes it back once its fail_timeout (5 s) has passed: new thumbnails of its sources land on it
+            time.sleep(6)
+            start = rendered(victim)
+            again = [thumb(k, 600) for k in keys]
+            check(all(s == 200 for s, _, _ in again) and rendered(victim) > start,
+                  "restarted instance rejoins: nginx sends it work again",
+                  f"it rendered {rendered(victim) - start} of {len(keys)} new thumbnails")
+        finally:
+            restarted.terminate()
+            restarted.wait()
+    finally:
+        if cluster:
+            os.killpg(cluster.pid, signal.SIGTERM)
+            cluster.wait()
+        moto.kill()
+        moto.wait()
+    if failures:
+        print(f"cluster-test: FAILED {len(failures)} check(s)")
+        return 1
+    print("cluster-test: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
