@@ -4,7 +4,9 @@
     python3 scripts/cluster-test.py [--darkroom .build/release/darkroom] [--photos ../shared/photos]
 
 Starts moto (S3 API) and uploads the sample photos (jpeg, png, webp folders) to bucket `photos`; starts
-`scripts/cluster.sh 3` over it; then checks:
+`scripts/cluster.sh 3` over it (every instance with the same signing --key); then checks:
+  0. safety through nginx: unsigned and tampered URLs are 403 from the instances, /metrics and /health are not
+     forwarded, no answer carries the S3 credentials;
   1. first pass, one thumbnail per source through nginx: all 200, and the instances' `rendered` counters add up to
      the number of sources (each source rendered on exactly one instance);
   2. second pass, the same requests: >= 95 % answered from a cache (nginx `X-Cache: HIT`, or the instance's memory
@@ -31,6 +33,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = 28080
+KEY = "cluster-test-signing-key"
 
 
 def free_port():
@@ -106,7 +109,7 @@ def main():
                 keys.append(key)
         env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                    CLUSTER_BASE_PORT=str(BASE), CLUSTER_DIR=work, DARKROOM=args.darkroom)
-        serve_args = ["--allow-bucket", "photos", "--s3-endpoint", endpoint]
+        serve_args = ["--allow-bucket", "photos", "--s3-endpoint", endpoint, "--key", KEY]
         cluster = subprocess.Popen(["bash", os.path.join(ROOT, "scripts", "cluster.sh"), "3", "--"] + serve_args,
                                    env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
         line = cluster.stdout.readline()
@@ -116,9 +119,25 @@ def main():
         print(f"cluster-test: {line.strip()}; {len(keys)} sources in s3://photos")
         ports = [BASE + i for i in (1, 2, 3)]
 
-        def thumb(key, width):
+        def signed(path_and_query):
+            return subprocess.run([args.darkroom, "sign", "--key", KEY, path_and_query], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+
+        def thumb(key, width, port=BASE):
             src = urllib.parse.quote(f"s3://photos/{key}", safe="")
-            return get(f"http://127.0.0.1:{BASE}/v1/thumb?src={src}&w={width}&h={width}&fit=cover")
+            return get(f"http://127.0.0.1:{port}" + signed(f"/v1/thumb?src={src}&w={width}&h={width}&fit=cover"))
+
+        # 0. Safety through the cluster: unsigned and tampered URLs are refused by the instances, /metrics and
+        #    /health are not forwarded, and no answer carries the S3 credentials
+        src = urllib.parse.quote(f"s3://photos/{keys[0]}", safe="")
+        unsigned = get(f"http://127.0.0.1:{BASE}/v1/thumb?src={src}&w=64")
+        tampered = get(f"http://127.0.0.1:{BASE}" + signed(f"/v1/thumb?src={src}&w=64").replace("w=64", "w=65"))
+        hidden = [get(f"http://127.0.0.1:{BASE}{p}", accept="*/*")[0] for p in ("/metrics", "/health")]
+        check(unsigned[0] == 403 and tampered[0] == 403 and hidden == [404, 404],
+              "signing holds through nginx; /metrics and /health are not forwarded",
+              f"unsigned {unsigned[0]}, tampered {tampered[0]}, metrics/health {hidden}")
+        leaked = any(b"testing" in body for _, _, body in (unsigned, tampered))
+        check(not leaked, "no answer carries the S3 credentials")
 
         # 1. First pass: each source rendered on exactly one instance
         first = [thumb(k, 256) for k in keys]
@@ -166,8 +185,7 @@ def main():
             wait_port(victim)
             direct = []
             for key in keys:
-                src = urllib.parse.quote(f"s3://photos/{key}", safe="")
-                direct.append(get(f"http://127.0.0.1:{victim}/v1/thumb?src={src}&w=256&h=256&fit=cover"))
+                direct.append(thumb(key, 256, port=victim))
             from_disk = sum(1 for s, h, _ in direct if s == 200 and h.get("X-Darkroom-Cache") == "disk")
             check(from_disk >= before[victim] > 0, "restarted instance: its disk cache is intact",
                   f"{from_disk} thumbnails from disk, it had rendered {before[victim]} in the first pass")
