@@ -13,6 +13,17 @@ struct ServerResponder: HTTPResponder {
     let service: ThumbnailService
     let gallery: GalleryPage
     let registry: PrometheusCollectorRegistry?
+    /// The configured fallback image and its content type, read once when the responder is built.
+    let fallbackImage: (bytes: [UInt8], contentType: String)?
+
+    init(service: ThumbnailService, gallery: GalleryPage, registry: PrometheusCollectorRegistry?) {
+        (self.service, self.gallery, self.registry) = (service, gallery, registry)
+        fallbackImage = service.configuration.fallbackImage.flatMap { bytes in
+            (try? ImageProber.probe(bytes, limits: service.configuration.limits.decode)).map {
+                (bytes, $0.format.mimeType)
+            }
+        }
+    }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -111,14 +122,6 @@ struct ServerResponder: HTTPResponder {
             query: query, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
             ifModifiedSince: request.headers[.ifModifiedSince])
         return thumbnailResponse(answer)
-    }
-
-    /// The configured fallback image and its content type, when it is an image.
-    var fallbackImage: (bytes: [UInt8], contentType: String)? {
-        guard let bytes = service.configuration.fallbackImage,
-            let probe = try? ImageProber.probe(bytes, limits: service.configuration.limits.decode)
-        else { return nil }
-        return (bytes, probe.format.mimeType)
     }
 
     /// Whether `Accept` asks for an image rather than JSON: names `image/` and not `application/json`.
