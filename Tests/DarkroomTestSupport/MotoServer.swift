@@ -42,8 +42,9 @@ package final class MotoServer: Sendable {
         throw TestSupportError("moto did not start on port \(port) (scripts/install-pydeps.sh installs moto[server])")
     }
 
-    /// Creates `bucket` and uploads `files` (key → local path) with boto3.
-    package func upload(bucket: String, files: [String: String]) throws {
+    /// Creates `bucket` and uploads `files` (key → local path) with boto3, each object stored with
+    /// `cacheControl` (S3 answers it as the object's `Cache-Control`) when given.
+    package func upload(bucket: String, files: [String: String], cacheControl: String? = nil) throws {
         let pairs = files.map { "\($0.key)=\($0.value)" }
         _ = try PythonReference.run(
             """
@@ -51,10 +52,11 @@ package final class MotoServer: Sendable {
             s3 = boto3.client("s3", endpoint_url=sys.argv[1], aws_access_key_id="testing",
                               aws_secret_access_key="testing", region_name="us-east-1")
             s3.create_bucket(Bucket=sys.argv[2])
-            for pair in sys.argv[3:]:
+            extra = {"CacheControl": sys.argv[3]} if sys.argv[3] else {}
+            for pair in sys.argv[4:]:
                 key, path = pair.split("=", 1)
-                s3.upload_file(path, sys.argv[2], key)
-            """, [endpoint.absoluteString, bucket] + pairs)
+                s3.upload_file(path, sys.argv[2], key, ExtraArgs=extra)
+            """, [endpoint.absoluteString, bucket, cacheControl ?? ""] + pairs)
     }
 
     /// Stops the server (SIGINT, which the development server handles; SIGKILL after 3 s) and reaps it.

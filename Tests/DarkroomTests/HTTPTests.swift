@@ -189,6 +189,26 @@ struct HTTPTests {
         await server.stop()
     }
 
+    @Test("A 304 without Cache-Control keeps the stored max-age=0: the copy is revalidated on every use")
+    func revalidationKeepsStoredFreshness() async throws {
+        // Given an origin whose 304s carry only the ETag, and a disk copy stored from its max-age=0 answer
+        let server = try await TestServer.start()
+        server.register("a", TestImages.jpeg())
+        let disk = TestDataCache()
+        let pipeline = makePipeline(memory: false, disk: disk)
+        let request = ImageRequest(url: server.url("/img/a?etag=1&bare304=1"))
+        _ = try await pipeline.image(for: request)
+        #expect(await eventually { disk.keys().contains("o|" + request.source.key) })
+        // When the image is asked for twice more
+        let second = try await pipeline.image(for: request)
+        let third = try await pipeline.image(for: request)
+        // Then both uses revalidate (the 304 did not make the copy fresh for the default lifetime)
+        #expect(second.origin == .diskOriginal && third.origin == .diskOriginal)
+        #expect(server.snapshot.conditional == 2)
+        #expect(pipeline.statistics.revalidated == 2)
+        await server.stop()
+    }
+
     @Test("A fresh disk copy is used without asking the server; no-store responses are not written")
     func freshnessAndNoStore() async throws {
         let server = try await TestServer.start()

@@ -8,17 +8,22 @@ struct HTTPCacheMetadata: Codable, Sendable, Equatable {
     var lastModified: String?
     /// Unix time after which the copy is stale and must be revalidated (or fetched again).
     var expires: Double
+    /// The response's own `Cache-Control` and `Expires`, kept so that a 304 without them updates the stored
+    /// response rather than replacing it (RFC 9111 §4.3.4): a `no-cache` object stays revalidated on every use.
+    var cacheControl: String?
+    var expiresHeader: String?
 
     var hasValidators: Bool { etag != nil || lastModified != nil }
 
     func isFresh(now: Double) -> Bool { now < expires }
 
-    /// Headers for a conditional request.
+    /// Headers for a conditional request: `If-None-Match` when there is an ETag, else `If-Modified-Since`.
+    /// Not both: dates have one-second resolution, and some servers (moto among them) answer 304 to a date that
+    /// matches even when the ETag does not, which would keep an object replaced within the same second stale.
     var conditionalHeaders: [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        if let etag { headers.append(("If-None-Match", etag)) }
-        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
-        return headers
+        if let etag { return [("If-None-Match", etag)] }
+        if let lastModified { return [("If-Modified-Since", lastModified)] }
+        return []
     }
 
     func encoded() -> [UInt8] { (try? Array(JSONEncoder().encode(self))) ?? [] }
@@ -53,7 +58,24 @@ enum HTTPCachePolicy {
         } else {
             lifetime = defaultMaxAge
         }
-        return HTTPCacheMetadata(etag: etag, lastModified: lastModified, expires: now + lifetime)
+        return HTTPCacheMetadata(
+            etag: etag, lastModified: lastModified, expires: now + lifetime, cacheControl: headers["cache-control"],
+            expiresHeader: headers["expires"])
+    }
+
+    /// The metadata after a 304 to a revalidation of `stored`: the 304's header fields replace the stored ones,
+    /// fields it leaves out keep their stored values (RFC 9111 §4.3.4), and freshness is computed again from the
+    /// result. `nil` when the merged headers say `no-store`.
+    static func updated(
+        _ stored: HTTPCacheMetadata, with headers: [String: String], now: Double, defaultMaxAge: Double
+    ) -> HTTPCacheMetadata? {
+        var merged = headers
+        let kept: [(String, String?)] = [
+            ("etag", stored.etag), ("last-modified", stored.lastModified), ("cache-control", stored.cacheControl),
+            ("expires", stored.expiresHeader),
+        ]
+        for case (let name, let value?) in kept where merged[name] == nil { merged[name] = value }
+        return metadata(for: merged, now: now, defaultMaxAge: defaultMaxAge)
     }
 
     /// `max-age=60, no-cache` → `["max-age": "60", "no-cache": nil]` (names lower-cased, quotes stripped).

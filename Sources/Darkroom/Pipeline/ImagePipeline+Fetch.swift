@@ -175,11 +175,10 @@ extension ImagePipeline {
         if response.statusCode == 304, let (entry, old) = stale {
             counters.add(.revalidated)
             counters.add(.diskOriginalHits)
-            var metadata =
-                HTTPCachePolicy.metadata(for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
-                ?? HTTPCacheMetadata(etag: nil, lastModified: nil, expires: now)
-            metadata.etag = metadata.etag ?? old.etag
-            metadata.lastModified = metadata.lastModified ?? old.lastModified
+            let metadata =
+                HTTPCachePolicy.updated(
+                    old, with: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
+                ?? HTTPCacheMetadata(etag: old.etag, lastModified: old.lastModified, expires: now)
             storeOriginal(entry.data, metadata: metadata, request: request)
             return .success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings))
         }

@@ -1,3 +1,4 @@
+import Darkroom
 import DarkroomImage
 import DarkroomTestSupport
 import Foundation
@@ -40,6 +41,47 @@ struct S3SourceTests {
             #expect([404, 502].contains(missing.status.code) && missing.errorCode != nil, "\(missing.status)")
             let info = try await client.execute(uri: "/v1/info?src=s3://photos/trips/leaf.jpg", method: .get)
             #expect(info.status == .ok && String(buffer: info.body).contains("\"width\":600"))
+        }
+    }
+
+    @Test func staleS3OriginalsRevalidateByETagAndChangedObjectsAreFetchedAgain() async throws {
+        // Given moto holding one photo stored with `Cache-Control: no-cache` (so every use of the cached copy
+        // revalidates), and a server with a disk cache of originals
+        let moto = try MotoServer()
+        defer { moto.stop() }
+        let first = try #require(SamplePhotos.files("orientation").first)
+        let other = try #require(SamplePhotos.require("png").first)
+        try moto.upload(bucket: "photos", files: ["leaf.jpg": first], cacheControl: "no-cache")
+        var configuration = ServerHarness.configuration(
+            root: (other as NSString).deletingLastPathComponent,
+            cacheDirectory: ServerHarness.temporaryDirectory("s3-revalidate"))
+        configuration.s3 = ServerConfiguration.S3(
+            endpoint: moto.endpoint, accessKeyID: "testing", secretAccessKey: "testing", allowedBuckets: ["photos"])
+        try await ServerHarness.withServer(configuration) { server, client in
+            let pipeline = server.service.pipeline
+            // When a first thumbnail fetches the object, and a second size needs the original again
+            let a = try await client.execute(uri: "/v1/thumb?src=s3://photos/leaf.jpg&w=100&format=png", method: .get)
+            #expect(a.status == .ok)
+            let afterFirst = pipeline.statistics
+            let b = try await client.execute(uri: "/v1/thumb?src=s3://photos/leaf.jpg&w=90&format=png", method: .get)
+            let afterSecond = pipeline.statistics
+            // Then the second is a conditional GET that S3 answers 304: the cached bytes are used, none fetched
+            #expect(b.status == .ok && b.probe.map { $0.width } == 90)
+            #expect(afterFirst.networkFetches == 1 && afterFirst.revalidated == 0)
+            #expect(afterSecond.networkFetches == 2 && afterSecond.revalidated == 1, "\(afterFirst) \(afterSecond)")
+            #expect(afterSecond.bytesFetched == afterFirst.bytesFetched, "a 304 carries no body")
+
+            // When the object is replaced by another photo and a third size is asked for
+            try moto.upload(bucket: "photos", files: ["leaf.jpg": other], cacheControl: "no-cache")
+            let c = try await client.execute(uri: "/v1/thumb?src=s3://photos/leaf.jpg&w=80&format=png", method: .get)
+            let afterThird = pipeline.statistics
+            // Then the ETag no longer matches: the new bytes are fetched, and the thumbnail is the new photo's
+            #expect(c.status == .ok)
+            #expect(afterThird.networkFetches == 3 && afterThird.revalidated == 1, "\(afterThird)")
+            #expect(afterThird.bytesFetched > afterSecond.bytesFetched)
+            let name = (other as NSString).lastPathComponent
+            let local = try await client.execute(uri: "/v1/thumb?src=\(name)&w=80&format=png", method: .get)
+            #expect(local.status == .ok && c.bytes == local.bytes)
         }
     }
 }

@@ -14,7 +14,7 @@ import NIOPosix
 ///
 /// Routes (query `?v=` makes distinct URLs for the same content):
 /// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks;
-///   `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match;
+///   `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
 ///   `nostore=1` sends `Cache-Control: no-store`.
 /// - `/html`: an HTML page served as `image/jpeg`.
 /// - `/stall`: headers and 100 bytes of a 10 KB body, then silence (≤ 10 s).
@@ -152,7 +152,9 @@ final class TestServer: Sendable {
                 let tag = "\"\(name)-v1\""
                 headers += [("ETag", tag), ("Cache-Control", "max-age=0")]
                 if head.headers["If-None-Match"].first == tag {
-                    try await send(.notModified, headers + [("Content-Length", "0")], [])
+                    // `bare304=1`: the 304 carries the ETag only, as S3 and many origins answer
+                    let answered = query["bare304"] == "1" ? [("ETag", tag)] : headers
+                    try await send(.notModified, answered + [("Content-Length", "0")], [])
                     return true
                 }
             }
