@@ -42,6 +42,7 @@ test: deps
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build
+	$(MAKE) cluster-test DARKROOM=$(TESTBUILD)/release/darkroom
 	$(MAKE) check
 
 # Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
@@ -71,8 +72,11 @@ ARGS ?= --root $(PHOTOS)
 cluster: release
 	bash scripts/cluster.sh $(N) -- $(ARGS)
 
-# 3 instances behind nginx over an S3 bucket (moto) on loopback: placement, cache hits, SIGKILL, restart.
-cluster-test: release
+# 3 instances behind nginx over an S3 bucket (moto) on loopback: signing through nginx, placement, cache hits,
+# SIGKILL, restart, a hung instance taken out by /health (about a minute). `make test` runs it on the test build's
+# binary (DARKROOM=...); on its own it builds the release binary first.
+cluster-test: $(if $(filter .build/release/darkroom,$(DARKROOM)),release,)
+	@scripts/install-deps.sh nginx
 	@scripts/install-pydeps.sh
 	python3 scripts/cluster-test.py --darkroom $(DARKROOM) --photos $(PHOTOS)
 

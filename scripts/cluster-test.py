@@ -13,7 +13,9 @@ Starts moto (S3 API) and uploads the sample photos (jpeg, png, webp folders) to 
      or disk cache);
   3. new thumbnails requested by 4 clients while one instance is killed with SIGKILL: zero failed requests;
   4. the killed instance restarted on its cache folder: its disk cache answers the thumbnails it rendered before,
-     and nginx sends it work again.
+     and nginx sends it work again;
+  5. an instance hung with SIGSTOP (connections still accepted) is marked down by cluster.sh's /health check within
+     seconds: every request is answered by the others, none waits on it; resumed, it is put back and gets work.
 Exit 0 when every check passes, 1 when one fails, 2 when the test could not run.
 """
 import argparse
@@ -32,7 +34,7 @@ import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BASE = 28080
+BASE = int(os.environ.get("CLUSTER_TEST_BASE_PORT", "28080"))
 KEY = "cluster-test-signing-key"
 
 
@@ -64,6 +66,15 @@ def get(url, accept="image/webp,*/*"):
         return 0, {}, str(e).encode()
 
 
+def wait_until(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def rendered(port):
     status, _, body = get(f"http://127.0.0.1:{port}/metrics", accept="text/plain")
     m = re.search(r'darkroom_server_thumbnails_total\{outcome="rendered"\} (\d+)', body.decode())
@@ -93,6 +104,7 @@ def main():
     moto = subprocess.Popen(["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", str(moto_port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cluster = None
+    restarted = None
     try:
         if not wait_port(moto_port):
             print("cluster-test: moto did not start (scripts/install-pydeps.sh)")
@@ -107,6 +119,10 @@ def main():
                 key = f"{folder}/{os.path.basename(path)}"
                 s3.upload_file(path, "photos", key)
                 keys.append(key)
+        if len(keys) < 10:
+            print(f"cluster-test: expected the sample photos' jpeg, png and webp folders in {args.photos}; "
+                  f"found {len(keys)} files")
+            return 2
         env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                    CLUSTER_BASE_PORT=str(BASE), CLUSTER_DIR=work, DARKROOM=args.darkroom)
         serve_args = ["--allow-bucket", "photos", "--s3-endpoint", endpoint, "--key", KEY]
@@ -181,25 +197,56 @@ def main():
         restarted = subprocess.Popen([args.darkroom, "serve", "--port", str(victim), "--cache-dir",
                                       os.path.join(work, f"instance-{index}")] + serve_args, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(victim)
+        direct = []
+        for key in keys:
+            direct.append(thumb(key, 256, port=victim))
+        from_disk = sum(1 for s, h, _ in direct if s == 200 and h.get("X-Darkroom-Cache") == "disk")
+        check(from_disk >= before[victim] > 0, "restarted instance: its disk cache is intact",
+              f"{from_disk} thumbnails from disk, it had rendered {before[victim]} in the first pass")
+        # nginx takes it back once the health check sees it and its fail_timeout (5 s) has passed
+        time.sleep(6)
+        start = rendered(victim)
+        again = [thumb(k, 600) for k in keys]
+        check(all(s == 200 for s, _, _ in again) and rendered(victim) > start,
+              "restarted instance rejoins: nginx sends it work again",
+              f"it rendered {rendered(victim) - start} of {len(keys)} new thumbnails")
+
+        # 5. A hung instance (SIGSTOP): its port still accepts connections, so nginx on its own would wait out
+        #    proxy_read_timeout (60 s) per request; the health check marks it down and requests go elsewhere at once
+        hung = ports[(ports.index(victim) + 1) % len(ports)]
+        hung_pid = instance_pid(hung)
+        conf = os.path.join(work, "nginx.conf")
+        marked = f"server 127.0.0.1:{hung} max_fails=1 fail_timeout=5s down;"
+        os.kill(hung_pid, signal.SIGSTOP)
         try:
-            wait_port(victim)
-            direct = []
+            t0 = time.time()
+            taken_out = wait_until(lambda: marked in open(conf).read(), 15)
+            detected = time.time() - t0
+            time.sleep(1)  # nginx's reload starts new workers
+            timed = []
             for key in keys:
-                direct.append(thumb(key, 256, port=victim))
-            from_disk = sum(1 for s, h, _ in direct if s == 200 and h.get("X-Darkroom-Cache") == "disk")
-            check(from_disk >= before[victim] > 0, "restarted instance: its disk cache is intact",
-                  f"{from_disk} thumbnails from disk, it had rendered {before[victim]} in the first pass")
-            # nginx takes it back once its fail_timeout (5 s) has passed: new thumbnails of its sources land on it
-            time.sleep(6)
-            start = rendered(victim)
-            again = [thumb(k, 600) for k in keys]
-            check(all(s == 200 for s, _, _ in again) and rendered(victim) > start,
-                  "restarted instance rejoins: nginx sends it work again",
-                  f"it rendered {rendered(victim) - start} of {len(keys)} new thumbnails")
+                t = time.time()
+                status, _, _ = thumb(key, 700)
+                timed.append((status, time.time() - t))
+            slowest = max(t for _, t in timed)
+            check(taken_out and all(s == 200 for s, _ in timed) and slowest < 10,
+                  f"hung instance :{hung} taken out by /health: every request answered, none waits on it",
+                  f"marked down after {detected:.1f} s; {len(timed)} requests, "
+                  f"failures {[s for s, _ in timed if s != 200][:10]}, slowest {slowest:.2f} s")
         finally:
+            os.kill(hung_pid, signal.SIGCONT)
+        back = wait_until(lambda: marked not in open(conf).read(), 15)
+        time.sleep(1)
+        start = rendered(hung)
+        again = [thumb(k, 720) for k in keys]
+        check(back and all(s == 200 for s, _, _ in again) and rendered(hung) > start,
+              "the resumed instance passes /health and is put back",
+              f"it rendered {rendered(hung) - start} of {len(keys)} new thumbnails")
+    finally:
+        if restarted:
             restarted.terminate()
             restarted.wait()
-    finally:
         if cluster:
             os.killpg(cluster.pid, signal.SIGTERM)
             cluster.wait()
