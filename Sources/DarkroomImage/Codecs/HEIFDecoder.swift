@@ -34,8 +34,10 @@ package struct HEIFDecoder: CodecDecoder {
                 error = heif_context_get_primary_image_handle(context, &handle)
             }
             guard error.code == heif_error_Ok, let handle else {
+                // The error's message lives in the context: read it before the context goes
+                let failure = HEIFDecoder.failure(error, "reading the container")
                 heif_context_free(context)
-                throw HEIFDecoder.failure(error, "reading the container")
+                throw failure
             }
             self.context = context
             self.primary = handle
