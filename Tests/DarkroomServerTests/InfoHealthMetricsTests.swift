@@ -73,7 +73,28 @@ struct InfoHealthMetricsTests {
             let r = try await client.execute(uri: "/health", method: .get)
             #expect(r.status == .ok)
             let j = try JSONSerialization.jsonObject(with: Data(r.bytes)) as! [String: Any]
-            #expect(j["status"] as? String == "ok" && j["rendersRunning"] as? Int == 0)
+            #expect(
+                j["status"] as? String == "ok" && j["rendersRunning"] as? Int == 0
+                    && j["diskCache"] as? String == "none")
+        }
+    }
+
+    @Test("a cache directory that cannot be opened: the server starts on memory caches and health says degraded")
+    func unusableCacheDirectoryDegrades() async throws {
+        // Given a cache "directory" that is a regular file (as unusable as a full or read-only disk)
+        let file = ServerHarness.temporaryDirectory("not-a-directory") + "/file"
+        ServerHarness.write(file, Array("x".utf8))
+        var configuration = ServerHarness.configuration(root: root, cacheDirectory: file)
+        configuration.cacheDirectory = file
+        try await ServerHarness.withServer(configuration) { _, client in
+            // When health and a thumbnail are asked for
+            let health = try await client.execute(uri: "/health", method: .get)
+            let thumb = try await client.execute(uri: "/v1/thumb?src=photo.jpg&w=40&format=png", method: .get)
+            // Then the server answers both: degraded, with the reason, and the thumbnail rendered from memory
+            let j = try JSONSerialization.jsonObject(with: Data(health.bytes)) as! [String: Any]
+            #expect(health.status == .ok && j["status"] as? String == "degraded")
+            #expect((j["diskCache"] as? String)?.hasPrefix("unavailable: cannot open the disk caches") == true)
+            #expect(thumb.status == .ok && thumb.probe?.width == 40)
         }
     }
 

@@ -83,8 +83,10 @@ struct ServerResponder: HTTPResponder {
             return json(
                 .ok,
                 HealthBody(
-                    status: "ok", rendersRunning: service.admission.running,
-                    rendersQueued: service.admission.queued))
+                    status: service.diskCacheProblem == nil ? "ok" : "degraded",
+                    rendersRunning: service.admission.running, rendersQueued: service.admission.queued,
+                    diskCache: service.diskCacheProblem.map { "unavailable: " + $0 }
+                        ?? (service.configuration.cacheDirectory == nil ? "none" : "ok")))
         case "/metrics":
             var bytes: [UInt8] = []
             registry?.emit(into: &bytes)
@@ -214,11 +216,14 @@ struct ErrorBody: Codable, Sendable {
     var error: Detail
 }
 
-/// `GET /health`.
+/// `GET /health`: `ok`, or `degraded` while the server runs without the disk caches it was given (it still
+/// serves, from memory; the reason is in `diskCache`). Always 200 while the process answers.
 struct HealthBody: Codable, Sendable {
     var status: String
     var rendersRunning: Int
     var rendersQueued: Int
+    /// `ok`, `none` (memory caches by configuration) or `unavailable: REASON`.
+    var diskCache: String
 }
 
 /// `GET /v1/info`: the probe plus the upright size.

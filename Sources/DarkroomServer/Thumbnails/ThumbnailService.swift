@@ -35,6 +35,10 @@ final class ThumbnailService: Sendable {
     let signer: RequestSigner?
     let pipeline: ImagePipeline
     let cache: ThumbnailCache
+    /// Why the disk caches could not be opened at start (a full or read-only disk, permissions): the server then
+    /// answers from its memory caches alone and `/health` says `degraded`, rather than refusing to start — a
+    /// restart during a disk-full spell must not take the service down. `nil` when they opened or none is set.
+    let diskCacheProblem: String?
     let admission: AdmissionController
     let renders = RenderCoalescer<(EncodedThumbnail, String)>()
     let metrics = ServerMetrics()
@@ -72,22 +76,32 @@ final class ThumbnailService: Sendable {
             policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger,
             s3: configuration.s3.map { S3DataLoader(configuration: $0, http: http, logger: configuration.logger) })
         let cacheDir = configuration.cacheDirectory
-        cache = try ThumbnailCache(
-            memoryBytes: configuration.memoryCacheBytes,
-            directory: cacheDir.map { $0 + "/thumbnails" },
-            diskBytes: configuration.diskCacheBytes,
-            remoteMaxAge: Double(configuration.cacheMaxAge))
+        var problem: String?
+        var thumbnails: ThumbnailCache?
         var originals: DiskCache?
         if let cacheDir {
             do {
+                thumbnails = try ThumbnailCache(
+                    memoryBytes: configuration.memoryCacheBytes, directory: cacheDir + "/thumbnails",
+                    diskBytes: configuration.diskCacheBytes, remoteMaxAge: Double(configuration.cacheMaxAge))
                 originals = try DiskCache(
                     directory: cacheDir + "/originals",
                     configuration: DiskCacheConfiguration(sizeLimit: configuration.diskCacheBytes))
             } catch {
-                throw ServerError(
-                    .internalError, "cannot open the originals cache in \(cacheDir): \(error)", underlying: error)
+                thumbnails = nil
+                problem = "cannot open the disk caches in \(cacheDir): \(error)"
+                configuration.logger.error("running on memory caches only", metadata: ["problem": "\(problem!)"])
             }
         }
+        if let thumbnails {
+            cache = thumbnails
+        } else {
+            cache = try ThumbnailCache(
+                memoryBytes: configuration.memoryCacheBytes, directory: nil, diskBytes: 0,
+                remoteMaxAge: Double(configuration.cacheMaxAge))
+        }
+        diskCacheProblem = problem
+        if problem != nil { originals = nil }
         var pipelineConfiguration = ImagePipeline.Configuration(
             imageCache: MemoryCache<ImageCacheKey, ImageContainer>(
                 limits: MemoryCacheLimits(costLimit: max(1 << 20, configuration.decodedCacheBytes))),
