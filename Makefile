@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz-jpeg clean
+.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -44,12 +44,13 @@ test: deps
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build
 	$(MAKE) cluster-test DARKROOM=$(TESTBUILD)/release/darkroom
 	$(MAKE) check
+	$(MAKE) fuzz-smoke
 
 # Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
 check: lint tsan
 
 lint:
-	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 
 # The suites that exercise shared state from many threads, built with ThreadSanitizer in a scratch path of their
 # own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run.
@@ -80,6 +81,21 @@ cluster-test: $(if $(filter .build/release/darkroom,$(DARKROOM)),release,)
 	@scripts/install-pydeps.sh
 	python3 scripts/cluster-test.py --darkroom $(DARKROOM) --photos $(PHOTOS)
 
+# Every fuzz target under libFuzzer with ASan (and UBSan on the C shims), FUZZ_SECONDS each (default 180; about
+# 8 minutes to build first); findings land in Fuzz/crashers/. `fuzz-smoke` is CI's 30 s a target from the seeds.
+FUZZ_SECONDS ?= 180
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) PHOTOS=$(PHOTOS) scripts/fuzz.sh
+
+fuzz-smoke: deps
+	FUZZ_SECONDS=30 PHOTOS=$(PHOTOS) scripts/fuzz.sh
+
+# 10 minutes of mixed traffic with SIGKILLs, a disk-full and a read-only spell on the cache (needs root for its
+# tmpfs); checks every body, the cache, RSS and descriptors. Report in .build-bench/soak/.
+SOAK_MINUTES ?= 10
+soak: release
+	python3 scripts/soak.py --darkroom $(DARKROOM) --photos $(PHOTOS) --minutes $(SOAK_MINUTES)
+
 # Differential fuzzing of the JPEG DC-only reader against libjpeg, under ASan and UBSan (a few minutes).
 FUZZ_ITERATIONS ?= 4000
 FUZZ_SEEDS ?= $(PHOTOS)/orientation/fallenleaf-600x400-orientation-1.jpg $(PHOTOS)/jpeg/coldripple-2560x1600.jpg
@@ -91,4 +107,4 @@ fuzz-jpeg: deps
 	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
 
 clean:
-	rm -rf .build .build-test .build-tsan $(OUT) $(CACHE)
+	rm -rf .build .build-test .build-tsan .build-fuzz $(OUT) $(CACHE)

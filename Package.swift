@@ -114,6 +114,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
+        // The fuzz targets: functions that must survive any input, run by libFuzzer (`make fuzz`) and, on the saved
+        // crashers and seeds, by the tests.
+        .target(
+            name: "DarkroomFuzzing",
+            dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomServer"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
@@ -163,6 +168,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .testTarget(
+            name: "DarkroomFuzzingTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage"]),
+        .testTarget(
             name: "DarkroomTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "Darkroom", "DarkroomImage", "DarkroomCache",
@@ -173,6 +181,14 @@ let package = Package(
             ]),
     ]
 )
+
+// The libFuzzer driver, only when `make fuzz` asks for it (DARKROOM_FUZZ=1): every module is then built with
+// `-sanitize=fuzzer,address` (scripts/fuzz.sh).
+if Context.environment["DARKROOM_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(name: "darkroom-fuzz", dependencies: ["DarkroomFuzzing"], path: "Fuzz/Driver"))
+    package.products.append(.executable(name: "darkroom-fuzz", targets: ["darkroom-fuzz"]))
+}
 
 // The package's own Swift targets (not the C shims or system libraries) all take the strict settings.
 for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {

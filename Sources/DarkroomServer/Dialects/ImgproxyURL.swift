@@ -10,14 +10,14 @@ import Foundation
 /// bytes of HMAC-SHA256(key, salt + the path after the signature); without a key any signature is accepted, with
 /// one `insecure` and `_` are refused like any other wrong signature. Options Darkroom does not implement are
 /// refused with a 400 that names them, never ignored. Cost: one HMAC and a pass over the path.
-struct ImgproxyURL {
+package struct ImgproxyURL {
     /// The translated query items (`src` first).
-    private(set) var query: [(name: String, value: String)] = []
+    package private(set) var query: [(name: String, value: String)] = []
 
     /// Parses and verifies `path` — everything after the `/imgproxy` prefix, as received (percent-encoded).
     /// - Throws: ``ServerError`` `badSignature` (403) for a wrong signature, `badRequest` (400) for malformed or
     ///   unsupported options, `notFound` for an expired link.
-    init(path: String, configuration: ServerConfiguration.Imgproxy) throws(ServerError) {
+    package init(path: String, configuration: ServerConfiguration.Imgproxy) throws(ServerError) {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if segments.first == "" { segments.removeFirst() }
         guard segments.count >= 2 else {
@@ -58,7 +58,7 @@ struct ImgproxyURL {
     /// `query` with its `preset=NAME[:NAME…]` items replaced by those presets' options (and the `default` preset
     /// first, when defined); items the query names itself win over the presets'. With
     /// ``ServerConfiguration/Imgproxy/onlyPresets`` a query may hold only `src`, `preset`, `format` and `sig`.
-    static func expandingPresets(
+    package static func expandingPresets(
         _ query: [(name: String, value: String)], configuration: ServerConfiguration.Imgproxy
     ) throws(ServerError) -> [(name: String, value: String)] {
         let names = query.filter { $0.name == "preset" }.flatMap { $0.value.split(separator: ":").map(String.init) }

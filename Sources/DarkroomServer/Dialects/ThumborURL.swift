@@ -12,14 +12,14 @@ import Foundation
 /// never enlarges unless `upscale()`. Filters: quality, format, fill, blur, sharpen, grayscale, rotate (counter-
 /// clockwise, as thumbor's PIL engine), strip_icc, strip_exif, no_upscale, upscale, max_bytes; any other is
 /// refused with a 400 that names it. Cost: one HMAC and a pass over the path.
-struct ThumborURL {
+package struct ThumborURL {
     /// The translated query items (`src` first).
-    private(set) var query: [(name: String, value: String)] = []
+    package private(set) var query: [(name: String, value: String)] = []
 
     /// Parses and verifies `path` — everything after the `/thumbor` prefix, as received (percent-encoded).
     /// - Throws: ``ServerError`` `badSignature` (403) for a wrong or disallowed signature, `badRequest` (400) for
     ///   malformed or unsupported parts.
-    init(path: String, configuration: ServerConfiguration.Thumbor) throws(ServerError) {
+    package init(path: String, configuration: ServerConfiguration.Thumbor) throws(ServerError) {
         var rest = Substring(path.hasPrefix("/") ? path.dropFirst() : Substring(path))
         guard let slash = rest.firstIndex(of: "/") else {
             throw ServerError(.badRequest, "a thumbor URL is /unsafe/… or /SIGNATURE/…")

@@ -1,11 +1,13 @@
 import Foundation
 
 /// `application/x-www-form-urlencoded` query strings, both ways.
-enum QueryString {
+package enum QueryString {
     /// The items of `query` in order, names and values percent-decoded (`+` is a space). One pass over the
     /// query's UTF-8 bytes; no Foundation (this runs on every request).
     /// - Throws: ``ServerError`` `badRequest` for malformed percent-encoding or more than `maxItems` items.
-    static func parse(_ query: String?, maxItems: Int = 64) throws(ServerError) -> [(name: String, value: String)] {
+    package static func parse(
+        _ query: String?, maxItems: Int = 64
+    ) throws(ServerError) -> [(name: String, value: String)] {
         guard var query, !query.isEmpty else { return [] }
         let result: Result<[(name: String, value: String)], ServerError> = query.withUTF8 { bytes in
             var items: [(name: String, value: String)] = []

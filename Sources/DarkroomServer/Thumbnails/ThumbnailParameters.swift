@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Parsing never allocates more than the query itself and refuses anything outside the configured limits, so a
 /// request that passes is safe to hand to the pipeline.
-struct ThumbnailParameters: Sendable, Hashable {
+package struct ThumbnailParameters: Sendable, Hashable {
     /// How the image is fitted into `width × height`.
     enum Fit: String, Sendable, Hashable, CaseIterable {
         /// Scale to fit inside the box, keeping aspect; the result may be smaller on one side.
@@ -124,7 +124,7 @@ struct ThumbnailParameters: Sendable, Hashable {
     var openSide = Self.unbounded
 
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
-    var renderKey: String {
+    package var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
             + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
             + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
@@ -136,7 +136,7 @@ struct ThumbnailParameters: Sendable, Hashable {
 
     /// Parses and validates `GET /v1/thumb` query items (already percent-decoded). Unknown names are ignored.
     /// - Throws: ``ServerError`` `badRequest` naming the parameter and the accepted range.
-    init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
+    package init(query: [(name: String, value: String)], limits: ServerConfiguration.Limits) throws(ServerError) {
         var source: String?
         var width: Int?
         var height: Int?

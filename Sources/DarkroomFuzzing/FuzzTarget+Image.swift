@@ -1,0 +1,67 @@
+import DarkroomImage
+
+extension FuzzTarget {
+    /// The header reader: every format's probe, the animation probe, and the colour summary.
+    package static let probe = FuzzTarget(
+        name: "probe", summary: "ImageProber.probe, the animation and colour probes"
+    ) { bytes in
+        _ = try? ImageProber.probe(bytes, limits: FuzzLimits.decode)
+        _ = ImageProber.colorProfile(of: bytes, limits: FuzzLimits.decode)
+        _ = try? ImageProber.probe(bytes, limits: DecodeLimits(maxFrames: 3, maxAnimationPixels: 1 << 16))
+    }
+
+    /// Still decoding at several sizes, pixel formats, colour handling and crops. Which extra variant runs depends
+    /// on the input's length, so the corpus covers all of them without decoding every input five times.
+    package static let decode = FuzzTarget(
+        name: "decode", summary: "ImageDecoder.decode at several sizes, pixel formats, crops, colour spaces"
+    ) { bytes in
+        let decoder = ImageDecoder()
+        var options = DecodeOptions(size: .maxPixelSize(64), limits: FuzzLimits.decode)
+        _ = try? decoder.decode(bytes, options: options)
+        switch bytes.count % 6 {
+        case 0:
+            options.size = .cover(width: 33, height: 17)
+            options.pixelFormat = .exactly(.gray8)
+        case 1:
+            options.size = .original
+            options.colorSpace = .original
+        case 2:
+            options.size = .fit(width: 48, height: 48)
+            options.crop = CropRegion(width: .fraction(0.5), height: .pixels(40))
+            options.pixelFormat = .exactly(.rgb565)
+        case 3:
+            options.size = .maxPixelSize(1)
+            options.applyOrientation = false
+            options.acceptTruncated = true
+        case 4:
+            options.size = .fill(width: 24, height: 40)
+            options.chromaFromDC = false
+            options.pixelFormat = .exactly(.rgba8)
+        default:
+            options.size = .auto(width: 30, height: 30)
+            options.minimumSize = MinimumSize(width: 20)
+            options.allowUpscaling = true
+        }
+        _ = try? decoder.decode(bytes, options: options)
+    }
+
+    /// Animated decoding: frames pulled until the end (at most 64), with a skip and a rewind on the way, at a
+    /// small output size.
+    package static let animation = FuzzTarget(
+        name: "animation", summary: "AnimatedImageDecoder: every frame (≤ 64), a skip, a rewind"
+    ) { bytes in
+        guard let source = try? EncodedAnimation(copying: bytes, limits: FuzzLimits.decode) else { return }
+        let options = DecodeOptions(size: .maxPixelSize(32), limits: FuzzLimits.decode)
+        guard let decoder = try? AnimatedImageDecoder(source, options: options, frameLimit: 64) else { return }
+        var pulled = 0
+        while pulled < 64, let frame = try? decoder.nextFrame() {
+            _ = frame.bitmap.width
+            pulled += 1
+            if pulled == 2 { _ = try? decoder.skipFrame() }
+        }
+        if pulled > 0 {
+            try? decoder.rewind()
+            _ = try? decoder.nextFrame()
+        }
+    }
+}

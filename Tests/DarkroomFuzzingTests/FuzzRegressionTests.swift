@@ -1,0 +1,53 @@
+import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
+import Foundation
+import Testing
+
+@testable import DarkroomFuzzing
+
+/// Every fuzz target on its seeds and on every input saved in `Fuzz/crashers/`: each must come back (a typed
+/// error inside is fine) and quickly. A finding fixed once stays fixed; a crash here fails the whole test run.
+@Suite("Fuzz targets on their seeds and saved crashers")
+struct FuzzRegressionTests {
+    static let crashers = SamplePhotos.packageRoot.appendingPathComponent("Fuzz/crashers").path
+
+    @Test(arguments: FuzzTarget.all.map(\.name))
+    func targetSurvivesItsSeedsAndCrashers(_ name: String) throws {
+        // Given the target, its generated and photo seeds, and the crashers saved for it
+        let target = try #require(FuzzTarget.named(name))
+        let seeds = FuzzSeeds.seeds(for: name, photos: SamplePhotos.root)
+        #expect(seeds.count >= 3, "\(name) has only \(seeds.count) seeds")
+        let folder = Self.crashers + "/" + name
+        let saved = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().compactMap {
+            file in FileManager.default.contents(atPath: folder + "/" + file).map { (file, Array($0)) }
+        }
+        // When each runs through the target
+        for (file, bytes) in seeds + saved {
+            let start = MonotonicClock.seconds()
+            target(bytes)
+            let seconds = MonotonicClock.seconds() - start
+            // Then it returns, well inside the fuzzer's one-second budget (this build has no sanitizer)
+            #expect(seconds < 5, "\(name)/\(file) took \(seconds) s")
+        }
+    }
+
+    @Test func crashersFolderHoldsOnlyKnownTargets() throws {
+        // Given the crashers folder
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.crashers).filter { !$0.hasPrefix(".") }
+        // Then every subfolder names a target (a typo would silently skip its inputs)
+        for folder in folders where folder != "README.md" {
+            #expect(FuzzTarget.named(folder) != nil, "Fuzz/crashers/\(folder) is not a fuzz target")
+        }
+    }
+
+    @Test func seedsDecodeOrParseAsTheyShould() throws {
+        // Given the generated image seeds, Then each is a valid image (so the corpus starts from real files)
+        for (name, bytes) in FuzzSeeds.images() + FuzzSeeds.animations() {
+            #expect((try? ImageProber.probe(bytes)) != nil, "seed \(name) does not probe")
+        }
+        // And the manifest seed is a SQLite database
+        let manifest = try #require(FuzzSeeds.manifests().first)
+        #expect(manifest.bytes.starts(with: Array("SQLite format 3".utf8)))
+    }
+}
