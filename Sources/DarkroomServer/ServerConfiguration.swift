@@ -140,8 +140,11 @@ public struct ServerConfiguration: Sendable {
     public var memoryCacheBytes = 64 << 20
     /// Bytes of decoded bitmaps kept in memory (one decode serves several formats). Default 32 MiB.
     public var decodedCacheBytes = 32 << 20
-    /// Bytes of encoded thumbnails kept on disk. Default 1 GiB.
+    /// Bytes kept on disk by each disk cache (encoded thumbnails; remote originals). Default 1 GiB.
     public var diskCacheBytes = 1 << 30
+    /// Free space the disk caches leave on their file system: below it they trim themselves (checked with each
+    /// trim, every minute), so a cache never fills the disk it shares. Default 256 MiB.
+    public var minFreeDiskBytes = 256 << 20
     /// Whether JPEG thumbnails keep libjpeg's exact colour detail (`true`), or take 4:2:0 colour from DC
     /// coefficients when the thumbnail is ~1/16 of the source or smaller (`false`, the default: ~1.4× faster
     /// renders of 12 MP photos at 256 px, a few dB lower PSNR; see ``DecodeOptions/chromaFromDC``).

@@ -33,6 +33,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Cache-Control max-age of thumbnails, in seconds.") var maxAge = 86_400
     @Option(help: "Working memory the renders running at once may hold together, in MiB.") var renderMemoryMb = 256
     @Option(help: "Memory for encoded thumbnails, in MiB.") var memoryCacheMb = 64
+    @Option(help: "Disk for each disk cache (thumbnails; remote originals), in MiB.") var diskCacheMb = 1024
+    @Option(help: "Free space the disk caches leave on their file system, in MiB.") var minFreeDiskMb = 256
     @Option(help: "Memory for decoded bitmaps, in MiB.") var decodedCacheMb = 32
     @Option(help: "Largest source file or download, in MiB.") var maxSourceMb = 64
     @Option(help: "Largest source image, in megapixels.") var maxSourceMegapixels: Int?
@@ -117,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         if maxAnimationFrames < 1 { throw ValidationError("--max-animation-frames must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
         guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1,
+            diskCacheMb >= 1, minFreeDiskMb >= 0,
             maxSourceMb >= 1
         else {
             throw ValidationError("timeouts, ages and sizes must be positive")
@@ -140,6 +143,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestTimeout = requestTimeout
         configuration.cacheMaxAge = maxAge
         configuration.memoryCacheBytes = memoryCacheMb << 20
+        configuration.diskCacheBytes = diskCacheMb << 20
+        configuration.minFreeDiskBytes = minFreeDiskMb << 20
         configuration.renderMemoryBudget = renderMemoryMb << 20
         configuration.decodedCacheBytes = decodedCacheMb << 20
         configuration.exactChroma = exactChroma

@@ -18,12 +18,14 @@ final class ThumbnailCache: Sendable {
     /// Seconds a disk entry for a remote source stays fresh (local sources change key when the file changes).
     let remoteMaxAge: Double
 
-    init(memoryBytes: Int, directory: String?, diskBytes: Int, remoteMaxAge: Double) throws(ServerError) {
+    init(
+        memoryBytes: Int, directory: String?, disk configuration: DiskCacheConfiguration, remoteMaxAge: Double
+    ) throws(ServerError) {
         memory = MemoryCache(limits: MemoryCacheLimits(costLimit: max(1 << 20, memoryBytes)))
         self.remoteMaxAge = remoteMaxAge
         if let directory {
             do {
-                disk = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: diskBytes))
+                disk = try DiskCache(directory: directory, configuration: configuration)
             } catch {
                 throw ServerError(
                     .internalError, "cannot open the thumbnail cache in \(directory): \(error)", underlying: error)

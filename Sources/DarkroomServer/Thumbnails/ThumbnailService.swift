@@ -81,12 +81,12 @@ final class ThumbnailService: Sendable {
         var originals: DiskCache?
         if let cacheDir {
             do {
+                let disk = DiskCacheConfiguration(
+                    sizeLimit: configuration.diskCacheBytes, minFreeDiskSpace: configuration.minFreeDiskBytes)
                 thumbnails = try ThumbnailCache(
-                    memoryBytes: configuration.memoryCacheBytes, directory: cacheDir + "/thumbnails",
-                    diskBytes: configuration.diskCacheBytes, remoteMaxAge: Double(configuration.cacheMaxAge))
-                originals = try DiskCache(
-                    directory: cacheDir + "/originals",
-                    configuration: DiskCacheConfiguration(sizeLimit: configuration.diskCacheBytes))
+                    memoryBytes: configuration.memoryCacheBytes, directory: cacheDir + "/thumbnails", disk: disk,
+                    remoteMaxAge: Double(configuration.cacheMaxAge))
+                originals = try DiskCache(directory: cacheDir + "/originals", configuration: disk)
             } catch {
                 thumbnails = nil
                 problem = "cannot open the disk caches in \(cacheDir): \(error)"
@@ -97,7 +97,7 @@ final class ThumbnailService: Sendable {
             cache = thumbnails
         } else {
             cache = try ThumbnailCache(
-                memoryBytes: configuration.memoryCacheBytes, directory: nil, diskBytes: 0,
+                memoryBytes: configuration.memoryCacheBytes, directory: nil, disk: DiskCacheConfiguration(),
                 remoteMaxAge: Double(configuration.cacheMaxAge))
         }
         diskCacheProblem = problem
