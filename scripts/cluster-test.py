@@ -23,47 +23,18 @@ import glob
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
+
+from loopback import free_port, get, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = int(os.environ.get("CLUSTER_TEST_BASE_PORT", "28080"))
 KEY = "cluster-test-signing-key"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def get(url, accept="image/webp,*/*"):
-    request = urllib.request.Request(url, headers={"Accept": accept})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as r:
-            return r.status, dict(r.headers), r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
-    except OSError as e:
-        return 0, {}, str(e).encode()
 
 
 def wait_until(condition, seconds):

@@ -34,40 +34,17 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import zlib
+
+import loopback
+from loopback import free_port, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
 def get(port, path, timeout=60):
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Accept": "image/webp,*/*"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as r:
-            return r.status, dict(r.headers), r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
-    except (OSError, ValueError) as e:  # refused while restarting, reset by a kill, or a torn HTTP answer
-        return 0, {}, str(e).encode()
+    return loopback.get(f"http://127.0.0.1:{port}{path}", timeout=timeout)
 
 
 def png_header_bomb(width, height):
