@@ -84,11 +84,17 @@ final class GuardedDataLoader: DataLoading {
                 throw Self.refusal(ServerError(.badRequest, "source URL has no host"))
             }
             let scheme = url.scheme?.lowercased() ?? "http"
-            let addresses: [IPAddress]
+            var addresses: [IPAddress] = []
             do throws(ServerError) {
                 addresses = try await resolver.resolve(host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
                 try policy.checkAddresses(addresses, host: host)
             } catch {
+                if let (address, addressClass) = policy.blockedAddress(in: addresses) {
+                    // The detail stays in the log; the client's message names the host only
+                    logger.notice(
+                        "refused a blocked address",
+                        metadata: ["host": "\(host)", "address": "\(address)", "class": "\(addressClass)"])
+                }
                 throw Self.refusal(error)
             }
             let key = PoolKey(scheme: scheme, host: host, address: addresses[0])

@@ -40,17 +40,24 @@ public struct RemotePolicy: Sendable {
     }
 
     /// Refuses (``ServerError/Code/addressBlocked``) when `addresses` is empty or when any of them is in a
-    /// ``blockedClasses`` class; the message names the first such address and its class.
+    /// ``blockedClasses`` class. The message names the host only, never an address or its class: a client must
+    /// not learn what names resolve to inside the network (``blockedAddress(in:)`` gives the detail for the log).
     func checkAddresses(_ addresses: [IPAddress], host: String) throws(ServerError) {
         guard !addresses.isEmpty else {
             throw ServerError(.addressBlocked, "host \(host) has no addresses")
         }
+        if blockedAddress(in: addresses) != nil {
+            throw ServerError(.addressBlocked, "host \(host) resolves to an address the server may not connect to")
+        }
+    }
+
+    /// The first of `addresses` in a blocked class, with that class; `nil` when none is.
+    func blockedAddress(in addresses: [IPAddress]) -> (address: IPAddress, class: AddressClass)? {
         for address in addresses {
             let addressClass = address.addressClass
-            if blockedClasses.contains(addressClass) {
-                throw ServerError(.addressBlocked, "host \(host) resolves to \(address), a \(addressClass) address")
-            }
+            if blockedClasses.contains(addressClass) { return (address, addressClass) }
         }
+        return nil
     }
 
     /// Lower-cased, without IPv6 brackets or one trailing dot.

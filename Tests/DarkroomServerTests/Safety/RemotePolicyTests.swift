@@ -50,10 +50,14 @@ struct RemotePolicyTests {
             try policy.checkAddresses([publicAddress, privateAddress], host: "x.test")
             Issue.record("a private address among public ones must be refused")
         } catch {
+            // Then the message names the host but not the address or its class; the detail is for the log
             #expect(error.code == .addressBlocked)
-            #expect(error.message.contains("10.0.0.1"))
-            #expect(error.message.contains("private_network"))
+            #expect(error.message.contains("x.test"))
+            #expect(!error.message.contains("10.0.0.1"))
+            #expect(!error.message.contains("private"))
         }
+        #expect(policy.blockedAddress(in: [publicAddress, privateAddress])?.address == privateAddress)
+        #expect(policy.blockedAddress(in: [publicAddress, privateAddress])?.class == .privateNetwork)
         // Given loopback unblocked, Then loopback passes but private still fails
         var relaxed = policy
         relaxed.blockedClasses.remove(.loopback)
