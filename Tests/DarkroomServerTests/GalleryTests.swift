@@ -52,6 +52,16 @@ struct GalleryTests {
             #expect(src.contains("sig="))
             let signed = try await client.execute(uri: src.replacingOccurrences(of: "&amp;", with: "&"), method: .get)
             #expect(signed.status == .ok)
+            // And /view needs a signature too: the gallery links a signed one, an unsigned or altered one is refused
+            let viewStart = try #require(html.range(of: "href=\"/view?"))
+            let view = String(html[html.index(viewStart.lowerBound, offsetBy: 6)...].prefix { $0 != "\"" })
+            #expect(view.contains("sig="))
+            let viewURI = view.replacingOccurrences(of: "&amp;", with: "&")
+            #expect(try await client.execute(uri: viewURI, method: .get).status == .ok)
+            let unsigned = try await client.execute(uri: "/view?src=photo.jpg", method: .get)
+            #expect(unsigned.status == .forbidden && String(buffer: unsigned.body).contains("bad_signature"))
+            let altered = viewURI.replacingOccurrences(of: "src=", with: "src=sub%2F")
+            #expect(try await client.execute(uri: altered, method: .get).status == .forbidden)
         }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// (``ServerConfiguration/galleryPageSize`` images each). Thumbnails are square `cover` crops, `loading="lazy"` with
 /// a `srcset` for 1× and 2× screens, so the browser fetches only what scrolls into view at the density it needs.
 /// A click opens a `<dialog>` viewer (script at `/assets/gallery.js`); without script the link opens `/view`.
-/// With a signing key every image URL is signed. Cost: a lookup in the kept listing (``GalleryIndex``) and one
+/// With a signing key every image and `/view` URL is signed. Cost: a lookup in the kept listing (``GalleryIndex``) and one
 /// page of HTML — no disk access.
 struct GalleryPage: Sendable {
     let signer: RequestSigner?
@@ -28,6 +28,13 @@ struct GalleryPage: Sendable {
         let path = "/v1/thumb"
         if let signer { return path + "?" + signer.signedQuery(path: path, query: query) }
         return path + "?" + QueryString.build(query)
+    }
+
+    /// A signed-if-needed `/view` URL (the page a thumbnail links to without script).
+    func viewURL(_ src: String) -> String {
+        let query: [(name: String, value: String)] = [("src", src)]
+        if let signer { return "/view?" + signer.signedQuery(path: "/view", query: query) }
+        return "/view?" + QueryString.build(query)
     }
 
     private func srcset(_ src: String, size: Int, fit: String) -> (src: String, srcset: String) {
@@ -75,7 +82,7 @@ struct GalleryPage: Sendable {
             let hash =
                 placeholders?.hash(for: src).map { " data-thumbhash=\"\(Data($0).base64EncodedString())\"" } ?? ""
             cells += """
-                <a class="thumb" href="/view?\(escape(QueryString.build([("src", src)])))" data-large="\(escape(large))" \
+                <a class="thumb" href="\(escape(viewURL(src)))" data-large="\(escape(large))" \
                 data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy"\(hash) decoding="async" \
                 width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
 

@@ -101,7 +101,10 @@ struct ServerResponder: HTTPResponder {
             let snapshot = await service.gallery?.snapshot(on: service.pipeline)
             return html(try gallery.index(snapshot, dir: dir, page: page))
         case "/view":
+            // Signed like `/v1/*`: the page holds signed thumbnail URLs for its `src`, so an unsigned one would
+            // sign any path a client names
             let query = try QueryString.parse(request.uri.query)
+            try service.verifySignature(path: path, query: query)
             let src = try ThumbnailParameters.source(in: query, limits: service.configuration.limits)
             _ = try ResolvedSource.resolve(src, root: service.root, remote: RemotePolicy(), cache: service.paths)
             return html(gallery.viewer(src))
