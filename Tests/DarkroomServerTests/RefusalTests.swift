@@ -38,6 +38,52 @@ struct RefusalTests {
         }
     }
 
+    @Test("a folder swapped for a symlink out of the root right after a request is not followed by the next")
+    func swappedFolder() async throws {
+        // Given root/album/photo.jpg and outside/photo.jpg, a different picture
+        let outside = ServerHarness.temporaryDirectory("outside")
+        ServerHarness.write(outside + "/photo.jpg", try ImageEncoderShim.jpeg())
+        try FileManager.default.createDirectory(atPath: root + "/album", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: root + "/photo.jpg", toPath: root + "/album/photo.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let first = try await client.execute(uri: "/v1/thumb?src=album/photo.jpg&w=64", method: .get)
+            #expect(first.status == .ok)
+            // When album is replaced by a symlink to outside (within the resolved-path cache's lifetime)
+            try FileManager.default.moveItem(atPath: root + "/album", toPath: root + "/album-old")
+            try FileManager.default.createSymbolicLink(atPath: root + "/album", withDestinationPath: outside)
+            // Then the same request, and any size of it, is refused as leaving the root
+            for w in [64, 65] {
+                let r = try await client.execute(uri: "/v1/thumb?src=album/photo.jpg&w=\(w)", method: .get)
+                #expect(r.status == .forbidden && r.errorCode == "path_outside_root", "\(String(buffer: r.body))")
+            }
+        }
+    }
+
+    @Test("hidden files and folders are 404 on every route, named directly or through a symlink")
+    func hiddenFiles() async throws {
+        // Given a root holding .secret.jpg, .git/photo.jpg and a visible link to the hidden file
+        ServerHarness.write(root + "/.secret.jpg", try ImageEncoderShim.jpeg())
+        try FileManager.default.createDirectory(atPath: root + "/.git", withIntermediateDirectories: true)
+        ServerHarness.write(root + "/.git/photo.jpg", try ImageEncoderShim.jpeg())
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/shown.jpg", withDestinationPath: root + "/.secret.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { server, client in
+            for src in [".secret.jpg", ".git/photo.jpg", "sub/./.secret.jpg", "shown.jpg", "%2Esecret.jpg"] {
+                // When a client asks for it on each route that takes a source
+                for uri in [
+                    "/v1/thumb?src=\(src)&w=64", "/v1/info?src=\(src)", "/view?src=\(src)",
+                    "/imgproxy/insecure/rs:fit:64:64/plain/local:///\(src)", "/thumbor/unsafe/64x64/\(src)",
+                ] {
+                    let r = try await client.execute(uri: uri, method: .get)
+                    // Then it is answered as missing, without naming the file's whereabouts
+                    #expect(r.status == .notFound, "\(uri): \(r.status)")
+                    #expect(r.errorCode == "not_found", "\(uri): \(String(buffer: r.body))")
+                }
+            }
+            #expect(server.renderCounts.started == 0)
+        }
+    }
+
     @Test("a missing file is 404 not_found; a text file named .jpg is 415")
     func missingAndNotImage() async throws {
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in

@@ -9,8 +9,9 @@ import CDispatch  // `stat()`, the zero initializer of the C struct, is attribut
 /// The directory local sources are served from (`--root`), and the only way to turn a client's `src` into a
 /// file path.
 ///
-/// ``resolve(_:)`` refuses lexically bad paths first (`..`, absolute, NUL, backslash), then resolves symlinks with
-/// `realpath` and refuses anything that lands outside the root. Limit: the answer is checked when `resolve`
+/// ``resolve(_:)`` refuses lexically bad paths first (`..`, absolute, NUL, backslash), answers hidden entries
+/// (a component starting with `.`, before or after resolving) as missing, then resolves symlinks with `realpath`
+/// and refuses anything that lands outside the root. Limit: the answer is checked when `resolve`
 /// returns; a process that can write inside the root could still swap a directory for a symlink before the
 /// caller opens the file (open the returned path promptly; it contains no symlinks).
 struct RootDirectory: Sendable {
@@ -36,7 +37,8 @@ struct RootDirectory: Sendable {
     ///
     /// Throws ``ServerError/Code/pathOutsideRoot`` for an empty or absolute path, a `..` component, a NUL byte,
     /// a backslash, or a path whose symlinks lead outside the root; ``ServerError/Code/notFound`` when the file
-    /// is missing or is not a regular file. The lexical rules are checked first, so their answer never depends
+    /// is missing, is not a regular file, or is hidden (a component of the path, or of the path it resolves to,
+    /// starts with `.`: `.git/config`, `.env`, a link to either). The lexical rules are checked first, so their answer never depends
     /// on what exists on disk. Cost: one `realpath` (a few `lstat`s per component) and one `stat`.
     func resolve(_ relative: String) throws(ServerError) -> String {
         guard !relative.isEmpty else { throw ServerError(.pathOutsideRoot, "empty source path") }
@@ -46,12 +48,17 @@ struct RootDirectory: Sendable {
         guard !relative.split(separator: "/", omittingEmptySubsequences: true).contains("..") else {
             throw ServerError(.pathOutsideRoot, "'..' in source path")
         }
+        // Hidden entries (`.git`, `.env`, `.ssh`…) are never served, as if absent
+        guard !Self.hasHiddenComponent(relative.utf8) else { throw ServerError(.notFound, "no such file: \(relative)") }
         guard let real = Self.realPath(joined(relative)) else {
             throw ServerError(.notFound, "no such file: \(relative)")
         }
         guard real != path else { throw ServerError(.notFound, "not a regular file: \(relative)") }
         guard contains(real) else {
             throw ServerError(.pathOutsideRoot, "source path \(relative) leads outside the root")
+        }
+        guard !Self.hasHiddenComponent(real.utf8.dropFirst(path == "/" ? 1 : path.utf8.count + 1)) else {
+            throw ServerError(.notFound, "no such file: \(relative)")  // a symlink to a hidden entry
         }
         guard Self.fileType(real, followSymlinks: false) == S_IFREG else {
             throw ServerError(.notFound, "not a regular file: \(relative)")
@@ -124,6 +131,22 @@ struct RootDirectory: Sendable {
     private func contains(_ real: String) -> Bool {
         let prefix = path == "/" ? "/" : path + "/"
         return real.utf8.count > prefix.utf8.count && real.utf8.starts(with: prefix.utf8)
+    }
+
+    /// Whether any `/`-separated component of `path` is a hidden name: starts with `.` and is not `.` itself.
+    static func hasHiddenComponent<S: Collection<UInt8>>(_ path: S) -> Bool {
+        var length = 0  // of the component so far
+        var dotted = false  // it starts with a dot
+        for byte in path {
+            if byte == UInt8(ascii: "/") {
+                if dotted && length > 1 { return true }
+                (length, dotted) = (0, false)
+            } else {
+                if length == 0 { dotted = byte == UInt8(ascii: ".") }
+                length += 1
+            }
+        }
+        return dotted && length > 1
     }
 
     private static func entries(of directory: String) -> [String] {

@@ -65,11 +65,14 @@ enum ResolvedSource: Sendable {
         }
         guard let root else { throw ServerError(.notFound, "this server has no --root; only remote sources") }
         let path: String
-        if let cache { path = try cache.resolve(source, in: root) } else { path = try root.resolve(source) }
         var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            cache?.forget(source)
-            throw ServerError(.notFound, "\(source) does not exist")
+        if let cache {
+            (path, st) = try cache.resolve(source, in: root)
+        } else {
+            path = try root.resolve(source)
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                throw ServerError(.notFound, "\(source) does not exist")
+            }
         }
         let identity = "f:\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
         return .file(path: path, identity: identity, size: Int(st.st_size), modified: Int(st.st_mtim.tv_sec))

@@ -9,6 +9,7 @@ import Testing
 ///     base/root/link-in.jpg -> base/root/sub/b.png        base/root/linkdir-in -> base/root/sub
 ///     base/root/link-out.jpg -> base/outside/secret.jpg   base/root/linkdir-out -> base/outside
 ///     base/root/link-root2.jpg -> base/root2/secret.jpg   base/rootlink -> base/root
+///     base/root/link-hidden.jpg -> base/root/.hidden.jpg  base/root/link-cache -> base/root/.cache
 ///     base/outside/secret.jpg   base/root2/secret.jpg
 private final class Tree {
     let base: String
@@ -33,6 +34,7 @@ private final class Tree {
             ("root/link-in.jpg", "root/sub/b.png"), ("root/linkdir-in", "root/sub"),
             ("root/link-out.jpg", "outside/secret.jpg"), ("root/linkdir-out", "outside"),
             ("root/link-root2.jpg", "root2/secret.jpg"), ("rootlink", "root"),
+            ("root/link-hidden.jpg", "root/.hidden.jpg"), ("root/link-cache", "root/.cache"),
         ]
         for (link, target) in links {
             try fm.createSymbolicLink(atPath: base + "/" + link, withDestinationPath: base + "/" + target)
@@ -100,6 +102,28 @@ struct RootDirectoryTests {
         let root = try RootDirectory(tree.root)
         // When / Then
         #expect(code { _ = try root.resolve(path) } == .notFound)
+    }
+
+    @Test(
+        "hidden files and folders are not served, named directly or through a symlink",
+        arguments: [".hidden.jpg", ".cache/x.jpg", "sub/../.hidden.jpg", "link-hidden.jpg", "link-cache/x.jpg"])
+    func hiddenNotFound(path: String) throws {
+        // Given a root holding .hidden.jpg and .cache/x.jpg (regular files) and links to them
+        let tree = try Tree()
+        let root = try RootDirectory(tree.root)
+        // When / Then each is answered as missing (".." is refused first, as outside the root)
+        #expect(code { _ = try root.resolve(path) } == (path.contains("..") ? .pathOutsideRoot : .notFound))
+    }
+
+    @Test("hidden components are names starting with a dot, not the . component")
+    func hiddenComponents() {
+        #expect(RootDirectory.hasHiddenComponent(".env".utf8))
+        #expect(RootDirectory.hasHiddenComponent("a/.git/config".utf8))
+        #expect(RootDirectory.hasHiddenComponent("a/b/.x".utf8))
+        #expect(!RootDirectory.hasHiddenComponent("./a.jpg".utf8))
+        #expect(!RootDirectory.hasHiddenComponent("sub//deep/./c.WEBP".utf8))
+        #expect(!RootDirectory.hasHiddenComponent("a.b/c.jpg".utf8))
+        #expect(!RootDirectory.hasHiddenComponent("".utf8))
     }
 
     @Test("a missing or non-directory root is refused")
