@@ -166,7 +166,8 @@ def main():
         # 4. Restart it on its cache folder: its disk cache answers what it rendered before
         index = ports.index(victim) + 1
         restarted = subprocess.Popen([args.darkroom, "serve", "--port", str(victim), "--cache-dir",
-                                      os.path.join(work, f"instance-{index}")] + serve_args, env=env,
+                                      os.path.join(work, f"instance-{index}"), "--max-connections-per-client", "0"]
+                                     + serve_args, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(victim)
         direct = []

@@ -56,7 +56,9 @@ write_conf() {
 for i in $(seq 1 "$N"); do
   port=$((BASE + i))
   mkdir -p "$DIR/instance-$i"
-  "$DARKROOM" serve --port "$port" --cache-dir "$DIR/instance-$i" "$@" >"$DIR/instance-$i.log" 2>&1 &
+  # Every connection comes from nginx, so the per-client-address limit is off (nginx bounds its own)
+  "$DARKROOM" serve --port "$port" --cache-dir "$DIR/instance-$i" --max-connections-per-client 0 "$@" \
+    >"$DIR/instance-$i.log" 2>&1 &
   pids+=($!)
 done
 write_conf ""

@@ -131,8 +131,19 @@ public struct ServerConfiguration: Sendable {
     public var renderMemoryBudget = 256 << 20
     /// Seconds one request may take, queueing included; then 504. Default 30.
     public var requestTimeout: Double = 30
-    /// Seconds an idle keep-alive connection stays open. Default 60.
+    /// Seconds a connection may wait for its next request: an idle keep-alive connection is closed after this
+    /// long, and so is one that has not sent a complete request head this long after opening or after its
+    /// previous response (a slow sender). Default 60.
     public var idleTimeout: Double = 60
+    /// Most client connections open at once; a new one past it replaces the longest-idle connection, or is closed
+    /// when all are mid-request. Lowered at start to leave ``descriptorReserve`` of the process's descriptor limit
+    /// for files, caches and remote fetches. Default 4096.
+    public var maxConnections = 4096
+    /// Most connections open at once from one client address (a new one past it is closed at once); 0 for no
+    /// limit — behind a reverse proxy every connection comes from the proxy. Default 128.
+    public var maxConnectionsPerClient = 128
+    /// Descriptors of the process's limit (`RLIMIT_NOFILE`) kept out of ``maxConnections``' reach. Default 512.
+    public var descriptorReserve = 512
     /// `Cache-Control: public, max-age=` for thumbnails, and how long a remote source's thumbnail stays fresh in
     /// the disk cache. Default 86 400 (a day).
     public var cacheMaxAge = 86_400

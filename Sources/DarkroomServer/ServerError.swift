@@ -32,6 +32,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible, CodedError 
         case upstreamFailed = "upstream_failed"
         /// The request did not finish within its time limit (504).
         case timedOut = "timed_out"
+        /// The client closed its connection before the answer was ready; the work for it was cancelled (499, as
+        /// nginx logs it; nobody receives the answer).
+        case clientClosed = "client_closed"
         /// Anything else (500).
         case internalError = "internal_error"
         /// The route does not exist (404).
@@ -68,6 +71,7 @@ public struct ServerError: Error, Sendable, CustomStringConvertible, CodedError 
         case .internalError: 500
         case .upstreamFailed: 502
         case .timedOut: 504
+        case .clientClosed: 499
         }
     }
 

@@ -14,7 +14,8 @@ import UnixSignals
 /// registry is given), `GET /` (a gallery of the images under the root) and `GET /view`.
 /// Safety: paths stay inside the root, remote hosts must be allowed and resolve to public addresses (checked on
 /// every redirect, connections pinned to the checked address), `sig` is required with a key, decode limits
-/// apply to every source, a bounded render queue answers 429, every request has a deadline.
+/// apply to every source, a bounded render queue answers 429, every request has a deadline, a render whose
+/// clients all left is cancelled, and connections are bounded in all and per client address.
 ///
 /// Runs on Hummingbird 2 (SwiftNIO) under a swift-service-lifecycle `ServiceGroup` that shuts down gracefully
 /// on SIGTERM and SIGINT: the listener closes, requests in flight finish, then the HTTP client pool closes.
@@ -23,6 +24,8 @@ public final class ThumbnailServer: Sendable {
     public let configuration: ServerConfiguration
     let service: ThumbnailService
     let registry: PrometheusCollectorRegistry?
+    /// The client connections: their limits, and who is still there.
+    let connections: ConnectionGuard
 
     /// Opens the caches and builds the pipeline; binds nothing until ``run(onRunning:)``.
     /// - Parameters:
@@ -43,6 +46,20 @@ public final class ThumbnailServer: Sendable {
         self.configuration = configuration
         self.registry = registry
         service = try ThumbnailService(configuration: configuration, resolver: resolver)
+        let limits = ConnectionGuard.Limits(
+            maxConnections: ConnectionGuard.maxConnections(
+                configuration.maxConnections, descriptorLimit: ConnectionGuard.descriptorLimit(),
+                reserve: configuration.descriptorReserve),
+            maxPerClient: max(0, configuration.maxConnectionsPerClient), headTimeout: configuration.idleTimeout)
+        if limits.maxConnections < configuration.maxConnections {
+            configuration.logger.notice(
+                "fewer connections than configured: the descriptor limit is low",
+                metadata: [
+                    "max_connections": "\(limits.maxConnections)", "configured": "\(configuration.maxConnections)",
+                    "descriptor_limit": "\(ConnectionGuard.descriptorLimit().map(String.init) ?? "none")",
+                ])
+        }
+        connections = ConnectionGuard(limits: limits, logger: configuration.logger)
     }
 
     /// The Hummingbird application (for tests and for embedding in a larger service group).
@@ -54,10 +71,14 @@ public final class ThumbnailServer: Sendable {
             service: service,
             gallery: GalleryPage(
                 signer: service.signer, pageSize: configuration.galleryPageSize, placeholders: service.placeholders),
-            registry: registry)
+            registry: registry, connections: connections)
+        let connections = connections
         return Application(
             responder: responder,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuardHandler(connections)],
+                    idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Darkroom", backlog: 1024),
@@ -85,8 +106,15 @@ public final class ThumbnailServer: Sendable {
         await service.loader.shutdown()
     }
 
-    /// Renders started and requests that joined a render already in flight (for tests and benchmarks).
-    public var renderCounts: (started: UInt64, joined: UInt64) { service.renders.counts }
+    /// Renders started, requests that joined a render already in flight, and renders cancelled because every
+    /// request waiting for them left (for tests and benchmarks).
+    public var renderCounts: (started: UInt64, joined: UInt64, abandoned: UInt64) { service.renders.counts }
+    /// The connection limits in force (``ServerConfiguration/maxConnections`` lowered to the descriptor limit).
+    public var connectionLimits: (maxConnections: Int, maxPerClient: Int) {
+        (connections.limits.maxConnections, connections.limits.maxPerClient)
+    }
+    /// Client connections open now.
+    public var openConnections: Int { connections.openCount }
     /// Thumbnails rendered whose disk-cache write is still queued (written after the answer, at low priority).
     public var pendingDiskWrites: Int { service.pendingDiskWrites.withLock { $0 } }
 }

@@ -30,6 +30,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most renders at once (default: active cores).") var maxRenders: Int?
     @Option(help: "Most renders waiting for a slot before 429 (default: 4 × max-renders).") var maxQueue: Int?
     @Option(help: "Seconds a request may take, queueing included.") var requestTimeout: Double = 30
+    @Option(help: "Seconds a connection may wait for its next complete request head (idle or slow) before closing.")
+    var idleTimeout: Double = 60
+    @Option(help: "Most client connections open at once (lowered to fit the descriptor limit).")
+    var maxConnections = 4096
+    @Option(help: "Most connections from one client address; 0 for none (behind a reverse proxy).")
+    var maxConnectionsPerClient = 128
     @Option(help: "Cache-Control max-age of thumbnails, in seconds.") var maxAge = 86_400
     @Option(help: "Working memory the renders running at once may hold together, in MiB.") var renderMemoryMb = 256
     @Option(help: "Memory for encoded thumbnails, in MiB.") var memoryCacheMb = 64
@@ -118,7 +124,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxRenders, maxRenders < 1 { throw ValidationError("--max-renders must be ≥ 1") }
         if maxAnimationFrames < 1 { throw ValidationError("--max-animation-frames must be ≥ 1") }
         if let maxQueue, maxQueue < 0 { throw ValidationError("--max-queue must be ≥ 0") }
-        guard requestTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1, decodedCacheMb >= 1,
+        guard maxConnections >= 1, maxConnectionsPerClient >= 0 else {
+            throw ValidationError("--max-connections must be ≥ 1 and --max-connections-per-client ≥ 0")
+        }
+        guard requestTimeout > 0, idleTimeout > 0, maxAge >= 0, memoryCacheMb >= 1, renderMemoryMb >= 1,
+            decodedCacheMb >= 1,
             diskCacheMb >= 1, minFreeDiskMb >= 0,
             maxSourceMb >= 1
         else {
@@ -141,6 +151,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxRenders { configuration.maxRenders = maxRenders }
         configuration.maxQueued = maxQueue ?? 4 * configuration.maxRenders
         configuration.requestTimeout = requestTimeout
+        configuration.idleTimeout = idleTimeout
+        configuration.maxConnections = maxConnections
+        configuration.maxConnectionsPerClient = maxConnectionsPerClient
         configuration.cacheMaxAge = maxAge
         configuration.memoryCacheBytes = memoryCacheMb << 20
         configuration.diskCacheBytes = diskCacheMb << 20
@@ -201,11 +214,13 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        let perClient = maxConnectionsPerClient == 0 ? "no limit" : String(maxConnectionsPerClient)
         let budget =
             (configuration.memoryCacheBytes + configuration.decodedCacheBytes + configuration.renderMemoryBudget) >> 20
         let summary =
             "  \(configuration.maxRenders) renders at once (\(renderMemoryMb) MiB between them), "
             + "\(configuration.maxQueued) waiting; memory budget \(budget) MiB + base; "
+            + "\(server.connectionLimits.maxConnections) connections (\(perClient) per client); "
             + "signing \(configuration.signingKey == nil ? "off" : "on"); "
             + "remote hosts: \(allowHosts.isEmpty ? "none" : allowHosts.joined(separator: ", ")). Ctrl-C stops."
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host

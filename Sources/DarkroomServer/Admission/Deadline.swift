@@ -2,13 +2,13 @@ import DarkroomCache
 import DarkroomSupport
 import Foundation
 
-/// Runs `operation` in a new task and returns its result, or throws `timeout()`'s error after `seconds` —
-/// whichever comes first. On timeout the operation's task is cancelled and left to wind down on its own: the
-/// caller does not wait for it (a task group would).
+/// Runs `operation` in a new task and returns its result, or throws `timeout()`'s error after `seconds`, or
+/// ``ServerError/Code/clientClosed`` as soon as `client` leaves — whichever comes first. Otherwise the operation's
+/// task is cancelled and left to wind down on its own: the caller does not wait for it (a task group would).
 ///
-/// Cost: two tasks and one lock.
+/// Cost: two tasks and one lock (plus a registration on `client`).
 func withDeadline<T: Sendable>(
-    seconds: Double, timeout: @autoclosure @escaping @Sendable () -> ServerError,
+    seconds: Double, timeout: @autoclosure @escaping @Sendable () -> ServerError, client: ClientConnection? = nil,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let gate = ResumeOnce<T>()
@@ -22,9 +22,15 @@ func withDeadline<T: Sendable>(
                 try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
                 if !Task.isCancelled, gate.resume(.failure(timeout())) { work.cancel() }
             }
+            let left = client?.whenGone {
+                if gate.resume(.failure(ServerError(.clientClosed, "the client closed the connection"))) {
+                    work.cancel()
+                }
+            }
             gate.onFinish {
                 work.cancel()
                 timer.cancel()
+                if let left { client?.removeHandler(left) }
             }
         }
     } onCancel: {

@@ -8,16 +8,21 @@ import Prometheus
 /// Routes requests and turns every failure into a JSON error with the right status. One `switch` on the path —
 /// the server has six routes, and a table lookup is all a router would add.
 struct ServerResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ServerRequestContext
 
     let service: ThumbnailService
     let gallery: GalleryPage
     let registry: PrometheusCollectorRegistry?
+    /// The client connections (to tell a request's work when its client leaves; their count for `/health`).
+    let connections: ConnectionGuard?
     /// The configured fallback image and its content type, read once when the responder is built.
     let fallbackImage: (bytes: [UInt8], contentType: String)?
 
-    init(service: ThumbnailService, gallery: GalleryPage, registry: PrometheusCollectorRegistry?) {
-        (self.service, self.gallery, self.registry) = (service, gallery, registry)
+    init(
+        service: ThumbnailService, gallery: GalleryPage, registry: PrometheusCollectorRegistry?,
+        connections: ConnectionGuard? = nil
+    ) {
+        (self.service, self.gallery, self.registry, self.connections) = (service, gallery, registry, connections)
         fallbackImage = service.configuration.fallbackImage.flatMap { bytes in
             (try? ImageProber.probe(bytes, limits: service.configuration.limits.decode)).map {
                 (bytes, $0.format.mimeType)
@@ -34,7 +39,8 @@ struct ServerResponder: HTTPResponder {
             guard request.method == .get || request.method == .head else {
                 throw ServerError(.methodNotAllowed, "\(route) accepts GET and HEAD only")
             }
-            response = try await answer(request, route: route, path: path)
+            response = try await answer(
+                request, route: route, path: path, client: connections?.connection(for: context.channel))
         } catch {
             response = errorResponse(error)
             if ["/v1/thumb", "imgproxy", "thumbor"].contains(route), let fallback = fallbackImage,
@@ -59,25 +65,27 @@ struct ServerResponder: HTTPResponder {
         return response
     }
 
-    private func answer(_ request: Request, route: String, path: String) async throws(ServerError) -> Response {
+    private func answer(_ request: Request, route: String, path: String, client: ClientConnection?)
+        async throws(ServerError) -> Response
+    {
         switch route {
         case "/v1/thumb":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
             let expanded = try ImgproxyURL.expandingPresets(query, configuration: service.configuration.imgproxy)
-            return try await thumbnail(expanded, request)
+            return try await thumbnail(expanded, request, client: client)
         case "imgproxy":
             let url = try ImgproxyURL(
                 path: String(path.dropFirst(Self.imgproxyPrefix.count)), configuration: service.configuration.imgproxy)
-            return try await thumbnail(url.query, request)
+            return try await thumbnail(url.query, request, client: client)
         case "thumbor":
             let url = try ThumborURL(
                 path: String(path.dropFirst(Self.thumborPrefix.count)), configuration: service.configuration.thumbor)
-            return try await thumbnail(url.query, request)
+            return try await thumbnail(url.query, request, client: client)
         case "/v1/info":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
-            let probe = try await service.info(query: query)
+            let probe = try await service.info(query: query, client: client)
             return json(.ok, InfoBody(probe))
         case "/health":
             return json(
@@ -85,6 +93,7 @@ struct ServerResponder: HTTPResponder {
                 HealthBody(
                     status: service.diskCacheProblem == nil ? "ok" : "degraded",
                     rendersRunning: service.admission.running, rendersQueued: service.admission.queued,
+                    connectionsOpen: connections?.openCount ?? 0,
                     diskCache: service.diskCacheProblem.map { "unavailable: " + $0 }
                         ?? (service.configuration.cacheDirectory == nil ? "none" : "ok")))
         case "/metrics":
@@ -120,12 +129,12 @@ struct ServerResponder: HTTPResponder {
     }
 
     /// Answers a thumbnail request given as `/v1/thumb` query items (the dialects translate into them).
-    private func thumbnail(_ query: [(name: String, value: String)], _ request: Request) async throws(ServerError)
-        -> Response
-    {
+    private func thumbnail(
+        _ query: [(name: String, value: String)], _ request: Request, client: ClientConnection?
+    ) async throws(ServerError) -> Response {
         let answer = try await service.thumbnail(
             query: query, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
-            ifModifiedSince: request.headers[.ifModifiedSince])
+            ifModifiedSince: request.headers[.ifModifiedSince], client: client)
         return thumbnailResponse(answer)
     }
 
@@ -225,6 +234,8 @@ struct HealthBody: Codable, Sendable {
     var status: String
     var rendersRunning: Int
     var rendersQueued: Int
+    /// Client connections open, this one included.
+    var connectionsOpen: Int
     /// `ok`, `none` (memory caches by configuration) or `unavailable: REASON`.
     var diskCache: String
 }

@@ -129,8 +129,10 @@ final class ThumbnailService: Sendable {
 
     /// Answers `GET /v1/thumb`. `If-None-Match` decides when given; otherwise `If-Modified-Since` answers 304 for a
     /// file not modified since (RFC 9110 §13.2.2).
+    /// A render stops when `client` leaves (and frees its slot when no other request waits for it).
     func thumbnail(
-        query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil
+        query: [(name: String, value: String)], accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil,
+        client: ClientConnection? = nil
     ) async throws(ServerError) -> Answer {
         let parameters = try ThumbnailParameters(query: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(
@@ -160,7 +162,8 @@ final class ThumbnailService: Sendable {
         let timeout = configuration.requestTimeout
         do {
             let (thumbnail, origin) = try await withDeadline(
-                seconds: timeout, timeout: ServerError(.timedOut, "the thumbnail was not ready within \(timeout) s")
+                seconds: timeout, timeout: ServerError(.timedOut, "the thumbnail was not ready within \(timeout) s"),
+                client: client
             ) { [self] in
                 try await renders.value(forKey: key) { [self] in
                     try await render(parameters, source: source, variant: variant, key: key)
@@ -272,7 +275,9 @@ final class ThumbnailService: Sendable {
     /// Answers `GET /v1/info`: the pipeline's probe of the source with its colour profile (header and profile
     /// read on an I/O thread for files; remote sources are fetched through the pipeline under admission, so the
     /// original is cached for a later thumbnail).
-    func info(query: [(name: String, value: String)]) async throws(ServerError) -> ImageProbe {
+    func info(query: [(name: String, value: String)], client: ClientConnection? = nil) async throws(ServerError)
+        -> ImageProbe
+    {
         let src = try ThumbnailParameters.source(in: query, limits: configuration.limits)
         let source = try ResolvedSource.resolve(
             src, root: root, remote: configuration.remote, cache: paths, s3Buckets: configuration.s3?.allowedBuckets)
@@ -282,7 +287,8 @@ final class ThumbnailService: Sendable {
             if source.isRemote {
                 let timeout = configuration.requestTimeout
                 return try await withDeadline(
-                    seconds: timeout, timeout: ServerError(.timedOut, "the source was not fetched within \(timeout) s")
+                    seconds: timeout, timeout: ServerError(.timedOut, "the source was not fetched within \(timeout) s"),
+                    client: client
                 ) { [self, request] in
                     try await admission.run { [self] in try await pipeline.probe(request, colorProfile: true) }
                 }
