@@ -18,20 +18,25 @@ final class ThumbnailCache: Sendable {
     /// Seconds a disk entry for a remote source stays fresh (local sources change key when the file changes).
     let remoteMaxAge: Double
 
+    /// A cache in memory only (no I/O, cannot fail).
+    init(memoryBytes: Int, remoteMaxAge: Double) {
+        memory = MemoryCache(limits: MemoryCacheLimits(costLimit: max(1 << 20, memoryBytes)))
+        self.remoteMaxAge = remoteMaxAge
+        disk = nil
+    }
+
+    /// A cache in memory and in a ``DiskCache`` at `directory`.
+    /// - Throws: ``ServerError/Code/internalError`` when the disk cache cannot be opened.
     init(
-        memoryBytes: Int, directory: String?, disk configuration: DiskCacheConfiguration, remoteMaxAge: Double
+        memoryBytes: Int, directory: String, disk configuration: DiskCacheConfiguration, remoteMaxAge: Double
     ) throws(ServerError) {
         memory = MemoryCache(limits: MemoryCacheLimits(costLimit: max(1 << 20, memoryBytes)))
         self.remoteMaxAge = remoteMaxAge
-        if let directory {
-            do {
-                disk = try DiskCache(directory: directory, configuration: configuration)
-            } catch {
-                throw ServerError(
-                    .internalError, "cannot open the thumbnail cache in \(directory): \(error)", underlying: error)
-            }
-        } else {
-            disk = nil
+        do {
+            disk = try DiskCache(directory: directory, configuration: configuration)
+        } catch {
+            throw ServerError(
+                .internalError, "cannot open the thumbnail cache in \(directory): \(error)", underlying: error)
         }
     }
 

@@ -88,20 +88,16 @@ final class ThumbnailService: Sendable {
                     remoteMaxAge: Double(configuration.cacheMaxAge))
                 originals = try DiskCache(directory: cacheDir + "/originals", configuration: disk)
             } catch {
-                thumbnails = nil
+                (thumbnails, originals) = (nil, nil)
                 problem = "cannot open the disk caches in \(cacheDir): \(error)"
                 configuration.logger.error("running on memory caches only", metadata: ["problem": "\(problem!)"])
             }
         }
-        if let thumbnails {
-            cache = thumbnails
-        } else {
-            cache = try ThumbnailCache(
-                memoryBytes: configuration.memoryCacheBytes, directory: nil, disk: DiskCacheConfiguration(),
-                remoteMaxAge: Double(configuration.cacheMaxAge))
-        }
+        cache =
+            thumbnails
+            ?? ThumbnailCache(
+                memoryBytes: configuration.memoryCacheBytes, remoteMaxAge: Double(configuration.cacheMaxAge))
         diskCacheProblem = problem
-        if problem != nil { originals = nil }
         var pipelineConfiguration = ImagePipeline.Configuration(
             imageCache: MemoryCache<ImageCacheKey, ImageContainer>(
                 limits: MemoryCacheLimits(costLimit: max(1 << 20, configuration.decodedCacheBytes))),
