@@ -1,8 +1,8 @@
 import DarkroomImage
 
 /// One fuzz target: a name and a function that must return for any input. Throwing a typed error is the expected
-/// answer to bad bytes; a trap, a sanitizer report, a leak or a run past ``FuzzLimits/secondsPerInput`` is a
-/// finding.
+/// answer to bad bytes; a trap, a sanitizer report, a leak or a run past a second (`-timeout=1` in
+/// `scripts/fuzz.sh`) is a finding.
 ///
 /// The same functions run under libFuzzer (`make fuzz`, the `darkroom-fuzz` driver built with
 /// `-sanitize=fuzzer,address`) and in `make test`, which feeds them every saved crasher and seed so a fixed finding
@@ -35,6 +35,4 @@ package enum FuzzLimits {
     package static let decode = DecodeLimits(
         maxInputBytes: 4 << 20, maxSourcePixels: 4 << 20, maxDimension: 16384, maxDecodedBytes: 64 << 20,
         maxProgressiveScans: 100, maxFrames: 256, maxColorProfileBytes: 1 << 20, maxAnimationPixels: 32 << 20)
-    /// The time one input may take before libFuzzer reports it (`-timeout` in scripts/fuzz.sh).
-    package static let secondsPerInput = 1
 }
