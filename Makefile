@@ -54,7 +54,7 @@ lint:
 
 # The suites that exercise shared state from many threads, built with ThreadSanitizer in a scratch path of their
 # own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run.
-TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests
+TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests
 tsan: deps
 	$(SWIFT) build --build-tests $(TESTFLAGS) --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" $(SWIFT) test $(TESTFLAGS) --sanitize=thread \
