@@ -76,9 +76,10 @@ public final class ThumbnailServer: Sendable {
         return Application(
             responder: responder,
             server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuardHandler(connections)],
-                    idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1e9)))),
+                // No Hummingbird idle timeout: the guard's head timeout closes idle connections and slow senders
+                // alike, with one timer per connection rather than one per response
+                configuration: .init(additionalChannelHandlers: [ConnectionGuardHandler(connections)], idleTimeout: nil)
+            ),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Darkroom", backlog: 1024),

@@ -1,5 +1,6 @@
 import DarkroomCache
 import DarkroomSupport
+import Synchronization
 
 /// One client connection as the request handlers see it: whether the client is still there, and a way to be told
 /// when it leaves, so the work done for it can stop (a render nobody will receive frees its slot).
@@ -17,9 +18,24 @@ final class ClientConnection: Sendable {
         var handlers: [UInt64: @Sendable () -> Void] = [:]
     }
     private let state = Locked(State())
+    /// Between a request head and the end of its response (the connection guard never evicts it then).
+    private let busyFlag = Atomic<Bool>(false)
+    /// `MonotonicClock` nanoseconds when it last became idle (opened, or a response ended).
+    private let idleSince = Atomic<UInt64>(MonotonicClock.coarseNanoseconds())
 
     init(address: String) {
         self.address = address
+    }
+
+    /// Whether a request is being answered.
+    var isBusy: Bool { busyFlag.load(ordering: .relaxed) }
+    /// When it last became idle, in `MonotonicClock` nanoseconds.
+    var idleSinceNanoseconds: UInt64 { idleSince.load(ordering: .relaxed) }
+
+    /// Marks a request begun (`true`) or answered (`false`, noting the time). Atomic stores, no lock.
+    func setBusy(_ busy: Bool) {
+        if !busy { idleSince.store(MonotonicClock.coarseNanoseconds(), ordering: .relaxed) }
+        busyFlag.store(busy, ordering: .relaxed)
     }
 
     /// Whether the client has left.

@@ -6,8 +6,9 @@ import NIOHTTPTypes
 /// it when no complete head arrives within the head timeout, and reports when the client leaves — the socket
 /// closes, or its input closes while a request is being answered.
 ///
-/// Not `Sendable`: NIO calls it on the channel's event loop only; the closures it schedules capture the channel
-/// and the guard, both `Sendable`.
+/// Per request it only flips the connection's busy flag and notes the time (no lock, no timer): one timer per
+/// connection checks the head deadline and re-arms itself for the latest one when it fires early.
+/// Not `Sendable`: NIO calls it on the channel's event loop only; its timer reaches it through `NIOLoopBound`.
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -17,6 +18,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let connections: ConnectionGuard
     private var connection: ClientConnection?
     private var headTimer: Scheduled<Void>?
+    /// When the connection became ready for its next request head (opened, or its last response ended).
+    private var readySince = NIODeadline.now()
     private var busy = false
 
     init(_ connections: ConnectionGuard) {
@@ -31,6 +34,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .accepted(let connection, let evict):
             self.connection = connection
             evict?.close(promise: nil)
+            readySince = .now()
             armHeadTimer(context)
         }
     }
@@ -38,9 +42,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head = unwrapInboundIn(data), !busy {
             busy = true
-            headTimer?.cancel()
-            headTimer = nil
-            connections.requestStarted(context.channel)
+            connection?.setBusy(true)
         }
         context.fireChannelRead(data)
     }
@@ -50,8 +52,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(data, promise: promise)
         if ends, busy {
             busy = false
-            connections.requestFinished(context.channel)
-            armHeadTimer(context)
+            readySince = .now()
+            connection?.setBusy(false)
+            if headTimer == nil { armHeadTimer(context) }
         }
     }
 
@@ -68,14 +71,27 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelInactive()
     }
 
+    /// Schedules the head-deadline check for `readySince` + the timeout.
     private func armHeadTimer(_ context: ChannelHandlerContext) {
-        headTimer?.cancel()
-        guard connections.limits.headTimeout > 0 else { return }
-        let channel = context.channel
-        let connections = connections
-        headTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(connections.limits.headTimeout * 1e9))) {
-            connections.headTimedOut(channel)
-            channel.close(promise: nil)
+        let timeout = connections.limits.headTimeout
+        guard timeout > 0 else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        headTimer = context.eventLoop.scheduleTask(deadline: readySince + .nanoseconds(Int64(timeout * 1e9))) {
+            handler.value.headTimerFired(bound.value)
+        }
+    }
+
+    /// Closes the connection if it is still waiting for a head past its deadline; otherwise re-arms for the
+    /// current deadline (a request came and went since), or leaves it to the end of the request in progress.
+    private func headTimerFired(_ context: ChannelHandlerContext) {
+        headTimer = nil
+        guard !busy, context.channel.isActive else { return }
+        if NIODeadline.now() >= readySince + .nanoseconds(Int64(connections.limits.headTimeout * 1e9)) {
+            connections.headTimedOut(context.channel)
+            context.close(promise: nil)
+        } else {
+            armHeadTimer(context)
         }
     }
 }

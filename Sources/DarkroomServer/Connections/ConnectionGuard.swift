@@ -57,8 +57,8 @@ final class ConnectionGuard: Sendable {
     private struct Entry {
         let connection: ClientConnection
         let channel: any Channel
-        var busy = false
-        var readySince: Double
+        /// Chosen for eviction and closing: not chosen again.
+        var evicting = false
     }
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
@@ -106,23 +106,24 @@ final class ConnectionGuard: Sendable {
     /// Admits or refuses a connection that just opened.
     func open(_ channel: any Channel) -> Admission {
         let address = channel.remoteAddress?.ipAddress ?? ""
-        let now = MonotonicClock.seconds()
         let decision: Admission = state.withLock { s in
             if limits.maxPerClient > 0, !address.isEmpty, s.perClient[address, default: 0] >= limits.maxPerClient {
                 return .refused(.perClient)
             }
             var evict: (any Channel)?
             if s.entries.count >= limits.maxConnections {
-                guard
-                    let oldest = s.entries.filter({ !$0.value.busy }).min(by: {
-                        $0.value.readySince < $1.value.readySince
-                    })
-                else { return .refused(.total) }
-                evict = oldest.value.channel
-                s.entries[oldest.key]!.busy = true  // not chosen twice while it closes
+                // The connection idle longest, among those not mid-request and not already being closed
+                var oldest: (key: ObjectIdentifier, since: UInt64)?
+                for (key, entry) in s.entries where !entry.evicting && !entry.connection.isBusy {
+                    let since = entry.connection.idleSinceNanoseconds
+                    if oldest.map({ since < $0.since }) ?? true { oldest = (key, since) }
+                }
+                guard let oldest else { return .refused(.total) }
+                evict = s.entries[oldest.key]!.channel
+                s.entries[oldest.key]!.evicting = true
             }
             let connection = ClientConnection(address: address)
-            s.entries[ObjectIdentifier(channel)] = Entry(connection: connection, channel: channel, readySince: now)
+            s.entries[ObjectIdentifier(channel)] = Entry(connection: connection, channel: channel)
             if !address.isEmpty { s.perClient[address, default: 0] += 1 }
             return .accepted(connection, evict: evict)
         }
@@ -138,22 +139,6 @@ final class ConnectionGuard: Sendable {
     /// The connection record for `channel`, while it is open.
     func connection(for channel: any Channel) -> ClientConnection? {
         state.withLock { $0.entries[ObjectIdentifier(channel)]?.connection }
-    }
-
-    /// A request head arrived: the connection is busy until its response ends.
-    func requestStarted(_ channel: any Channel) {
-        state.withLock { s in s.entries[ObjectIdentifier(channel)]?.busy = true }
-    }
-
-    /// A response ended: the connection waits for its next request.
-    func requestFinished(_ channel: any Channel) {
-        let now = MonotonicClock.seconds()
-        state.withLock { s in
-            guard var entry = s.entries[ObjectIdentifier(channel)] else { return }
-            entry.busy = false
-            entry.readySince = now
-            s.entries[ObjectIdentifier(channel)] = entry
-        }
     }
 
     /// No complete head within the head timeout; the caller closes the channel.

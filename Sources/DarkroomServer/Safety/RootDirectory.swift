@@ -17,6 +17,16 @@ import CDispatch  // `stat()`, the zero initializer of the C struct, is attribut
 struct RootDirectory: Sendable {
     /// The root's canonical absolute path (`realpath`: no symlinks, no trailing `/` except for `/` itself).
     let path: String
+    /// The root opened as a directory, for `fstatat` relative to it; `-1` if it could not be opened.
+    var descriptor: Int32 { handle.fd }
+    private let handle: Handle
+
+    /// Owns the root's descriptor and closes it with the last copy of the `RootDirectory`.
+    private final class Handle: Sendable {
+        let fd: Int32
+        init(_ path: String) { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        deinit { if fd >= 0 { close(fd) } }
+    }
 
     /// The image extensions ``scan(maxImages:)`` lists, lower-cased.
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif"]
@@ -31,6 +41,7 @@ struct RootDirectory: Sendable {
             throw ServerError(.notFound, "root \(path) is not a directory")
         }
         self.path = real
+        handle = Handle(real)
     }
 
     /// The canonical absolute path of the regular file `relative` (percent-decoded) names inside the root.

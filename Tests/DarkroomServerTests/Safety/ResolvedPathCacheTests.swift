@@ -47,10 +47,10 @@ struct ResolvedPathCacheTests {
         try FileManager.default.createSymbolicLink(atPath: base + "/l", withDestinationPath: base + "/d")
         let root = try RootDirectory(base)
         // Then
-        #expect(ResolvedPathCache.plainFile(root.path + "/d/f", below: root.path) != nil)
-        #expect(ResolvedPathCache.plainFile(root.path + "/l/f", below: root.path) == nil)
-        #expect(ResolvedPathCache.plainFile(root.path + "/d", below: root.path) == nil)
-        #expect(ResolvedPathCache.plainFile(root.path + "/d/missing", below: root.path) == nil)
-        #expect(ResolvedPathCache.plainFile(root.path, below: root.path) == nil)
+        #expect(ResolvedPathCache.plainFile(root.path + "/d/f", below: root) != nil)
+        #expect(ResolvedPathCache.plainFile(root.path + "/l/f", below: root) == nil)
+        #expect(ResolvedPathCache.plainFile(root.path + "/d", below: root) == nil)
+        #expect(ResolvedPathCache.plainFile(root.path + "/d/missing", below: root) == nil)
+        #expect(ResolvedPathCache.plainFile(root.path, below: root) == nil)
     }
 }
