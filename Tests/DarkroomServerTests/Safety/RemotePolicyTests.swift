@@ -36,7 +36,7 @@ struct RemotePolicyTests {
         #expect(code { try RemotePolicy().checkURL(URL(string: "https://example.com/a.jpg")!) } == .hostNotAllowed)
     }
 
-    @Test("checkAddresses refuses empty lists and any blocked address, naming it")
+    @Test("checkAddresses refuses empty lists and any blocked address, naming the host but not the address")
     func addresses() throws {
         // Given the default policy
         let policy = RemotePolicy(allowedHosts: ["x.test"])
