@@ -3,7 +3,9 @@ import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Logging
 import NIOCore
+import NIOEmbedded
 import Testing
 
 @testable import DarkroomServer
@@ -124,6 +126,39 @@ struct ConnectionLimitTests {
             #expect(await idle.closedByPeer(within: 3))
             #expect(server.connections.counts[.headTimeout, default: 0] >= 2)
         }
+    }
+
+    @Test("refusals are logged: the first at once, the rest of a burst summed in one line when the interval ends")
+    func refusalLog() async throws {
+        // Given a guard allowing one connection per address, logging at most every 0.3 s
+        let store = CapturingLogHandler.Store()
+        let connections = ConnectionGuard(
+            limits: .init(maxConnections: 100, maxPerClient: 1, headTimeout: 0),
+            logger: Logger(label: "test") { _ in CapturingLogHandler(store) }, logInterval: 0.3)
+        func channel() throws -> EmbeddedChannel {
+            let channel = EmbeddedChannel()
+            channel.remoteAddress = try SocketAddress(ipAddress: "10.0.0.1", port: 1)
+            return channel
+        }
+        func lines() -> [CapturingLogHandler.Entry] { store.all.filter { $0.message.contains("connection limits") } }
+        guard case .accepted = connections.open(try channel()) else {
+            Issue.record("the first connection must be admitted")
+            return
+        }
+        // When five more come from the same address
+        for _ in 0..<5 {
+            if case .accepted = connections.open(try channel()) { Issue.record("over the per-address limit") }
+        }
+        // Then the first refusal is logged at once, and the other four in one line after the interval
+        #expect(lines().count == 1 && lines().first?.metadata["per_client"] == "1")
+        #expect(lines().first?.level == .warning && lines().first?.metadata["last_client"] == "10.0.0.1")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while lines().count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(lines().count == 2 && lines().last?.metadata["per_client"] == "4", "\(lines().map(\.metadata))")
+        #expect(connections.counts[.perClient] == 5)
+        // And nothing more is logged without new refusals
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(lines().count == 2)
     }
 
     @Test("the connection limit leaves the descriptor reserve free")

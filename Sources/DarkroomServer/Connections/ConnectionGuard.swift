@@ -18,7 +18,8 @@ import NIOCore
 /// every connection is in the middle of a request is it closed instead. So a flood of idle connections cannot
 /// lock out `/health` or a cached hit: each new client pushes out the oldest idle one, as nginx does when it runs
 /// out of connections. Every refusal, eviction and head timeout is counted (``counts``, and the
-/// `darkroom_server_connections_*` metrics) and logged, at most once per 10 s with the number since.
+/// `darkroom_server_connections_*` metrics) and logged: the first at once, later ones summed into one line per
+/// ``logInterval``.
 ///
 /// Cost: one lock per connection event; an eviction scans the open connections (thousands at most). Thread-safe.
 final class ConnectionGuard: Sendable {
@@ -66,15 +67,21 @@ final class ConnectionGuard: Sendable {
         var counts: [Reason: UInt64] = [:]
         var unlogged: [Reason: UInt64] = [:]
         var lastLog = -Double.infinity
+        var lastClient = ""
+        var flushScheduled = false
     }
     private let state = Locked(State())
     private let logger: Logger
     private let openGauge = Gauge(label: "darkroom_server_connections_open")
     private let counters: [Reason: Counter]
 
-    init(limits: Limits, logger: Logger) {
+    /// Seconds between two log lines about refusals (the counts in between are summed). Default 10.
+    let logInterval: Double
+
+    init(limits: Limits, logger: Logger, logInterval: Double = 10) {
         self.limits = limits
         self.logger = logger
+        self.logInterval = logInterval
         counters = Dictionary(
             uniqueKeysWithValues: Reason.allCases.map {
                 ($0, Counter(label: "darkroom_server_connections_closed_total", dimensions: [("reason", $0.rawValue)]))
@@ -161,22 +168,57 @@ final class ConnectionGuard: Sendable {
         openGauge.record(openCount)
     }
 
-    /// Counts `reason` and logs, at most once per 10 s, how many of each happened since the last line.
+    /// Counts `reason` and logs, at most once per ``logInterval``, how many of each happened since the last line;
+    /// counts that arrive within the interval are logged when it ends (a timer), so a burst's tail is never lost.
     private func record(_ reason: Reason, address: String) {
         counters[reason]?.increment()
         let now = MonotonicClock.seconds()
-        let report: [Reason: UInt64]? = state.withLock { s in
+        enum Next {
+            case log([Reason: UInt64])
+            case flush(after: Double)
+            case nothing
+        }
+        let next: Next = state.withLock { s in
             s.counts[reason, default: 0] += 1
             s.unlogged[reason, default: 0] += 1
-            guard now - s.lastLog >= 10 else { return nil }
+            s.lastClient = address
+            if now - s.lastLog >= logInterval {
+                s.lastLog = now
+                defer { s.unlogged = [:] }
+                return .log(s.unlogged)
+            }
+            guard !s.flushScheduled else { return .nothing }
+            s.flushScheduled = true
+            return .flush(after: s.lastLog + logInterval - now)
+        }
+        switch next {
+        case .log(let report): log(report, lastClient: address)
+        case .flush(let seconds):
+            Task { [self] in
+                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                flush()
+            }
+        case .nothing: break
+        }
+    }
+
+    /// Logs what was counted since the last line.
+    private func flush() {
+        let now = MonotonicClock.seconds()
+        let (report, client): ([Reason: UInt64], String) = state.withLock { s in
+            s.flushScheduled = false
+            guard !s.unlogged.isEmpty else { return ([:], "") }
             s.lastLog = now
             defer { s.unlogged = [:] }
-            return s.unlogged
+            return (s.unlogged, s.lastClient)
         }
-        guard let report else { return }
+        if !report.isEmpty { log(report, lastClient: client) }
+    }
+
+    private func log(_ report: [Reason: UInt64], lastClient: String) {
         var metadata: Logger.Metadata = [
             "open": "\(openCount)", "max": "\(limits.maxConnections)", "max_per_client": "\(limits.maxPerClient)",
-            "last_client": "\(address)",
+            "last_client": "\(lastClient)",
         ]
         for (reason, count) in report { metadata[reason.rawValue] = "\(count)" }
         logger.warning("connections refused or closed by the connection limits", metadata: metadata)
