@@ -152,7 +152,8 @@ struct ConnectionLimitTests {
         // Then the first refusal is logged at once, and the other four in one line after the interval
         #expect(lines().count == 1 && lines().first?.metadata["per_client"] == "1")
         #expect(lines().first?.level == .warning && lines().first?.metadata["last_client"] == "10.0.0.1")
-        let deadline = ContinuousClock.now + .seconds(5)
+        // (generous: in the full suite the shared pool the timer's task runs on can be busy for many seconds)
+        let deadline = ContinuousClock.now + .seconds(60)
         while lines().count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(lines().count == 2 && lines().last?.metadata["per_client"] == "4", "\(lines().map(\.metadata))")
         #expect(connections.counts[.perClient] == 5)

@@ -1,3 +1,4 @@
+import Darkroom
 import DarkroomImage
 import DarkroomTestSupport
 import Foundation
@@ -44,6 +45,25 @@ struct MetadataEndpointTests {
             print(json.dumps(tags))
             """, [file])
         return try JSONDecoder().decode([String: String].self, from: json)
+    }
+
+    @Test("strip=0 reads its source as often as a plain render: once for the header, once whole")
+    func strip0ReadsTheSourceOnce() async throws {
+        let root = try Self.makeRoot()
+        try FileManager.default.copyItem(atPath: root + "/photo.jpg", toPath: root + "/copy.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { server, client in
+            // Given two copies of one JPEG, neither rendered yet
+            func reads(_ uri: String) async throws -> Int {
+                let before = server.service.pipeline.statistics.fileReads
+                #expect(try await client.execute(uri: uri, method: .get).status == .ok)
+                return server.service.pipeline.statistics.fileReads - before
+            }
+            // When one is rendered plainly and the other with its metadata kept
+            let plain = try await reads("/v1/thumb?src=photo.jpg&w=64")
+            let kept = try await reads("/v1/thumb?src=copy.jpg&w=64&strip=0")
+            // Then both read their file the same number of times
+            #expect(plain >= 1 && kept == plain, "plain \(plain), strip=0 \(kept)")
+        }
     }
 
     @Test func strip0KeepsTheExifUprightAndKeepCopyrightOnlyTheCredits() async throws {

@@ -193,18 +193,26 @@ final class ThumbnailService: Sendable {
         let probe = await probeFile(request, source: source)
         let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
         return try await admission.run(cost: cost) { [self] in
-            // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
-            // first frame). Files are known animated from their header; remote sources from the fetched bytes.
-            if !parameters.still, let animatedFormat = variant.animatedFormat, probe.map({ $0.frameCount > 1 }) ?? true
-            {
+            // The source's bytes, when something besides the decode needs them (read once: the decode then works
+            // from these bytes rather than reading the source again)
+            var bytes: [UInt8]?
+            func sourceBytes() async throws -> [UInt8] {
+                if let bytes { return bytes }
                 var dataRequest = request
                 dataRequest.options.insert(.returnData)
-                let bytes: [UInt8]
                 do {
                     bytes = try await pipeline.image(for: dataRequest).data ?? []
                 } catch {
                     throw Self.serverError(error)
                 }
+                request.source = .data(id: source.identity, bytes: bytes!)
+                return bytes!
+            }
+            // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
+            // first frame). Files are known animated from their header; remote sources from the fetched bytes.
+            if !parameters.still, let animatedFormat = variant.animatedFormat, probe.map({ $0.frameCount > 1 }) ?? true
+            {
+                let bytes = try await sourceBytes()
                 if (try? ImageProber.probe(bytes, limits: configuration.limits.decode))?.frameCount ?? 1 > 1 {
                     let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                         [self] () throws(ServerError) in
@@ -213,8 +221,16 @@ final class ThumbnailService: Sendable {
                     store(thumbnail, forKey: key)
                     return (thumbnail, "rendered")
                 }
-                request.source = .data(id: source.identity, bytes: bytes)  // a still after all: decode these bytes
             }
+            // Kept metadata comes from the source's bytes
+            let keptExif: [UInt8]? =
+                if let keep = parameters.keepMetadata {
+                    ExifMetadata.extract(from: try await sourceBytes()).flatMap {
+                        ExifMetadata.prepared($0, keep: keep)
+                    }
+                } else {
+                    nil
+                }
             let response: ImageResponse
             do {
                 response = try await pipeline.image(for: request)
@@ -223,14 +239,6 @@ final class ThumbnailService: Sendable {
             }
             guard let container = response.container else {
                 throw ServerError(.internalError, "the pipeline returned no image")
-            }
-            var keptExif: [UInt8]?
-            if let keep = parameters.keepMetadata {
-                // The source's bytes again (the pipeline's shared fetch and its caches serve them)
-                var dataRequest = request
-                dataRequest.options.insert(.returnData)
-                let bytes = (try? await pipeline.image(for: dataRequest).data) ?? []
-                keptExif = ExifMetadata.extract(from: bytes).flatMap { ExifMetadata.prepared($0, keep: keep) }
             }
             let exif = keptExif
             let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) { [self] () throws(ServerError) in
