@@ -46,9 +46,10 @@ public final class ThumbnailServer: Sendable {
         self.configuration = configuration
         self.registry = registry
         service = try ThumbnailService(configuration: configuration, resolver: resolver)
+        let descriptorLimit = ConnectionGuard.descriptorLimit()
         let limits = ConnectionGuard.Limits(
             maxConnections: ConnectionGuard.maxConnections(
-                configuration.maxConnections, descriptorLimit: ConnectionGuard.descriptorLimit(),
+                configuration.maxConnections, descriptorLimit: descriptorLimit,
                 reserve: configuration.descriptorReserve),
             maxPerClient: max(0, configuration.maxConnectionsPerClient), headTimeout: configuration.idleTimeout)
         if limits.maxConnections < configuration.maxConnections {
@@ -56,7 +57,7 @@ public final class ThumbnailServer: Sendable {
                 "fewer connections than configured: the descriptor limit is low",
                 metadata: [
                     "max_connections": "\(limits.maxConnections)", "configured": "\(configuration.maxConnections)",
-                    "descriptor_limit": "\(ConnectionGuard.descriptorLimit().map(String.init) ?? "none")",
+                    "descriptor_limit": "\(descriptorLimit.map(String.init) ?? "none")",
                 ])
         }
         connections = ConnectionGuard(limits: limits, logger: configuration.logger)

@@ -113,9 +113,9 @@ final class ConnectionGuard: Sendable {
     /// Admits or refuses a connection that just opened.
     func open(_ channel: any Channel) -> Admission {
         let address = channel.remoteAddress?.ipAddress ?? ""
-        let decision: Admission = state.withLock { s in
+        let (decision, open): (Admission, Int) = state.withLock { s in
             if limits.maxPerClient > 0, !address.isEmpty, s.perClient[address, default: 0] >= limits.maxPerClient {
-                return .refused(.perClient)
+                return (.refused(.perClient), s.entries.count)
             }
             var evict: (any Channel)?
             if s.entries.count >= limits.maxConnections {
@@ -125,21 +125,21 @@ final class ConnectionGuard: Sendable {
                     let since = entry.connection.idleSinceNanoseconds
                     if oldest.map({ since < $0.since }) ?? true { oldest = (key, since) }
                 }
-                guard let oldest else { return .refused(.total) }
+                guard let oldest else { return (.refused(.total), s.entries.count) }
                 evict = s.entries[oldest.key]!.channel
                 s.entries[oldest.key]!.evicting = true
             }
             let connection = ClientConnection(address: address)
             s.entries[ObjectIdentifier(channel)] = Entry(connection: connection, channel: channel)
             if !address.isEmpty { s.perClient[address, default: 0] += 1 }
-            return .accepted(connection, evict: evict)
+            return (.accepted(connection, evict: evict), s.entries.count)
         }
         switch decision {
         case .refused(let reason): record(reason, address: address)
         case .accepted(_, let evict?): record(.evicted, address: evict.remoteAddress?.ipAddress ?? "")
         case .accepted: break
         }
-        openGauge.record(openCount)
+        openGauge.record(open)
         return decision
     }
 
@@ -155,17 +155,18 @@ final class ConnectionGuard: Sendable {
 
     /// The channel closed: forgets it and tells the requests still running for it.
     func closed(_ channel: any Channel) {
-        let entry: Entry? = state.withLock { s in
+        let removed: (entry: Entry, open: Int)? = state.withLock { s in
             guard let entry = s.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return nil }
             let address = entry.connection.address
             if !address.isEmpty {
                 let left = s.perClient[address, default: 1] - 1
                 s.perClient[address] = left > 0 ? left : nil
             }
-            return entry
+            return (entry, s.entries.count)
         }
-        entry?.connection.markGone()
-        openGauge.record(openCount)
+        guard let removed else { return }  // refused at open: never counted
+        removed.entry.connection.markGone()
+        openGauge.record(removed.open)
     }
 
     /// Counts `reason` and logs, at most once per ``logInterval``, how many of each happened since the last line;
