@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Darkroom: fetch, decode at display size, cache and hand out display-ready bitmaps on Linux.
 ///
-/// Codecs are the system's (libjpeg-turbo, libspng, libwebp, giflib, libheif for HEIC, libavif for AVIF) and colour
+/// Codecs are the system's (libjpeg-turbo, libspng, libwebp, giflib, libheif for HEIC, libavif for AVIF, libjxl,
+/// libtiff, libraw for camera RAWs, librsvg for SVG; BMP and ICO are read by Darkroom's own small reader) and colour
 /// management is lcms2's, each found with pkg-config. Anything that uses
 /// setjmp/longjmp or a macro-heavy C API lives in a small C shim target that returns status codes.
 /// Every Darkroom target builds in Swift 6 mode with these: `any` spelled out for existentials, a member visible only
@@ -64,12 +65,26 @@ let package = Package(
             name: "CAVIF", pkgConfig: "libavif",
             providers: [.apt(["libavif-dev"]), .brew(["libavif"])]),
         .systemLibrary(
+            name: "CJXL", pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"]), .brew(["jpeg-xl"])]),
+        .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"]), .brew(["libtiff"])]),
+        .systemLibrary(
+            name: "CRaw", pkgConfig: "libraw_r",
+            providers: [.apt(["libraw-dev"]), .brew(["libraw"])]),
+        .systemLibrary(
+            name: "CRSVG", pkgConfig: "librsvg-2.0",
+            providers: [.apt(["librsvg2-dev"]), .brew(["librsvg"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
         .target(name: "CDarkroomGIF", dependencies: ["CGIF"]),
+        .target(name: "CDarkroomTIFF", dependencies: ["CTIFF"]),
+        .target(name: "CDarkroomSVG", dependencies: ["CRSVG"]),
 
         // MARK: Swift modules
         // What several modules share (locks, clocks): `package` access, not a product.
@@ -78,6 +93,8 @@ let package = Package(
             name: "DarkroomImage",
             dependencies: [
                 "DarkroomSupport", "CDarkroomJPEG", "CDarkroomGIF", "CSPNG", "CWebP", "CLCMS2", "CHeif", "CAVIF",
+                "CJXL",
+                "CDarkroomTIFF", "CRaw", "CDarkroomSVG",
             ]),
         .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite"]),
         .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage"]),

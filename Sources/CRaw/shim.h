@@ -1,0 +1,1 @@
+#include <libraw/libraw.h>
