@@ -26,6 +26,13 @@ public struct DecodeLimits: Sendable, Hashable {
     /// Largest embedded colour profile read, in bytes; a larger one is ignored (the image is treated as sRGB).
     /// Default 4 MiB (camera and print profiles are 0.5–600 KB).
     public var maxColorProfileBytes: Int
+    /// Most TIFF directories (pages, pyramid levels) read from one file. Default 1,000.
+    public var maxPages: Int = 1000
+    /// Largest SVG document accepted, in bytes (its parse tree is held whole). Default 16 MiB.
+    public var maxSVGBytes: Int = 16 << 20
+    /// Longest an SVG may take to render; past it the decode fails with `.limitExceeded` (the renderer itself
+    /// finishes on its own thread, bounded by librsvg's element limits). Default 10 s.
+    public var maxSVGRenderSeconds: Double = 10
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()

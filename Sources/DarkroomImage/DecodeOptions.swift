@@ -85,6 +85,9 @@ public struct DecodeOptions: Sendable, Hashable {
     /// ``OutputColorSpace/sRGB``: converted with lcms2 after resampling, so the cost is the output's (about
     /// 1 ms for a 256 px thumbnail; none for sRGB-equivalent profiles, recognised once and cached).
     public var colorSpace: OutputColorSpace
+    /// Which page of a multi-page file (TIFF) to decode, from 0. Default 0, the first; other formats have one page
+    /// and refuse any other value with `.invalidArgument`.
+    public var page: Int = 0
 
     /// Creates options; omitted values take their documented defaults.
     public init(

@@ -24,7 +24,8 @@ struct DecodePlan: Sendable, Hashable {
             ?? SourceRect(x: 0, y: 0, width: uprightWidth, height: uprightHeight)
         let ow = region.width  // oriented source size
         let oh = region.height
-        let cap = options.allowUpscaling ? Double.infinity : 1.0
+        // A vector document has no native resolution: it is drawn at the size asked for, larger or smaller
+        let cap = options.allowUpscaling || probe.format == .svg ? Double.infinity : 1.0
         var outW: Int
         var outH: Int
         var cropW = ow
@@ -137,5 +138,42 @@ struct DecodePlan: Sendable, Hashable {
     /// Bytes of the output bitmap in `format`.
     func outputBytes(_ format: PixelFormat) -> Int {
         Bitmap.alignedBytesPerRow(width: outputWidth, format: format) * outputHeight
+    }
+}
+
+extension DecodePlan {
+    /// The same output from a smaller (or larger) rendition of the source that is `width × height` (an icon
+    /// entry, a camera's embedded preview, a TIFF pyramid level): the source rectangle scaled to it.
+    func retargeted(sourceWidth width: Int, sourceHeight height: Int) -> DecodePlan {
+        var plan = self
+        let sx = Double(width) / Double(sourceWidth)
+        let sy = Double(height) / Double(sourceHeight)
+        plan.sourceRect = SourceRect(
+            x: sourceRect.x * sx, y: sourceRect.y * sy,
+            width: min(sourceRect.width * sx, Double(width)), height: min(sourceRect.height * sy, Double(height)))
+        plan.sourceWidth = width
+        plan.sourceHeight = height
+        return plan
+    }
+
+    /// Whether a `width × height` rendition of the whole source still has at least `margin ×` the output's pixels
+    /// on both axes across the part of the source the output shows.
+    func isCovered(byWidth width: Int, height: Int, margin: Double) -> Bool {
+        let m = max(margin, 1)
+        return Double(width) * sourceRect.width / Double(sourceWidth) >= Double(outputWidth) * m - 0.5
+            && Double(height) * sourceRect.height / Double(sourceHeight) >= Double(outputHeight) * m - 0.5
+    }
+
+    /// Of renditions of the whole source (sizes), the smallest that covers the output (``isCovered``), else the
+    /// largest: the index into `sizes`, nil when empty.
+    func bestRendition(_ sizes: [(width: Int, height: Int)], margin: Double) -> Int? {
+        let covering = sizes.indices.filter {
+            isCovered(byWidth: sizes[$0].width, height: sizes[$0].height, margin: margin)
+        }
+        if let smallest = covering.min(by: { sizes[$0].width * sizes[$0].height < sizes[$1].width * sizes[$1].height })
+        {
+            return smallest
+        }
+        return sizes.indices.max { sizes[$0].width * sizes[$0].height < sizes[$1].width * sizes[$1].height }
     }
 }

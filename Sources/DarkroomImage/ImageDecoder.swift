@@ -30,8 +30,8 @@ public struct DecodedImage: Sendable {
     }
 }
 
-/// Decodes JPEG, PNG, WebP, GIF (first frame), HEIC and AVIF into display-ready sRGB bitmaps at the size they will
-/// be shown.
+/// Decodes JPEG, PNG, WebP, GIF (first frame), HEIC, AVIF, JPEG XL, TIFF, camera RAW, SVG, BMP and ICO into
+/// display-ready sRGB bitmaps at the size they will be shown.
 ///
 /// A value type holding no state but its decoders: create one and share it across threads. Each call probes
 /// the header, checks ``DecodeLimits`` before allocating, shrinks on load where the codec can (JPEG DCT
@@ -46,7 +46,7 @@ public struct ImageDecoder: Sendable {
 
     private let codecs: [any CodecDecoder] = [
         JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), HEIFDecoder(),
-        AVIFDecoder(),
+        AVIFDecoder(), JXLDecoder(), TIFFDecoder(), RAWDecoder(), SVGDecoder(), BMPDecoder(), ICODecoder(),
     ]
 
     /// Creates a decoder; `customDecoders` are tried first.
@@ -80,8 +80,12 @@ public struct ImageDecoder: Sendable {
                 .limitExceeded,
                 "input of \(bytes.count) bytes exceeds maxInputBytes (\(options.limits.maxInputBytes))")
         }
-        let probe = try ImageProber.probe(bytes, limits: options.limits)
+        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.page)
         try Self.checkSource(probe, options.limits)
+        guard options.page == 0 || probe.pageCount > 1 else {
+            throw DarkroomImageError(
+                .invalidArgument, "page \(options.page) asked of a \(probe.format.rawValue) with one page")
+        }
         if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
             let decoded = try custom.decode(bytes, probe: probe, options: options)
             let bitmap = try Bitmap.allocate(
@@ -167,6 +171,8 @@ public struct ImageDecoder: Sendable {
         guard probe.width > 0, probe.height > 0 else {
             throw DarkroomImageError(.corrupt, "the header gives an empty size \(probe.width)×\(probe.height)")
         }
+        // A vector document's size costs nothing until rendered, and the render is bounded by maxDecodedBytes.
+        guard probe.format != .svg else { return }
         guard probe.width <= limits.maxDimension, probe.height <= limits.maxDimension else {
             throw DarkroomImageError(
                 .limitExceeded,

@@ -1,6 +1,18 @@
 /// An encoded image format, recognized by its magic bytes.
 public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
     case jpeg, png, webp, gif, heic, avif
+    /// JPEG XL, a bare codestream or in its ISO BMFF container.
+    case jxl
+    /// TIFF and BigTIFF (camera RAWs built on TIFF are ``raw``).
+    case tiff
+    /// A camera RAW (CR2, CR3, NEF, ARW, RAF, ORF, RW2, PEF, DNG…), read through libraw.
+    case raw
+    /// SVG, rasterized at the requested size.
+    case svg
+    /// Windows and OS/2 bitmaps.
+    case bmp
+    /// Windows icons and cursors (ICO, CUR).
+    case ico
 
     /// The usual file extension, without a dot.
     public var fileExtension: String {
@@ -11,11 +23,24 @@ public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .gif: "gif"
         case .heic: "heic"
         case .avif: "avif"
+        case .jxl: "jxl"
+        case .tiff: "tiff"
+        case .raw: "raw"
+        case .svg: "svg"
+        case .bmp: "bmp"
+        case .ico: "ico"
         }
     }
 
     /// The MIME type.
-    public var mimeType: String { "image/\(rawValue)" }
+    public var mimeType: String {
+        switch self {
+        case .svg: "image/svg+xml"
+        case .ico: "image/x-icon"
+        case .raw: "image/x-dcraw"
+        default: "image/\(rawValue)"
+        }
+    }
 }
 
 /// The EXIF orientation tag (1–8): how the stored pixels must be transformed to show the image upright.
@@ -76,6 +101,11 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// A ThumbHash placeholder (``ThumbHash``), computed only on request like ``colorProfile`` (`/v1/info`); nil
     /// from a plain probe.
     public var thumbHash: [UInt8]?
+    /// Pages (TIFF directories that are full images, not reduced-resolution levels); 1 for other formats. The
+    /// probe describes the page ``DecodeOptions/page`` names when probed with it, else the first.
+    public var pageCount: Int = 1
+    /// Camera RAW only: the camera and the embedded previews; nil for other formats.
+    public var raw: RAWDetails?
 
     /// Creates a probe result.
     public init(
@@ -130,5 +160,31 @@ public struct HEIFDetails: Sendable, Hashable, Codable {
         self.imageCount = imageCount
         self.thumbnailSizes = thumbnailSizes
         self.codec = codec
+    }
+}
+
+/// What a camera RAW file carries besides its sensor data.
+public struct RAWDetails: Sendable, Hashable, Codable {
+    /// The camera's maker and model, as libraw names them.
+    public var make: String
+    public var model: String
+    /// The sensor image's size once developed (before orientation).
+    public var sensorWidth: Int
+    public var sensorHeight: Int
+    /// The embedded previews' sizes, largest first, and their encoding (`jpeg`, `bitmap`).
+    public var previewSizes: [[Int]]
+    public var previewFormat: String?
+
+    /// Creates details.
+    public init(
+        make: String, model: String, sensorWidth: Int, sensorHeight: Int, previewSizes: [[Int]],
+        previewFormat: String?
+    ) {
+        self.make = make
+        self.model = model
+        self.sensorWidth = sensorWidth
+        self.sensorHeight = sensorHeight
+        self.previewSizes = previewSizes
+        self.previewFormat = previewFormat
     }
 }

@@ -41,14 +41,15 @@ public struct EncodeOptions: Sendable, Hashable {
     }
 }
 
-/// Encodes bitmaps to JPEG, PNG, WebP or AVIF bytes.
+/// Encodes bitmaps to JPEG, PNG, WebP, AVIF, JPEG XL or ICO bytes.
 ///
 /// Thread-safe and stateless. Cost: one pass over the pixels plus the codec; formats whose encoder wants a
 /// different layout (straight alpha for PNG/WebP, flattened color for JPEG) convert one row at a time or,
 /// for WebP's whole-image API, into one scratch copy.
 public enum ImageEncoder {
     /// Encodes `bitmap` as `format`.
-    /// - Throws: ``DarkroomImageError`` `.invalidArgument` (bad quality or speed, GIF or HEIC output), `.encodeFailed`.
+    /// - Throws: ``DarkroomImageError`` `.invalidArgument` (bad quality or speed; GIF, HEIC, TIFF, RAW, SVG or BMP
+    ///   output; an ICO over 256 px), `.encodeFailed`.
     public static func encode(
         _ bitmap: Bitmap, as format: ImageFileFormat,
         options: EncodeOptions = EncodeOptions()
@@ -61,8 +62,13 @@ public enum ImageEncoder {
         case .png: return try encodePNG(bitmap, options)
         case .webp: return try encodeWebP(bitmap, options)
         case .avif: return try encodeAVIF(bitmap, options)
+        case .jxl: return try encodeJXL(bitmap, options)
+        case .ico: return try encodeICO(bitmap, options)
         case .gif: throw DarkroomImageError(.invalidArgument, "GIF encoding is not supported; use PNG or WebP")
         case .heic: throw DarkroomImageError(.invalidArgument, "HEIC encoding is not supported; use AVIF")
+        case .tiff, .raw, .svg, .bmp:
+            throw DarkroomImageError(
+                .invalidArgument, "\(format.rawValue) encoding is not supported; use JPEG, PNG, WebP, AVIF or JPEG XL")
         }
     }
 
@@ -124,7 +130,7 @@ public enum ImageEncoder {
         return out
     }
 
-    private static func encodePNG(_ source: Bitmap, _ options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
+    static func encodePNG(_ source: Bitmap, _ options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
         let bitmap = try encodable(source)
         guard let ctx = spng_ctx_new(Int32(SPNG_CTX_ENCODER.rawValue)) else {
             throw DarkroomImageError(.outOfMemory, "could not create a PNG encoder")

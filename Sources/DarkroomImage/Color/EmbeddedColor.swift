@@ -47,7 +47,10 @@ extension EmbeddedColor {
         case .webp: readWebP(bytes, maxBytes: limits.maxColorProfileBytes)
         case .heic: HEIFDecoder.readColor(bytes, limits: limits)
         case .avif: AVIFDecoder.readColor(bytes, limits: limits)
-        case .gif: .none
+        case .jxl: JXLDecoder.readColor(bytes, limits: limits)
+        case .tiff: TIFFDecoder.readColor(bytes, limits: limits)
+        case .bmp: BMPDecoder.readColor(bytes, limits: limits)
+        case .gif, .raw, .svg, .ico: .none
         }
     }
 

@@ -17,6 +17,16 @@ public enum ImageProber {
         let reader = ByteReader(bytes)
         if let isobmff = isoBrandFormat(reader) { return isobmff }
         if let a = try? reader.u16be(0), a == 0xFFD8, let b = try? reader.u8(2), b == 0xFF { return .jpeg }
+        if let a = try? reader.u16be(0), a == 0xFF0A { return .jxl }  // a bare JPEG XL codestream
+        if JXLDecoder.hasContainerSignature(reader) { return .jxl }
+        if let raw = RAWDecoder.signatureFormat(reader) { return raw }
+        if let a = try? reader.u16be(0), a == 0x424D, let header = try? reader.u32le(14),
+            [12, 16, 40, 52, 56, 64, 108, 124].contains(header)
+        {
+            return .bmp
+        }
+        if ICODecoder.looksLikeICO(reader) { return .ico }
+        if SVGDecoder.looksLikeSVG(reader) { return .svg }
         guard let head = try? reader.u32be(0) else { return nil }
         switch head {
         case 0x8950_4E47:  // "\x89PNG"
@@ -40,13 +50,20 @@ public enum ImageProber {
     public static func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
         throws(DarkroomImageError) -> ImageProbe
     {
+        try probe(bytes, limits: limits, page: 0)
+    }
+
+    /// Probes an in-memory image, describing page `page` of a multi-page file (TIFF).
+    static func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, page: Int)
+        throws(DarkroomImageError) -> ImageProbe
+    {
         guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the image data is empty") }
         guard bytes.count <= limits.maxInputBytes else {
             throw DarkroomImageError(
                 .limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
         }
         do throws(ProbeStop) {
-            return try parse(bytes, isComplete: true, limits: limits)
+            return try parse(bytes, isComplete: true, limits: limits, page: page)
         } catch {
             switch error {
             case .failed(let failure): throw failure
@@ -81,7 +98,7 @@ public enum ImageProber {
     ///
     /// - Parameter isComplete: whether `bytes` is the whole input rather than a prefix of it.
     /// - Throws: ``ProbeStop/needMoreData(atLeast:)`` when `bytes` ends inside the header.
-    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits)
+    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool, limits: DecodeLimits, page: Int = 0)
         throws(ProbeStop) -> ImageProbe
     {
         let reader = ByteReader(bytes)
@@ -92,9 +109,18 @@ public enum ImageProber {
         case .gif: return try probeGIF(reader, isComplete: isComplete, limits: limits)
         case .heic: return try HEIFDecoder.probe(bytes, isComplete: isComplete, limits: limits)
         case .avif: return try AVIFDecoder.probe(bytes, isComplete: isComplete, limits: limits)
+        case .jxl: return try JXLDecoder.probe(bytes, isComplete: isComplete, limits: limits)
+        case .tiff: return try TIFFDecoder.probe(bytes, isComplete: isComplete, page: page, limits: limits)
+        case .raw: return try RAWDecoder.probe(bytes, isComplete: isComplete, limits: limits)
+        case .svg: return try SVGDecoder.probe(bytes, isComplete: isComplete, limits: limits)
+        case .bmp: return try BMPDecoder.probe(reader)
+        case .ico: return try ICODecoder.probe(reader)
         case nil:
             if let needed = signaturePrefixLength(reader) { throw .needMoreData(atLeast: needed) }
-            throw .failed(DarkroomImageError(.unsupportedFormat, "the data is not JPEG, PNG, WebP, GIF, HEIC or AVIF"))
+            throw .failed(
+                DarkroomImageError(
+                    .unsupportedFormat,
+                    "the data is not JPEG, PNG, WebP, GIF, HEIC, AVIF, JPEG XL, TIFF, a camera RAW, SVG, BMP or ICO"))
         }
     }
 
@@ -107,6 +133,7 @@ public enum ImageProber {
         func classify(_ brand: Int) -> ImageFileFormat? {
             switch brand {
             case 0x6176_6966, 0x6176_6973: .avif  // avif, avis
+            case 0x6372_7820: .raw  // "crx ": Canon CR3
             case 0x6865_6963, 0x6865_6978, 0x6865_696D, 0x6865_6973, 0x6865_7663, 0x6865_7678, 0x6865_766D, 0x6865_7673:
                 .heic
             default: nil
@@ -131,6 +158,8 @@ public enum ImageProber {
             ([0x52, 0x49, 0x46, 0x46], 12),  // "RIFF", then the size and "WEBP"
             ([0x47, 0x49, 0x46, 0x38, 0x37, 0x61], 6),  // "GIF87a"
             ([0x47, 0x49, 0x46, 0x38, 0x39, 0x61], 6),  // "GIF89a"
+            ([0x49, 0x49, 0x2A, 0x00], 4), ([0x4D, 0x4D, 0x00, 0x2A], 4),  // TIFF
+            ([0x42, 0x4D], 18),  // "BM" and the DIB header's size
         ]
         for (magic, needed) in signatures where reader.count < needed {
             if reader.matches(magic.prefix(reader.count), at: 0) { return needed }
