@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Python packages the tests use as independent references (Pillow, thumbhash, libthumbor, imgproxy,
-# moto), only when python3
+# moto, rawpy, pidng), only when python3
 # cannot import them: pip for the user first; Pillow else from Debian (python3-pil; apt-get, sudo when not root).
 set -euo pipefail
 
@@ -31,9 +31,13 @@ has thumbhash || { echo "install-pydeps: installing thumbhash" >&2; pip_install 
 has libthumbor || { echo "install-pydeps: installing libthumbor" >&2; pip_install libthumbor || true; }
 has imgproxy || { echo "install-pydeps: installing imgproxy" >&2; pip_install imgproxy || true; }
 
+# The camera RAW references: rawpy (libraw's own Python binding: preview and develop) and pidng (writes DNGs).
+has rawpy || { echo "install-pydeps: installing rawpy" >&2; pip_install rawpy || true; }
+has pidng || { echo "install-pydeps: installing pidng" >&2; pip_install pidng || true; }
+
 # An S3 API server on loopback for the S3 source tests (moto's server brings boto3, which uploads the objects).
 { has moto.server && has boto3; } || { echo "install-pydeps: installing moto[server]" >&2; pip_install 'moto[server]' || true; }
 
-for module in PIL thumbhash libthumbor imgproxy moto.server boto3; do
+for module in PIL thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng; do
   has "$module" || { echo "install-pydeps: $module is still missing" >&2; exit 1; }
 done

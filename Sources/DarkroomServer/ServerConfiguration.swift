@@ -164,6 +164,9 @@ public struct ServerConfiguration: Sendable {
     /// encode of a 256 px thumbnail costs several times a WebP one (docs/PERFORMANCE.md); `format=avif` works
     /// either way.
     public var autoAVIF = false
+    /// Whether `format=auto` answers JPEG XL to clients whose `Accept` names `image/jxl` (Safari 17+), ahead of
+    /// AVIF and WebP. Off by default, as AVIF: a JPEG XL encode costs more than WebP's.
+    public var autoJXL = false
     /// The AV1 encoder speed for AVIF output, 0–10. Default 8.
     public var avifSpeed = 8
     /// Whether thumbnails keep the source's colour profile (pixels unconverted, profile embedded) instead of being

@@ -50,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
     var exactChroma = false
     @Flag(help: "Answer format=auto with AVIF when Accept names image/avif (AVIF encodes cost several times WebP's).")
     var autoAvif = false
+    @Flag(help: "Answer format=auto with JPEG XL when Accept names image/jxl (ahead of AVIF and WebP).")
+    var autoJxl = false
     @Option(help: "AV1 encoder speed 0-10 for AVIF output.") var avifSpeed = 8
     @Flag(
         help: "Keep each source's colour profile (pixels unconverted, profile embedded) instead of converting to sRGB.")
@@ -162,6 +164,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.decodedCacheBytes = decodedCacheMb << 20
         configuration.exactChroma = exactChroma
         configuration.autoAVIF = autoAvif
+        configuration.autoJXL = autoJxl
         configuration.avifSpeed = avifSpeed
         configuration.keepColorProfile = keepColorProfile
         configuration.limits.maxSourceBytes = maxSourceMb << 20

@@ -11,7 +11,7 @@ struct ThumbCommand: ParsableCommand {
         abstract: "Write a downsampled thumbnail of each image (files, or folders searched recursively).")
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-        case auto, jpeg, png, webp, avif, gif
+        case auto, jpeg, png, webp, avif, gif, jxl, ico
     }
 
     @Argument(help: "Image files and folders.") var paths: [String]
@@ -20,7 +20,7 @@ struct ThumbCommand: ParsableCommand {
     @Option(
         help: """
             Output format: auto (JPEG, or PNG for images with alpha; animated WebP for animations), jpeg, png, webp, \
-            avif or gif (animations only keep their frames as webp or gif).
+            avif, gif, jxl or ico (at most 256 px; animations only keep their frames as webp or gif).
             """) var format: OutputFormat = .auto
     @Option(help: "Quality 1-100 for JPEG, WebP and AVIF.") var quality: Int = 85
     @Option(help: "AVIF encoder speed 0-10 (faster is larger).") var avifSpeed: Int = 8
@@ -128,6 +128,8 @@ struct ThumbPlan {
             switch fixed {
             case nil, .webp: .webp
             case .gif: .gif
+            case .jxl: .jxl
+            case .ico: .ico
             default: nil
             }
         }
@@ -151,6 +153,8 @@ struct ThumbPlan {
             case .webp: .webp
             case .avif: .avif
             case .gif: .gif
+            case .jxl: .jxl
+            case .ico: .ico
             }
         var found: [(input: String, relative: String)] = []
         for path in paths {

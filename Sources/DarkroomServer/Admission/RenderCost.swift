@@ -46,6 +46,19 @@ enum RenderCost {
             decoder = AVIFDecoder.planeBytes(
                 width: w, height: h, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
                 isGrayscale: probe.isGrayscale)
+        case .jxl:
+            // libjxl's working image (three float planes) and the row window
+            decoder = pixels * 12 + w * 512 * 4
+        case .tiff:
+            // a strip or row of tiles at a time, or one whole strip for files written as a single strip
+            decoder = w * 512 * 4 * max(1, probe.bitDepth / 8)
+        case .raw:
+            // a half-size develop: the sensor data and libraw's 16-bit half image (a preview costs far less)
+            decoder = pixels * 2 + pixels / 4 * 11
+        case .svg:
+            decoder = 0  // rendered at the output's size
+        case .bmp, .ico:
+            decoder = w * 4 + (probe.bitDepth <= 8 ? pixels : 0)
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
         if probe.frameCount > 1 && !parameters.still {

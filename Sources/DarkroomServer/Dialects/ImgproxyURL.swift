@@ -133,6 +133,8 @@ package struct ImgproxyURL {
         case "webp": "webp"
         case "avif": "avif"
         case "gif": "gif"
+        case "jxl": "jxl"
+        case "ico": "ico"
         case "best": "auto"
         default: throw ServerError(.badRequest, "imgproxy format '\(ext.prefix(20))' is not supported by Darkroom")
         }

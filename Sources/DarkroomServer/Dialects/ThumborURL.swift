@@ -158,8 +158,10 @@ package struct ThumborURL {
             switch name {
             case "quality": items["q"] = args.first
             case "format":
-                guard let f = args.first?.lowercased(), ["jpeg", "jpg", "png", "webp", "gif", "avif"].contains(f) else {
-                    throw bad("format must be jpeg, png, webp, gif or avif")
+                guard let f = args.first?.lowercased(),
+                    ["jpeg", "jpg", "png", "webp", "gif", "avif", "jxl"].contains(f)
+                else {
+                    throw bad("format must be jpeg, png, webp, gif, avif or jxl")
                 }
                 items["format"] = f == "jpg" ? "jpeg" : f
             case "fill":

@@ -29,7 +29,11 @@ struct RootDirectory: Sendable {
     }
 
     /// The image extensions ``scan(maxImages:)`` lists, lower-cased.
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif"]
+    static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif", "jxl", "tif", "tiff", "svg", "bmp", "ico", "cur",
+        "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "erf",
+        "kdc", "mos", "mrw", "x3f",
+    ]
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.
     /// Cost: one `realpath` and one `stat`.

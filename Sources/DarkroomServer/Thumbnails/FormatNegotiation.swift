@@ -4,7 +4,9 @@ import Foundation
 /// Which encoding a thumbnail response uses, decided before decoding so the cache key and `ETag` are known early.
 enum OutputVariant: String, Sendable, Hashable {
     /// An explicit `format=`.
-    case jpeg, png, webp, avif, gif
+    case jpeg, png, webp, avif, gif, jxl, ico
+    /// `format=auto`, the client accepts JPEG XL and the server offers it (``ServerConfiguration/autoJXL``).
+    case autoJXL = "auto-jxl"
     /// `format=auto`, the client accepts AVIF and the server offers it (``ServerConfiguration/autoAVIF``).
     case autoAVIF = "auto-avif"
     /// `format=auto` and the client accepts WebP.
@@ -13,18 +15,24 @@ enum OutputVariant: String, Sendable, Hashable {
     case autoLegacy = "auto-legacy"
 
     /// Whether the response depends on `Accept` (so it needs `Vary: Accept`).
-    var variesByAccept: Bool { self == .autoAVIF || self == .autoWebP || self == .autoLegacy }
+    var variesByAccept: Bool { self == .autoJXL || self == .autoAVIF || self == .autoWebP || self == .autoLegacy }
 
-    /// Picks the variant for `format` and the request's `Accept` header; `auto` answers AVIF only when
-    /// `offerAVIF` (its encode costs several times WebP's).
-    init(_ format: ThumbnailParameters.Format, accept: String?, offerAVIF: Bool = false) {
+    /// Picks the variant for `format` and the request's `Accept` header; `auto` answers JPEG XL only when
+    /// `offerJXL` and AVIF only when `offerAVIF` (their encodes cost several times WebP's); JPEG XL first.
+    init(_ format: ThumbnailParameters.Format, accept: String?, offerAVIF: Bool = false, offerJXL: Bool = false) {
         switch format {
         case .jpeg: self = .jpeg
         case .png: self = .png
         case .webp: self = .webp
         case .avif: self = .avif
         case .gif: self = .gif
+        case .jxl: self = .jxl
+        case .ico: self = .ico
         case .auto:
+            if offerJXL && Self.accepts("image/jxl", accept) {
+                self = .autoJXL
+                return
+            }
             if offerAVIF && Self.accepts("image/avif", accept) {
                 self = .autoAVIF
                 return
@@ -42,6 +50,8 @@ enum OutputVariant: String, Sendable, Hashable {
         case .avif, .autoAVIF: .avif
         case .autoLegacy: hasAlpha ? .png : .jpeg
         case .gif: .gif
+        case .jxl, .autoJXL: .jxl
+        case .ico: .ico
         }
     }
 
@@ -50,9 +60,9 @@ enum OutputVariant: String, Sendable, Hashable {
     /// that takes AVIF does), else GIF.
     var animatedFormat: ImageFileFormat? {
         switch self {
-        case .webp, .autoWebP, .autoAVIF: .webp
+        case .webp, .autoWebP, .autoAVIF, .autoJXL: .webp
         case .gif, .autoLegacy: .gif
-        case .jpeg, .png, .avif: nil
+        case .jpeg, .png, .avif, .jxl, .ico: nil
         }
     }
 

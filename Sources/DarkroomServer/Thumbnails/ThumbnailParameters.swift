@@ -27,7 +27,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
 
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
     enum Format: String, Sendable, Hashable, CaseIterable {
-        case auto, jpeg, png, webp, avif, gif
+        case auto, jpeg, png, webp, avif, gif, jxl, ico
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.

@@ -136,7 +136,8 @@ final class ThumbnailService: Sendable {
             s3Buckets: configuration.s3?.allowedBuckets)
         // Kept metadata goes into JPEG or PNG only, so `auto` then negotiates as for a client that names no format
         let variant = OutputVariant(
-            parameters.format, accept: parameters.keepMetadata == nil ? accept : nil, offerAVIF: configuration.autoAVIF)
+            parameters.format, accept: parameters.keepMetadata == nil ? accept : nil, offerAVIF: configuration.autoAVIF,
+            offerJXL: configuration.autoJXL)
         let key = "t|" + source.identity + "|" + parameters.renderKey + "|" + variant.rawValue
         let etag = Self.etag(forKey: key)
         let validators = Validators(etag: etag, lastModified: source.modified, variesByAccept: variant.variesByAccept)
