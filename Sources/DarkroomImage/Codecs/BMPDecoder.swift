@@ -74,8 +74,10 @@ struct ICODecoder: CodecDecoder {
         var entries: [Entry] = []
         for i in 0..<count {
             let e = 6 + 16 * i
-            let size = try reader.u32le(e + 8)
             let offset = try reader.u32le(e + 12)
+            // A size smaller than any header is a writer's slip (some cursor tools write 8): the entry runs to the end
+            let declared = try reader.u32le(e + 8)
+            let size = declared < 40 && offset < reader.count ? reader.count - offset : declared
             // Only an entry's header is needed to size it; a probe of a prefix still sees every entry.
             guard offset >= 6 + 16 * count, size >= 16, size <= Int(Int32.max) else { continue }
             if offset + min(size, 64) > reader.count { throw .needMoreData(atLeast: offset + min(size, 64)) }

@@ -43,8 +43,23 @@ struct DIBReader {
 
     /// Parses a BMP file (`BM`, its 14-byte file header, then the DIB header).
     static func parseFile(_ reader: ByteReader) throws(ProbeStop) -> DIBReader {
-        guard try reader.u8(0) == 0x42, try reader.u8(1) == 0x4D else { throw .corrupt("not a BMP file") }
+        guard try reader.u8(0) == 0x42, try reader.u8(1) == 0x4D else {
+            guard looksLikeBareDIB(reader) else { throw .corrupt("not a BMP file") }
+            return try parse(reader, at: 0, pixelOffset: nil, isIconEntry: false)
+        }
         return try parse(reader, at: 14, pixelOffset: try reader.u32le(10), isIconEntry: false)
+    }
+
+    /// Whether `reader` starts with a Windows DIB header and no file header: a header size of 40, 108 or 124,
+    /// positive width, one plane, a depth BMP has and a compression that goes with it. Checked after every format
+    /// with a signature, as the header has none of its own.
+    static func looksLikeBareDIB(_ reader: ByteReader) -> Bool {
+        guard let size = try? reader.u32le(0), [40, 108, 124].contains(size), let width = try? reader.u32le(4),
+            (1...65535).contains(width), let planes = try? reader.u16le(12), planes == 1,
+            let bits = try? reader.u16le(14), [1, 4, 8, 16, 24, 32].contains(bits),
+            let compression = try? reader.u32le(16), compression <= 3 || compression == 6
+        else { return false }
+        return true
     }
 
     /// Parses a DIB header at `offset`; the pixels start at `pixelOffset` (nil: right after the header, masks and
@@ -114,13 +129,13 @@ struct DIBReader {
         default:
             throw .corrupt("a \(bitCount)-bit BMP cannot use compression \(compression.rawValue)")
         }
-        guard !(topDown && (compression == .rle8 || compression == .rle4)) else {
-            throw .corrupt("an RLE BMP cannot be stored top-down")
-        }
         if compression == .rgb && bitCount == 16 { masks = (0x7C00, 0x03E0, 0x001F, 0) }
         if compression == .rgb && bitCount == 32 { masks = (0x00FF_0000, 0x0000_FF00, 0x0000_00FF, 0) }
         if isIconEntry && bitCount == 32 { masks.a = 0xFF00_0000 }
         var palette: [UInt32] = []
+        // A pixel offset inside the header cannot be meant (it would leave no room for the palette or masks): the
+        // pixels follow the palette, as Pillow reads such files
+        let pixelOffset = pixelOffset.flatMap { $0 <= masksEnd && bitCount <= 8 ? nil : $0 }
         if bitCount <= 8 {
             let entries = colorsUsed > 0 && colorsUsed <= 1 << bitCount ? colorsUsed : 1 << bitCount
             let start = masksEnd
@@ -157,7 +172,8 @@ struct DIBReader {
             let indices = try ScratchBuffer<UInt8>(count: width * height)
             try decodeRLE(bytes, into: indices.pointer)
             for y in rows {
-                let source = indices.pointer + (height - 1 - y) * width
+                // The format forbids top-down RLE; writers that do it anyway mean rows in stored order (as Pillow reads)
+                let source = indices.pointer + (topDown ? y : height - 1 - y) * width
                 for x in 0..<width { store(paletteEntry(Int(source[x])), out.pointer, x) }
                 deliver(out.pointer, y)
             }
@@ -167,7 +183,8 @@ struct DIBReader {
         for y in rows {
             let stored = topDown ? y : height - 1 - y
             let start = pixelOffset + stored * stride
-            guard start >= 0, start <= bytes.count - stride else {
+            // The last stored row may lack its padding (writers that stop at the last pixel)
+            guard start >= 0, start <= bytes.count - (width * bitCount + 7) / 8 else {
                 throw DarkroomImageError(.truncated, "the BMP pixels end before row \(y) of \(height)")
             }
             let row = bytes.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
@@ -238,7 +255,7 @@ struct DIBReader {
         return { value in UInt8((UInt64((value & mask) >> shift) * 255 + UInt64(maximum) / 2) / UInt64(maximum)) }
     }
 
-    /// Expands RLE8/RLE4 into one index a pixel, bottom row first as stored. Pixels the stream skips stay 0.
+    /// Expands RLE8/RLE4 into one index a pixel, in stored row order. Pixels the stream skips stay 0.
     private func decodeRLE(_ bytes: UnsafeRawBufferPointer, into indices: UnsafeMutablePointer<UInt8>)
         throws(DarkroomImageError)
     {

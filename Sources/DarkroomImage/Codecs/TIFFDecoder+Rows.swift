@@ -1,10 +1,11 @@
 import CDarkroomTIFF
+import Foundation
 
 extension TIFFDecoder {
     /// How a contiguous TIFF row is laid out, and its conversion to premultiplied BGRA (or C, M, Y, K bytes).
     /// Nil from ``init(_:)`` for layouts left to libtiff's RGBA interface.
     struct RowLayout {
-        enum Kind { case gray, palette, rgb, cmyk }
+        enum Kind { case gray, palette, rgb, cmyk, lab }
         let kind: Kind
         let bits: Int
         let samples: Int
@@ -12,6 +13,9 @@ extension TIFFDecoder {
         /// 0 none, 1 associated (premultiplied), 2 unassociated.
         let alpha: Int
         let isFloat: Bool
+        /// Signed integer samples: negative values are black, positive ones read as unsigned samples of the same
+        /// width (as libvips casts them for display; no range is stated in the file).
+        let isSigned: Bool
         let whiteIsZero: Bool
 
         var hasAlpha: Bool { alpha != 0 && kind != .cmyk }
@@ -22,13 +26,18 @@ extension TIFFDecoder {
             bits = Int(image.bits_per_sample)
             samples = Int(image.samples_per_pixel)
             isFloat = format == 3
+            isSigned = format == 2 && (bits == 8 || bits == 16 || bits == 32)
             whiteIsZero = image.photometric == 0
-            guard (format == 1 && [1, 2, 4, 8, 16].contains(bits)) || (isFloat && bits == 32) else { return nil }
+            guard (format == 1 && ((1...16).contains(bits) || bits == 32)) || isSigned || (isFloat && bits == 32) else {
+                return nil
+            }
             switch image.photometric {
             case 0, 1: (kind, colorSamples) = (.gray, 1)
             case 2 where bits >= 8: (kind, colorSamples) = (.rgb, 3)
+            case _ where isSigned: return nil
             case 3 where !isFloat && bits <= 8: (kind, colorSamples) = (.palette, 1)
             case 5 where image.ink_set == 1 && !isFloat && bits >= 8: (kind, colorSamples) = (.cmyk, 4)
+            case 8 where bits == 8 || bits == 16: (kind, colorSamples) = (.lab, 3)
             default: return nil
             }
             guard samples >= colorSamples else { return nil }
@@ -57,7 +66,9 @@ extension TIFFDecoder {
                 }
                 let a: UInt8 = alpha != 0 ? sample(raw, first + colorSamples) : 255
                 var bgr: (UInt8, UInt8, UInt8)
-                if kind == .gray {
+                if kind == .lab {
+                    bgr = lab(raw, first)
+                } else if kind == .gray {
                     var v = sample(raw, first)
                     if whiteIsZero { v = 255 - v }
                     bgr = (v, v, v)
@@ -76,16 +87,52 @@ extension TIFFDecoder {
             }
         }
 
-        /// Sample `index` of the row as stored (bits below 8 packed from the high bit).
+        /// Sample `index` of the row as stored: 8, 16 and 32 bits in host order (libtiff swaps them), other depths
+        /// packed big-endian from the high bit.
         private func integer(_ raw: UnsafeRawPointer, _ index: Int) -> UInt32 {
             switch bits {
             case 8: return UInt32(raw.load(fromByteOffset: index, as: UInt8.self))
             case 16: return UInt32(raw.loadUnaligned(fromByteOffset: 2 * index, as: UInt16.self))
+            case 32: return raw.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self)
             default:
                 let bit = index * bits
-                let byte = raw.load(fromByteOffset: bit >> 3, as: UInt8.self)
-                return UInt32(byte >> UInt8(8 - bits - (bit & 7))) & ((1 << UInt32(bits)) - 1)
+                let last = (bit + bits - 1) >> 3  // the byte holding the sample's lowest bit
+                var word: UInt32 = 0
+                for i in (bit >> 3)...last { word = word << 8 | UInt32(raw.load(fromByteOffset: i, as: UInt8.self)) }
+                return word >> UInt32(8 * (last + 1) - bit - bits) & ((1 << UInt32(bits)) - 1)
             }
+        }
+
+        /// CIE L*a*b* (D50, as TIFF stores it: L unsigned, a and b signed) to sRGB through XYZ, Bradford-adapted
+        /// to D65.
+        private func lab(_ raw: UnsafeRawPointer, _ first: Int) -> (UInt8, UInt8, UInt8) {
+            let l: Double
+            let a: Double
+            let b: Double
+            if bits == 8 {
+                l = Double(raw.load(fromByteOffset: first, as: UInt8.self)) * 100 / 255
+                a = Double(raw.load(fromByteOffset: first + 1, as: Int8.self))
+                b = Double(raw.load(fromByteOffset: first + 2, as: Int8.self))
+            } else {
+                l = Double(raw.loadUnaligned(fromByteOffset: 2 * first, as: UInt16.self)) * 100 / 65535
+                a = Double(raw.loadUnaligned(fromByteOffset: 2 * first + 2, as: Int16.self)) / 256
+                b = Double(raw.loadUnaligned(fromByteOffset: 2 * first + 4, as: Int16.self)) / 256
+            }
+            func f(_ t: Double) -> Double { t > 6.0 / 29 ? t * t * t : 3 * (6.0 / 29) * (6.0 / 29) * (t - 4.0 / 29) }
+            let fy = (l + 16) / 116
+            let x = 0.9642 * f(fy + a / 500)
+            let y = f(fy)
+            let z = 0.8249 * f(fy - b / 200)
+            // D50 XYZ → linear sRGB (Bradford adaptation folded in)
+            let r = 3.1339 * x - 1.6169 * y - 0.4906 * z
+            let g = -0.9788 * x + 1.9161 * y + 0.0335 * z
+            let bl = 0.0719 * x - 0.2290 * y + 1.4052 * z
+            func encode(_ v: Double) -> UInt8 {
+                let c = max(0, min(1, v))
+                let e = c <= 0.003_130_8 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055
+                return UInt8((e * 255).rounded())
+            }
+            return (encode(bl), encode(g), encode(r))
         }
 
         /// Sample `index` scaled to 8 bits (floats from their nominal 0…1).
@@ -94,10 +141,12 @@ extension TIFFDecoder {
                 let v = raw.loadUnaligned(fromByteOffset: 4 * index, as: Float.self)
                 return v.isNaN ? 0 : UInt8(max(0, min(255, (v * 255).rounded())))
             }
-            let v = integer(raw, index)
+            var v = integer(raw, index)
+            if isSigned && v >> UInt32(bits - 1) & 1 == 1 { v = 0 }
             switch bits {
             case 8: return UInt8(v)
             case 16: return UInt8((v * 255 + 32767) / 65535)
+            case 32: return UInt8((UInt64(v) * 255 + 0x7FFF_FFFF) / 0xFFFF_FFFF)
             default: return UInt8(v * 255 / ((1 << UInt32(bits)) - 1))
             }
         }

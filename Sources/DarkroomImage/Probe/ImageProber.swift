@@ -38,7 +38,8 @@ public enum ImageProber {
         default:
             break
         }
-        return nil
+        // Last, a bare DIB (a BMP without its file header, as the clipboard and some exporters write it)
+        return DIBReader.looksLikeBareDIB(reader) ? .bmp : nil
     }
 
     /// Probes an in-memory image. Reads only the header structures; decodes no pixels.
