@@ -1,4 +1,39 @@
+import DarkroomSupport
 import Foundation
+
+/// Runs a reference program (a published tool or library: Pillow, djxl, rsvg-convert, rawpy) for tests that compare
+/// against an independent implementation. Throws ``TestSupportError`` with the program's message when it is missing
+/// or fails (`make test` installs them), so no comparison passes without its reference.
+package enum ReferenceTool {
+    /// Runs `executable arguments...` (found on `PATH`) and returns its standard output.
+    package static func run(_ executable: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Standard error is drained on its own thread so a chatty tool cannot block on a full pipe.
+        let errorData = Locked(Data())
+        let drained = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            drained.signal()
+        }
+        let result = output.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let message = String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+            throw TestSupportError(
+                "\(executable) failed with status \(process.terminationStatus) (make test installs it): \(message)")
+        }
+        return result
+    }
+}
 
 /// Runs a Python snippet that computes a reference result with a published library (Pillow, thumbhash), for tests
 /// that compare against an independent implementation. Throws ``TestSupportError`` with Python's message when the
@@ -6,20 +41,12 @@ import Foundation
 package enum PythonReference {
     /// Runs `python3 -c script arguments...` and returns its standard output.
     package static func run(_ script: String, _ arguments: [String] = []) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let result = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("the Python reference failed (scripts/install-pydeps.sh installs it): \(message)")
-        }
-        return result
+        try ReferenceTool.run("python3", ["-c", script] + arguments)
+    }
+
+    /// Runs one of the project's scripts (a path relative to the package root) with `python3`.
+    package static func script(_ relativePath: String, _ arguments: [String]) throws -> Data {
+        try ReferenceTool.run(
+            "python3", [SamplePhotos.packageRoot.appendingPathComponent(relativePath).path] + arguments)
     }
 }

@@ -1,0 +1,51 @@
+import DarkroomImage
+import Foundation
+
+/// Other projects' own test images (Pillow's, pillow-jxl-plugin's), fetched from PyPI by
+/// `scripts/reference-suites.py` into `.build-reference/` (pinned versions, checked digests), and Pillow's reading
+/// of them as the reference. Throws ``TestSupportError`` when a suite cannot be had, so no test passes without it.
+package enum ReferenceSuites {
+    /// The extracted image folder of `suite` ("pillow" or "pillow-jxl-plugin"), fetched on first use.
+    package static func folder(_ suite: String) throws -> String {
+        let directory = SamplePhotos.packageRoot.appendingPathComponent(".build-reference").path
+        let printed = try PythonReference.script("scripts/reference-suites.py", ["--dir", directory])
+        let folders = String(decoding: printed, as: UTF8.self).split(separator: "\n").map(String.init)
+        guard let folder = folders.first(where: { $0.hasSuffix("/" + suite) }) else {
+            throw TestSupportError("reference suite \(suite) not fetched: \(folders)")
+        }
+        return folder
+    }
+
+    /// The files under `folder` whose extension is one of `extensions` (lower-cased), sorted.
+    package static func files(in folder: String, extensions: Set<String>) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: folder)
+        var found: [String] = []
+        while let relative = enumerator?.nextObject() as? String {
+            if extensions.contains((relative as NSString).pathExtension.lowercased()) {
+                found.append(folder + "/" + relative)
+            }
+        }
+        return found.sorted()
+    }
+
+    /// Pillow's reading of one file (see `scripts/pillow-reference.py`).
+    package struct PillowReading: Decodable, Sendable {
+        package let file: String
+        package let ok: Bool
+        package let mode: String?
+        package let width: Int?
+        package let height: Int?
+        package let comparable: Bool?
+        /// An RGBA PNG of what Pillow shows (sRGB, upright), when ``comparable``.
+        package let png: String?
+        package let error: String?
+    }
+
+    /// Pillow's readings of `files`, their PNGs written under `directory`.
+    package static func pillow(_ files: [String], into directory: String) throws -> [PillowReading] {
+        let output = try PythonReference.script("scripts/pillow-reference.py", ["--out", directory] + files)
+        return try String(decoding: output, as: UTF8.self).split(separator: "\n").map {
+            try JSONDecoder().decode(PillowReading.self, from: Data($0.utf8))
+        }
+    }
+}
