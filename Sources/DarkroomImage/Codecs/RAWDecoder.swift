@@ -32,9 +32,12 @@ struct RAWDecoder: CodecDecoder {
         var width: Int { Int(data.pointee.sizes.width) }
         var height: Int { Int(data.pointee.sizes.height) }
         var previewSize: (width: Int, height: Int)? {
+            // Before `libraw_unpack_thumb` the format is still unknown; the size and length are read at open
             let t = data.pointee.thumbnail
-            guard t.tformat == LIBRAW_THUMBNAIL_JPEG || t.tformat == LIBRAW_THUMBNAIL_BITMAP, t.twidth > 0,
-                t.theight > 0
+            guard
+                t.tformat == LIBRAW_THUMBNAIL_JPEG || t.tformat == LIBRAW_THUMBNAIL_BITMAP
+                    || (t.tformat == LIBRAW_THUMBNAIL_UNKNOWN && t.tlength > 0),
+                t.twidth > 0, t.theight > 0
             else { return nil }
             return (Int(t.twidth), Int(t.theight))
         }
@@ -126,7 +129,9 @@ struct RAWDecoder: CodecDecoder {
         do { handle = try Handle(bytes) } catch { throw .failed(error) }
         var probe = ImageProbe(
             format: .raw, width: handle.width, height: handle.height, orientation: handle.orientation, bitDepth: 8)
-        let preview = handle.previewSize
+        var preview = handle.previewSize
+        // The preview's encoding is known once it is read (a copy of its bytes: milliseconds)
+        if preview != nil, libraw_unpack_thumb(handle.data) != LIBRAW_SUCCESS.rawValue { preview = nil }
         let tformat = handle.data.pointee.thumbnail.tformat
         probe.raw = RAWDetails(
             make: handle.make, model: handle.model, sensorWidth: handle.width, sensorHeight: handle.height,
