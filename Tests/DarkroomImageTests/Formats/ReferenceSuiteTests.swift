@@ -107,4 +107,24 @@ struct ReferenceSuiteTests {
         print("bmp/b: \(refused) of \(files.count) refused with typed errors")
         #expect(refused >= 4)
     }
+
+    @Test("ICO output at favicon sizes: Pillow reads back the same pixels", arguments: [16, 32, 48, 256])
+    func icoOutput(size: Int) throws {
+        // Given a square thumbnail with alpha
+        var options = DecodeOptions(size: .stretch(width: size, height: size))
+        options.pixelFormat = Self.pixelFormat
+        let thumb = try ImageDecoder().decode(SamplePhotos.bytes("png/cups-alpha-1600x1000.png"), options: options)
+        // When it is written as ICO and Pillow reads the file
+        let scratch = try TemporaryDirectory("ico")
+        defer { scratch.remove() }
+        let file = scratch.file("favicon.ico")
+        try TemporaryDirectory.write(try ImageEncoder.encode(thumb.bitmap, as: .ico), to: file)
+        let reading = try #require(try ReferenceSuites.pillow([file], into: scratch.path).first)
+        // Then Pillow sees one icon of that size with the same pixels
+        #expect(reading.ok && reading.width == size && reading.height == size, "\(reading)")
+        var original = DecodeOptions(size: .original)
+        original.pixelFormat = Self.pixelFormat
+        let back = try ImageDecoder().decode(SamplePhotos.bytes(try #require(reading.png)), options: original)
+        #expect(PixelCompare.psnr(back.bitmap, thumb.bitmap) >= 50)
+    }
 }
