@@ -9,7 +9,7 @@ package enum FuzzSeeds {
     /// The seeds of `target` (name → bytes), with files from `photos` (the sample photos folder) when given.
     package static func seeds(for target: String, photos: String?) -> [(name: String, bytes: [UInt8])] {
         switch target {
-        case "probe", "decode": return images() + photoFiles(photos, folders: stillFolders)
+        case "probe", "decode": return images() + formatSeeds() + photoFiles(photos, folders: stillFolders)
         case "animation": return animations() + photoFiles(photos, folders: ["animated", "gif"])
         case "icc": return profiles(photos)
         case "exif": return exifBlocks(photos)

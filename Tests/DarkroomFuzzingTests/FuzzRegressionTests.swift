@@ -50,4 +50,23 @@ struct FuzzRegressionTests {
         let manifest = try #require(FuzzSeeds.manifests().first)
         #expect(manifest.bytes.starts(with: Array("SQLite format 3".utf8)))
     }
+
+    @Test func formatSeedsDecodeAsTheirFormats() throws {
+        // Given the seeds for the formats Darkroom reads but does not write (and JPEG XL and ICO)
+        let expected: [String: ImageFileFormat] = [
+            "bmp": .bmp, "tiff": .tiff, "dng": .raw, "svg": .svg, "jxl": .jxl, "ico": .ico,
+        ]
+        let seeds = FuzzSeeds.formatSeeds()
+        #expect(seeds.count == 9)
+        for (name, bytes) in seeds {
+            // When each is decoded, Then it is a whole image of the format its name says
+            let format = try #require(expected[(name as NSString).pathExtension], "\(name)")
+            let decoded = try ImageDecoder().decode(bytes, options: DecodeOptions(size: .maxPixelSize(32)))
+            #expect(decoded.probe.format == format, "\(name)")
+            #expect(decoded.bitmap.width > 0 && decoded.bitmap.height > 0, "\(name)")
+        }
+        // And the two-page TIFF reports both pages
+        let pages = try #require(seeds.first { $0.name == "gray-2pages.tiff" })
+        #expect(try ImageProber.probe(pages.bytes).pageCount == 2)
+    }
 }
