@@ -259,6 +259,10 @@ struct InfoBody: Codable, Sendable {
     var colorProfile: ColorProfileSummary?
     /// HEIC/AVIF: coded size, transformations, item count, thumbnail sizes, codec.
     var heif: HEIFDetails?
+    /// Camera RAW: maker, model, sensor size, and the embedded previews' sizes and encoding.
+    var raw: RAWDetails?
+    /// Pages a TIFF holds (`page=N` picks one); 1 for other formats.
+    var pageCount: Int
     /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
     /// how many times it plays (0 forever) and one play's length by the browsers' delay rule.
     var animation: AnimationBody?
@@ -295,5 +299,7 @@ struct InfoBody: Codable, Sendable {
                 totalDisplayDuration: $0.totalDisplayDuration)
         }
         heif = p.heif
+        raw = p.raw
+        pageCount = p.pageCount
     }
 }

@@ -1,0 +1,80 @@
+import DarkroomImage
+import DarkroomTestSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import DarkroomServer
+
+/// The formats beyond JPEG/PNG/WebP/GIF/HEIC/AVIF through the server: thumbnails and info from TIFF, JPEG XL, a DNG
+/// with its preview, SVG, BMP and ICO, JPEG XL and ICO out, and both URL dialects' format names.
+@Suite("Formats through the server")
+struct FormatEndpointTests {
+    let root = ServerHarness.makeRoot()
+
+    /// Writes one file of each new format into the root (TIFF, DNG and BMP by tools and Pillow, JPEG XL by cjxl).
+    func writeFiles() throws {
+        let photo = SamplePhotos.path("orientation/fallenleaf-600x400-orientation-1.jpg")
+        _ = try ReferenceTool.run("vips", ["copy", photo, root + "/photo.tif[compression=lzw]"])
+        _ = try ReferenceTool.run("cjxl", [photo, root + "/photo.jxl", "--quiet", "--lossless_jpeg=0", "-d", "1"])
+        _ = try PythonReference.script(
+            "scripts/make-dng.py",
+            [SamplePhotos.path("jpeg/kite-2560x1600.jpg"), root + "/camera.dng", "--preview", "512", "--scale", "0.5"])
+        _ = try PythonReference.run(
+            "import sys; from PIL import Image; im = Image.open(sys.argv[1]); im.save(sys.argv[2]); im.save(sys.argv[3], sizes=[(32, 32), (64, 64)])",
+            [photo, root + "/photo.bmp", root + "/favicon.ico"])
+        ServerHarness.write(
+            root + "/logo.svg",
+            Array(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"20\"><rect width=\"40\" height=\"20\" fill=\"#36c\"/></svg>"
+                    .utf8))
+    }
+
+    @Test("each format gives a thumbnail of the right size, as JPEG, JPEG XL or ICO")
+    func thumbnails() async throws {
+        try writeFiles()
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            for (src, size) in [
+                ("photo.tif", [120, 75]), ("photo.jxl", [120, 75]), ("camera.dng", [120, 75]), ("logo.svg", [120, 60]),
+                ("photo.bmp", [120, 75]), ("favicon.ico", [64, 40]),
+            ] {
+                // When a 120 px thumbnail is asked for as JPEG and as JPEG XL
+                let jpeg = try await client.execute(uri: "/v1/thumb?src=\(src)&w=120&format=jpeg", method: .get)
+                let jxl = try await client.execute(uri: "/v1/thumb?src=\(src)&w=120&format=jxl", method: .get)
+                // Then both answer at the size (ICO entries are not enlarged past 64 px)
+                #expect(jpeg.status == .ok, "\(src): \(jpeg.status)")
+                #expect(jpeg.probe.map { [$0.width, $0.height] } == size, "\(src)")
+                #expect(jxl.headers[.contentType] == "image/jxl" && jxl.probe?.format == .jxl, "\(src)")
+            }
+            // And ICO is written at a favicon size; SVG is not offered as output
+            let ico = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=32&h=32&fit=cover&format=ico", method: .get)
+            #expect(ico.headers[.contentType] == "image/x-icon" && ico.probe?.format == .ico)
+            let svg = try await client.execute(uri: "/v1/thumb?src=logo.svg&w=32&format=svg", method: .get)
+            #expect(svg.status == .badRequest)
+        }
+    }
+
+    @Test("info lists a RAW's preview sizes and camera; imgproxy and thumbor name the new formats")
+    func infoAndDialects() async throws {
+        try writeFiles()
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When a DNG is described
+            let info = try await client.execute(uri: "/v1/info?src=camera.dng", method: .get)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(info.bytes)) as? [String: Any])
+            let raw = try #require(json["raw"] as? [String: Any], "\(json)")
+            // Then it is a RAW with a 512 px JPEG preview
+            #expect(json["format"] as? String == "raw" && json["pageCount"] as? Int == 1)
+            #expect(raw["previewSizes"] as? [[Int]] == [[512, 320]] && raw["previewFormat"] as? String == "jpeg")
+            // And imgproxy's `@jxl` and thumbor's `format(jxl)` give JPEG XL from a TIFF
+            let imgproxy = try await client.execute(
+                uri: "/imgproxy/insecure/rs:fit:64:64/plain/photo.tif@jxl", method: .get)
+            let thumbor = try await client.execute(
+                uri: "/thumbor/unsafe/64x0/filters:format(jxl)/photo.tif", method: .get)
+            #expect(imgproxy.probe?.format == .jxl && imgproxy.probe?.width == 64)
+            #expect(thumbor.probe?.format == .jxl && thumbor.probe?.width == 64)
+        }
+    }
+}
