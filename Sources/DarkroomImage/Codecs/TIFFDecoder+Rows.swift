@@ -48,6 +48,7 @@ extension TIFFDecoder {
         func convert(
             _ source: UnsafePointer<UInt8>, _ out: UnsafeMutablePointer<UInt8>, width: Int, palette: [UInt32]
         ) {
+            if bits == 8 && !isFloat && !isSigned && convert8(source, out, width: width) { return }
             let raw = UnsafeRawPointer(source)
             for x in 0..<width {
                 let first = x * samples
@@ -85,6 +86,35 @@ extension TIFFDecoder {
                 }
                 (out[4 * x], out[4 * x + 1], out[4 * x + 2], out[4 * x + 3]) = (bgr.0, bgr.1, bgr.2, a)
             }
+        }
+
+        /// The common 8-bit layouts (gray, RGB, RGBA) without a call per sample; false for the others.
+        private func convert8(_ source: UnsafePointer<UInt8>, _ out: UnsafeMutablePointer<UInt8>, width: Int) -> Bool {
+            switch (kind, alpha) {
+            case (.gray, 0):
+                let flip: UInt8 = whiteIsZero ? 255 : 0
+                for x in 0..<width {
+                    let v = source[x * samples] ^ flip
+                    (out[4 * x], out[4 * x + 1], out[4 * x + 2], out[4 * x + 3]) = (v, v, v, 255)
+                }
+            case (.rgb, 0):
+                for x in 0..<width {
+                    let p = source + x * samples
+                    (out[4 * x], out[4 * x + 1], out[4 * x + 2], out[4 * x + 3]) = (p[2], p[1], p[0], 255)
+                }
+            case (.rgb, 2):
+                for x in 0..<width {
+                    let p = source + x * samples
+                    let a = p[3]
+                    out[4 * x] = PixelConversion.premultiply(p[2], a)
+                    out[4 * x + 1] = PixelConversion.premultiply(p[1], a)
+                    out[4 * x + 2] = PixelConversion.premultiply(p[0], a)
+                    out[4 * x + 3] = a
+                }
+            default:
+                return false
+            }
+            return true
         }
 
         /// Sample `index` of the row as stored: 8, 16 and 32 bits in host order (libtiff swaps them), other depths
