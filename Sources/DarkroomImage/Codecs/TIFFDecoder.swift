@@ -45,6 +45,8 @@ struct TIFFDecoder: CodecDecoder {
     /// A full-resolution page and the reduced renditions of it.
     struct Page {
         var index: Int
+        /// The page's fields as read while listing; its pointers (`icc`) are valid only until another directory
+        /// is read.
         var image: dr_tiff_image
         var levels: [(index: Int, sub: Int, width: Int, height: Int)] = []
     }
@@ -137,8 +139,10 @@ struct TIFFDecoder: CodecDecoder {
         let chosen =
             renditions[
                 plan.bestRendition(renditions.map { ($0.width, $0.height) }, margin: options.shrinkOnLoadMargin) ?? 0]
+        // The profile is copied while its page's directory is the current one: libtiff frees a directory's tag
+        // data when another is read, so `page.image.icc` (read while listing pages) may already be gone
+        let color = Self.reading(try handle.select(page.index), limits: options.limits)
         let image = try handle.select(chosen.index, sub: chosen.sub)
-        let color = Self.reading(page.image, limits: options.limits)
         let levelPlan = plan.retargeted(sourceWidth: Int(image.width), sourceHeight: Int(image.height))
         var output: CodecOutput
         if let layout = RowLayout(image) {

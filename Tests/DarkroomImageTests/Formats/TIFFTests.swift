@@ -201,4 +201,28 @@ struct TIFFTests {
         print("tiff cmyk+FOGRA39: \(String(format: "%.1f", psnr)) dB")
         #expect(psnr >= 30, "\(psnr) dB")
     }
+
+    @Test("a page's colour profile is read while its directory is current, however many pages follow")
+    func profileOfFirstPage() throws {
+        let directory = try TemporaryDirectory("tiff")
+        defer { directory.remove() }
+        // Given a three-page TIFF whose first page is Display P3 with its profile, the others plain
+        let p3 = try #require(SamplePhotos.files("icc").first { $0.contains("p3") && $0.hasSuffix(".jpg") })
+        let file = directory.file("p3-pages.tif")
+        _ = try PythonReference.run(
+            """
+            import sys
+            from PIL import Image
+            im = Image.open(sys.argv[1]); icc = im.info["icc_profile"]; small = im.resize((400, 300))
+            small.save(sys.argv[2], compression="tiff_lzw", icc_profile=icc, save_all=True,
+                       append_images=[small.convert("L"), small.convert("L")])
+            """, [p3, file])
+        let bytes = try SamplePhotos.bytes(file)
+        for _ in 0..<10 {
+            // When its first page is decoded
+            let decoded = try decoder.decode(bytes, options: Self.options(.maxPixelSize(128)))
+            // Then the P3 profile was read and used every time
+            #expect(decoded.convertedToSRGB && decoded.colorProblem == nil, "\(decoded.colorProblem ?? "")")
+        }
+    }
 }
