@@ -1,4 +1,4 @@
-/// Decodes an animated GIF, WebP or APNG one frame at a time: each frame composited on its canvas exactly as
+/// Decodes an animated GIF, WebP, APNG or JPEG XL one frame at a time: each frame composited on its canvas exactly as
 /// browsers do, then resampled to the requested size as it goes.
 ///
 /// Memory: one canvas at source size (plus, for GIF and APNG "previous" disposal, a copy of the area under the
@@ -53,7 +53,7 @@ public final class AnimatedImageDecoder {
         }
         var probe = source.probe
         try ImageDecoder.checkSource(probe, limits)
-        guard [.gif, .webp, .png].contains(probe.format) else {
+        guard [.gif, .webp, .png, .jxl].contains(probe.format) else {
             throw DarkroomImageError(.unsupportedFormat, "\(probe.format.rawValue) is not an animation format")
         }
         probe.orientation = .up
@@ -77,7 +77,7 @@ public final class AnimatedImageDecoder {
         outputWidth = plan.outputWidth
         outputHeight = plan.outputHeight
         self.probe = probe
-        rowFormat = probe.format == .png && probe.frameCount > 1 ? .rgba8 : .bgra8Premultiplied
+        rowFormat = [.png, .jxl].contains(probe.format) && probe.frameCount > 1 ? .rgba8 : .bgra8Premultiplied
         if plan.isIdentity(width: info.canvasWidth, height: info.canvasHeight) {
             resampler = nil
             scratchRow = nil
@@ -122,6 +122,8 @@ public final class AnimatedImageDecoder {
                 }
             }
             return try APNGCompositor(bytes, reader: reader, limits: limits)
+        case .jxl where probe.frameCount > 1:
+            return try JXLCompositor(bytes, width: info.canvasWidth, height: info.canvasHeight, limits: limits)
         default: return try StillCompositor(bytes, probe: probe, limits: limits)
         }
     }

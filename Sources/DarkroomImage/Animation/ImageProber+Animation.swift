@@ -1,6 +1,6 @@
 extension ImageProber {
     /// Reads an animation's canvas, per-frame durations and loop count from its container (GIF blocks, APNG
-    /// `acTL`/`fcTL`, WebP `ANIM`/`ANMF`), decoding no pixels. A still image (or a PNG without `acTL`) gives one
+    /// `acTL`/`fcTL`, WebP `ANIM`/`ANMF`, JPEG XL frame headers), decoding no pixels. A still image (or a PNG without `acTL`) gives one
     /// frame of duration 0. Cost: one walk over the block headers; memory: the durations.
     /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:)``; `.limitExceeded` past ``DecodeLimits/maxFrames``
     ///   or ``DecodeLimits/maxAnimationPixels``.
@@ -26,6 +26,12 @@ extension ImageProber {
                 info = AnimationInfo(
                     format: .png, canvasWidth: apng.width, canvasHeight: apng.height,
                     durations: apng.frames.map(\.durationMilliseconds), loopCount: apng.plays)
+            case .jxl where probe.frameCount > 1:
+                do throws(DarkroomImageError) {
+                    info = try JXLDecoder.animation(bytes, probe: probe, limits: limits)
+                } catch {
+                    throw .failed(error)
+                }
             default:
                 info = AnimationInfo(
                     format: probe.format, canvasWidth: probe.width, canvasHeight: probe.height, durations: [0],

@@ -131,7 +131,7 @@ struct JXLDecoder: CodecDecoder {
     }
 
     /// After the colour-encoding event: asks for sRGB where libjxl can convert (XYB), then reads what it will give.
-    private static func targetColor(_ decoder: OpaquePointer, limits: DecodeLimits) -> ColorReading {
+    static func targetColor(_ decoder: OpaquePointer, limits: DecodeLimits) -> ColorReading {
         var info = JxlBasicInfo()
         _ = JxlDecoderGetBasicInfo(decoder, &info)
         var srgb = JxlColorEncoding()

@@ -88,7 +88,7 @@ struct JXLTests {
         #expect(psnr >= 35, "\(psnr) dB")
     }
 
-    @Test("an animated JPEG XL reports its frames; its first frame is the animation's first")
+    @Test("an animated JPEG XL: its frames and timing, played through the animation path like its GIF source")
     func animated() throws {
         let directory = try TemporaryDirectory("jxl")
         defer { directory.remove() }
@@ -101,6 +101,19 @@ struct JXLTests {
         // Then the probe counts the frames and the still is frame 0, exactly
         #expect(decoded.probe.frameCount == 48)
         #expect(PixelCompare.psnr(decoded.bitmap, first.bitmap) >= 50)
+        // And played through the animation path, its timing is the GIF's and every frame is the GIF's frame
+        let options = DecodeOptions(size: .maxPixelSize(160))
+        let jxl = try AnimatedImageDecoder(SamplePhotos.bytes(file), options: options)
+        let reference = try AnimatedImageDecoder(SamplePhotos.bytes(gif), options: options)
+        #expect(jxl.info.durations == reference.info.durations && jxl.info.plays == reference.info.plays)
+        #expect(jxl.frameCount == 48 && jxl.outputWidth == 160 && jxl.outputHeight == 100)
+        var lowest = Double.infinity
+        while let frame = try jxl.nextFrame() {
+            let expected = try #require(try reference.nextFrame())
+            lowest = min(lowest, PixelCompare.psnr(frame.bitmap, expected.bitmap))
+        }
+        #expect(jxl.nextIndex == 48)
+        #expect(lowest >= 45, "lowest frame: \(lowest) dB")
     }
 
     @Test("pillow-jxl-plugin's test files (float, gray, ICC, EXIF) agree with djxl")
