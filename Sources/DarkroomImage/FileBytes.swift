@@ -13,21 +13,39 @@ public enum FileBytes {
     public static func read(_ path: String, limit: Int = DecodeLimits.default.maxInputBytes) throws(DarkroomImageError)
         -> [UInt8]
     {
+        let (fd, size) = try openRegularFile(path, limit: limit)
+        defer { close(fd) }
+        // Read straight into uninitialized storage: zero-filling first would touch every page twice
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer))
+            failed = done == nil
+            initialized = done ?? 0
+        }
+        guard !failed else { throw ioError("cannot read \(path)") }
+        return bytes
+    }
+
+    /// Opens `path` for reading: a regular file of at most `limit` bytes. Returns the descriptor and the size.
+    static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw ioError("cannot stat \(path)") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw DarkroomImageError(.io, "\(path) is not a regular file") }
+        guard fstat(fd, &st) == 0 else {
+            let error = ioError("cannot stat \(path)")
+            close(fd)
+            throw error
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw DarkroomImageError(.io, "\(path) is not a regular file")
+        }
         let size = Int(st.st_size)
         guard size <= limit else {
+            close(fd)
             throw DarkroomImageError(.limitExceeded, "\(path) is \(size) bytes, over the input limit (\(limit))")
         }
-        var bytes = [UInt8](repeating: 0, count: size)
-        guard let done = bytes.withUnsafeMutableBytes({ POSIXIO.read(fd, into: $0) }) else {
-            throw ioError("cannot read \(path)")
-        }
-        return done == size ? bytes : Array(bytes[..<done])
+        return (fd, size)
     }
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory, then rename. A reader

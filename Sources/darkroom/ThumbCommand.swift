@@ -52,14 +52,19 @@ struct ThumbCommand: ParsableCommand {
         let options = DecodeOptions(size: .maxPixelSize(maxPixelSize), colorSpace: keepColorProfile ? .original : .sRGB)
         let baseEncodeOptions = EncodeOptions(quality: quality, speed: avifSpeed)
         let jobs = plan.jobs
+        // One read buffer a worker, kept across files: later reads reuse its pages instead of faulting fresh ones
+        let buffers = Locked<[FileReadBuffer]>([])
         WorkQueue.run(count: jobs.count, workers: workers) { i in
             let job = jobs[i]
+            let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
+            defer { buffers.withLock { $0.append(buffer) } }
             do {
-                let bytes = try FileBytes.read(job.input, limit: options.limits.maxInputBytes)
+                let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
                 if !still, let animated = job.animatedFormat,
                     try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
                 {
-                    let decoder = try AnimatedImageDecoder(bytes, options: options, frameLimit: frames)
+                    let decoder = try AnimatedImageDecoder(
+                        EncodedAnimation(copying: bytes, limits: options.limits), options: options, frameLimit: frames)
                     let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
                     try FileBytes.writeAtomically(encoded, to: job.output(animated))
                     progress.advance()
