@@ -77,4 +77,20 @@ struct FormatEndpointTests {
             #expect(thumbor.probe?.format == .jxl && thumbor.probe?.width == 64)
         }
     }
+
+    @Test("the gallery lists every new format beside the photos, and a RAW's thumbnail link answers")
+    func gallery() async throws {
+        try writeFiles()
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When the library's first page is asked for
+            let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            // Then each file is a thumbnail on it
+            for name in ["photo.tif", "photo.jxl", "camera.dng", "logo.svg", "photo.bmp", "favicon.ico"] {
+                #expect(html.contains("alt=\"\(name)\""), "\(name) is not in the gallery")
+            }
+            // And the RAW's thumbnail, as the gallery asks for it, is an image
+            let thumb = try await client.execute(uri: "/v1/thumb?src=camera.dng&w=200&h=200&fit=cover", method: .get)
+            #expect(thumb.status == .ok && thumb.probe?.width == 200)
+        }
+    }
 }

@@ -225,4 +225,24 @@ struct TIFFTests {
             #expect(decoded.convertedToSRGB && decoded.colorProblem == nil, "\(decoded.colorProblem ?? "")")
         }
     }
+
+    @Test(
+        "libtiff's other codecs (ZSTD, LZMA, LERC, WebP) decode like the uncompressed original",
+        arguments: ["zstd", "lzma", "lerc", "webp"])
+    func libtiffCodecs(codec: String) throws {
+        let directory = try TemporaryDirectory("tiff")
+        defer { directory.remove() }
+        // Given an uncompressed TIFF and its copy recompressed by tiffcp
+        let plain = directory.file("plain.tif")
+        _ = try ReferenceTool.run(
+            "vips", ["copy", SamplePhotos.path("orientation/fallenleaf-600x400-orientation-1.jpg"), plain])
+        let packed = directory.file("\(codec).tif")
+        _ = try ReferenceTool.run("tiffcp", ["-c", codec, plain, packed])
+        // When both are decoded
+        let a = try decoder.decode(SamplePhotos.bytes(plain), options: Self.options(.original)).bitmap
+        let b = try decoder.decode(SamplePhotos.bytes(packed), options: Self.options(.original)).bitmap
+        // Then the lossless codecs give the same pixels, WebP (lossy by default) nearly so
+        let psnr = PixelCompare.psnr(a, b)
+        #expect(codec == "webp" ? psnr >= 35 : psnr == .infinity, "\(codec): \(psnr) dB")
+    }
 }
