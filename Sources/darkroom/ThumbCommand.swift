@@ -59,6 +59,16 @@ struct ThumbCommand: ParsableCommand {
             let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
             defer { buffers.withLock { $0.append(buffer) } }
             do {
+                // A camera RAW is read by libraw itself, which needs its preview, not the whole file
+                if try ImageProber.format(ofFileAt: job.input, limits: options.limits) == .raw {
+                    let image = try ImageDecoder().decode(fileAt: job.input, options: options)
+                    let format = job.format(hasAlpha: false)
+                    try FileBytes.writeAtomically(
+                        ImageEncoder.encode(image.bitmap, as: format, options: baseEncodeOptions),
+                        to: job.output(format))
+                    progress.advance()
+                    return
+                }
                 let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
                 if !still, let animated = job.animatedFormat,
                     try ImageProber.probe(bytes, limits: options.limits).frameCount > 1

@@ -25,6 +25,17 @@ struct RAWDecoder: CodecDecoder {
             guard status == LIBRAW_SUCCESS.rawValue else { throw RAWDecoder.failure(status, "opening the file") }
         }
 
+        /// Opens a file that libraw reads itself, on demand: the structures it parses, then the preview or the
+        /// sensor data — never the whole file for a preview.
+        init(path: String) throws(DarkroomImageError) {
+            guard let data = libraw_init(0) else {
+                throw DarkroomImageError(.outOfMemory, "could not create a libraw handle")
+            }
+            self.data = data
+            let status = libraw_open_file(data, path)
+            guard status == LIBRAW_SUCCESS.rawValue else { throw RAWDecoder.failure(status, "opening \(path)") }
+        }
+
         deinit { libraw_close(data) }
 
         var make: String { withUnsafeBytes(of: data.pointee.idata.make) { Self.string($0) } }
@@ -125,13 +136,20 @@ struct RAWDecoder: CodecDecoder {
         -> ImageProbe
     {
         guard isComplete else { throw .needMoreData(atLeast: Int.max) }
-        let handle: Handle
-        do { handle = try Handle(bytes) } catch { throw .failed(error) }
+        do throws(DarkroomImageError) { return probe(try Handle(bytes)) } catch { throw .failed(error) }
+    }
+
+    /// The probe of an open handle (see ``probe(_:isComplete:limits:)``).
+    static func probe(_ handle: Handle) -> ImageProbe {
         var probe = ImageProbe(
             format: .raw, width: handle.width, height: handle.height, orientation: handle.orientation, bitDepth: 8)
         var preview = handle.previewSize
         // The preview's encoding is known once it is read (a copy of its bytes: milliseconds)
-        if preview != nil, libraw_unpack_thumb(handle.data) != LIBRAW_SUCCESS.rawValue { preview = nil }
+        if preview != nil, handle.data.pointee.thumbnail.thumb == nil,
+            libraw_unpack_thumb(handle.data) != LIBRAW_SUCCESS.rawValue
+        {
+            preview = nil
+        }
         let tformat = handle.data.pointee.thumbnail.tformat
         probe.raw = RAWDetails(
             make: handle.make, model: handle.model, sensorWidth: handle.width, sensorHeight: handle.height,
@@ -144,7 +162,13 @@ struct RAWDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        let handle = try Handle(bytes)
+        try Self.decode(Handle(bytes), plan: plan, options: options, allocate: allocate)
+    }
+
+    /// The preview when it covers the plan's output, else the half-size develop, from an open handle.
+    static func decode(_ handle: Handle, plan: DecodePlan, options: DecodeOptions, allocate: BitmapAllocator)
+        throws(DarkroomImageError) -> CodecOutput
+    {
         if let preview = handle.previewSize,
             plan.isCovered(byWidth: preview.width, height: preview.height, margin: options.shrinkOnLoadMargin),
             let output = try Self.decodePreview(handle, plan: plan, options: options, allocate: allocate)
@@ -158,7 +182,10 @@ struct RAWDecoder: CodecDecoder {
     private static func decodePreview(
         _ handle: Handle, plan: DecodePlan, options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
-        guard libraw_unpack_thumb(handle.data) == LIBRAW_SUCCESS.rawValue else { return nil }
+        // Unpacked once per handle (the probe of a file path has done it already; libraw's file reader does not
+        // read it a second time)
+        guard handle.data.pointee.thumbnail.thumb != nil || libraw_unpack_thumb(handle.data) == LIBRAW_SUCCESS.rawValue
+        else { return nil }
         var status: Int32 = 0
         guard let image = libraw_dcraw_make_mem_thumb(handle.data, &status) else { return nil }
         defer { libraw_dcraw_clear_mem(image) }

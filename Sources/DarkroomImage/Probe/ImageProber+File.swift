@@ -47,6 +47,10 @@ extension ImageProber {
             if filled < capacity { fileSize = filled }  // the file shrank while we read it
             guard filled > 0 else { throw DarkroomImageError(.empty, "the file '\(path)' is empty") }
             let isComplete = filled >= fileSize
+            // A camera RAW's structures may lie anywhere in it: libraw reads them from the file itself
+            if !isComplete, format(of: UnsafeRawBufferPointer(rebasing: buffer[0..<filled])) == .raw {
+                return (RAWDecoder.probe(try RAWDecoder.Handle(path: path)), filled)
+            }
             do throws(ProbeStop) {
                 let probe = try parse(
                     UnsafeRawBufferPointer(rebasing: buffer[0..<filled]),

@@ -108,4 +108,51 @@ struct RAWTests {
             }
         }
     }
+
+    /// Bytes this thread has asked the kernel to read so far (`rchar` of /proc/thread-self/io).
+    static func threadBytesRead() throws -> Int {
+        let text = try String(contentsOfFile: "/proc/thread-self/io", encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("rchar:") })
+        return try #require(Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)))
+    }
+
+    @Test("decode(fileAt:) lets libraw read the preview, not the whole file, with the same pixels as the bytes")
+    func fromFile() throws {
+        let directory = try TemporaryDirectory("raw")
+        defer { directory.remove() }
+        // Given a DNG with a 1024 px preview and one with a 256 px preview, rotated
+        for (preview, size) in [(1024, 256), (256, 640)] {
+            let file = try Self.dng(preview: preview, orientation: 6, in: directory)
+            let fileSize = try SamplePhotos.bytes(file).count
+            // When it is decoded from its path, and from its bytes
+            let before = try Self.threadBytesRead()
+            let fromPath = try decoder.decode(fileAt: file, options: Self.options(.maxPixelSize(size)))
+            let read = try Self.threadBytesRead() - before
+            let fromBytes = try decoder.decode(SamplePhotos.bytes(file), options: Self.options(.maxPixelSize(size)))
+            // Then both give the same upright picture the same way
+            #expect(fromPath.usedEmbeddedThumbnail == (preview == 1024))
+            #expect(fromPath.probe.orientation == .right && fromPath.bitmap.height == size)
+            #expect(PixelCompare.psnr(fromPath.bitmap, fromBytes.bitmap) == .infinity)
+            // And a thumbnail from the preview read a fraction of the file
+            print("raw fromFile: preview \(preview): read \(read) of \(fileSize) bytes")
+            if preview == 1024 { #expect(read < fileSize / 4, "read \(read) of \(fileSize) bytes") }
+        }
+        // And other formats, missing files and damaged RAWs answer as the bytes path does
+        let jpeg = SamplePhotos.path("orientation/fallenleaf-600x400-orientation-6.jpg")
+        let a = try decoder.decode(fileAt: jpeg, options: Self.options(.maxPixelSize(200)))
+        let b = try decoder.decode(SamplePhotos.bytes(jpeg), options: Self.options(.maxPixelSize(200)))
+        #expect(PixelCompare.psnr(a.bitmap, b.bitmap) == .infinity)
+        #expect { try decoder.decode(fileAt: directory.file("missing.dng")) } throws: {
+            ($0 as? DarkroomImageError)?.code == .notFound
+        }
+        let whole = try SamplePhotos.bytes(try Self.dng(preview: 0, in: directory))
+        let cut = directory.file("cut.dng")
+        try TemporaryDirectory.write(Array(whole.prefix(whole.count / 2)), to: cut)
+        #expect(throws: DarkroomImageError.self) {
+            try decoder.decode(fileAt: cut, options: Self.options(.maxPixelSize(64)))
+        }
+        // And the probe of a RAW file reads its header from the file too
+        let probe = try ImageProber.probe(fileAt: directory.file("p1024-o6.dng"))
+        #expect(probe.format == .raw && probe.raw?.previewSizes == [[1024, 640]])
+    }
 }

@@ -1,0 +1,61 @@
+import DarkroomSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension ImageDecoder {
+    /// Decodes the file at `path`, reading no more of it than the format needs.
+    ///
+    /// A camera RAW (recognised by its first 64 KiB) is opened by libraw, which reads its structures and then only
+    /// the preview — about 4 MB of a 25 MB file — or, without a large enough preview, the sensor data; it never
+    /// holds the whole file. Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
+    /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. Thread-safe.
+    /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for the file, `.limitExceeded` past
+    ///   ``DecodeLimits/maxInputBytes``, and everything the bytes overload throws.
+    public func decode(fileAt path: String, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        guard customDecoders.isEmpty, try ImageProber.format(ofFileAt: path, limits: options.limits) == .raw else {
+            return try decode(FileBytes.read(path, limit: options.limits.maxInputBytes), options: options)
+        }
+        let handle = try RAWDecoder.Handle(path: path)
+        let probe = RAWDecoder.probe(handle)
+        try Self.checkSource(probe, options.limits)
+        guard options.page == 0 else {
+            throw DarkroomImageError(.invalidArgument, "page \(options.page) asked of a raw with one page")
+        }
+        let plan = try DecodePlan(probe: probe, options: options)
+        let output = try RAWDecoder.decode(handle, plan: plan, options: options, allocate: Bitmap.allocateOnHeap)
+        // The preview or the develop is sRGB already: only the pixel format and the orientation are left
+        var bitmap = output.bitmap
+        let final = Self.outputFormat(probe, options.pixelFormat)
+        if bitmap.format != final { bitmap = try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap) }
+        if options.applyOrientation && probe.orientation != .up {
+            bitmap = try bitmap.applying(probe.orientation, allocate: Bitmap.allocateOnHeap)
+        }
+        var result = DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator)
+        result.usedEmbeddedThumbnail = output.usedEmbeddedThumbnail
+        return result
+    }
+}
+
+extension ImageProber {
+    /// The format named by the first 64 KiB of the file at `path` (see ``format(of:)``), nil when they match none.
+    /// Cost: one open and one read of at most 64 KiB.
+    /// - Throws: `.notFound`/`.io` when the file cannot be read, `.limitExceeded` past ``DecodeLimits/maxInputBytes``.
+    public static func format(ofFileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError)
+        -> ImageFileFormat?
+    {
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: limits.maxInputBytes)
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(size, initialPrefixBytes), alignment: 16)
+        defer { buffer.deallocate() }
+        guard let read = POSIXIO.read(fd, into: buffer, at: 0) else {
+            throw FileBytes.ioError("cannot read \(path)")
+        }
+        return format(of: UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
+    }
+}
