@@ -38,7 +38,7 @@ build: deps
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 TESTBUILD  ?= .build-test
 test: deps
-	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme
+	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build

@@ -131,6 +131,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
+        // The desktop's side: the freedesktop.org thumbnail cache shared with file managers (read and written per
+        // the specification).
+        .target(
+            name: "DarkroomDesktop",
+            dependencies: [
+                "DarkroomSupport", "DarkroomImage", .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The fuzz targets: functions that must survive any input, run by libFuzzer (`make fuzz`) and, on the saved
         // crashers and seeds, by the tests.
         .target(
@@ -140,7 +147,7 @@ let package = Package(
             name: "darkroom",
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
-                "DarkroomServer",
+                "DarkroomServer", "DarkroomDesktop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -187,6 +194,9 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "DarkroomDesktopTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomDesktop", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomFuzzingTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage"]),

@@ -9,7 +9,7 @@ struct DarkroomCommand: AsyncParsableCommand {
         abstract: "Fast, memory-lean image decoding and thumbnailing.",
         subcommands: [
             ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, TableCommand.self,
-            FetchCommand.self, ServeCommand.self, SignCommand.self,
+            FetchCommand.self, ServeCommand.self, SignCommand.self, ThumbnailCacheCommand.self, ThumbnailerCommand.self,
         ])
 
     /// Sets the process's memory policy (large blocks go back to the system when freed), then runs the command as

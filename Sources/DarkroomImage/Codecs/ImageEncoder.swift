@@ -6,6 +6,20 @@ import CWebP
     import Glibc
 #endif
 
+/// One PNG `tEXt` chunk (``EncodeOptions/pngText``).
+public struct PNGText: Sendable, Hashable {
+    /// 1–79 printable Latin-1 characters.
+    public var keyword: String
+    /// The text, written as its UTF-8 bytes.
+    public var text: String
+
+    /// Creates a chunk.
+    public init(_ keyword: String, _ text: String) {
+        self.keyword = keyword
+        self.text = text
+    }
+}
+
 /// Options for ``ImageEncoder``.
 public struct EncodeOptions: Sendable, Hashable {
     /// Lossy quality 1–100 (JPEG, lossy WebP). Default 85.
@@ -21,6 +35,10 @@ public struct EncodeOptions: Sendable, Hashable {
     /// ``DecodedImage/colorProfile`` from a decode with ``OutputColorSpace/original``. Default nil: the pixels are
     /// sRGB and no profile is written (AVIF then declares sRGB with CICP).
     public var colorProfile: [UInt8]?
+    /// PNG only: `tEXt` chunks written before the image data, as (keyword, text) in order. Keywords are 1–79
+    /// printable Latin-1 characters (the freedesktop thumbnail cache's `Thumb::URI`, `Thumb::MTime`, …); texts are
+    /// written as their UTF-8 bytes. Default none.
+    public var pngText: [PNGText] = []
     /// The color transparent pixels are flattened onto for formats without alpha (JPEG). Default white.
     public var background: (red: UInt8, green: UInt8, blue: UInt8) {
         get { (bgR, bgG, bgB) }
@@ -162,6 +180,22 @@ public enum ImageEncoder {
             iccp.profile = profileCopy.baseAddress
             try check(spng_set_iccp(ctx, &iccp))
         }
+        // libspng keeps the text pointers until the image is encoded too: the copies live for this whole call
+        var chunks = [spng_text](repeating: spng_text(), count: options.pngText.count)
+        defer { for chunk in chunks { free(chunk.text) } }
+        for (i, entry) in options.pngText.enumerated() {
+            let keyword = Array(entry.keyword.utf8)
+            guard (1...79).contains(keyword.count) else {
+                throw DarkroomImageError(.invalidArgument, "a PNG text keyword must be 1 to 79 bytes: \(entry.keyword)")
+            }
+            withUnsafeMutableBytes(of: &chunks[i].keyword) { name in
+                for (j, byte) in keyword.enumerated() { name[j] = byte }
+            }
+            chunks[i].type = Int32(SPNG_TEXT.rawValue)
+            chunks[i].text = strdup(entry.text)
+            chunks[i].length = strlen(chunks[i].text)
+        }
+        if !chunks.isEmpty { try check(spng_set_text(ctx, &chunks, UInt32(chunks.count))) }
         try check(
             spng_encode_image(
                 ctx, nil, 0, Int32(SPNG_FMT_PNG.rawValue),
