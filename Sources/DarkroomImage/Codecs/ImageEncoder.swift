@@ -39,6 +39,9 @@ public struct EncodeOptions: Sendable, Hashable {
     /// printable Latin-1 characters (the freedesktop thumbnail cache's `Thumb::URI`, `Thumb::MTime`, …); texts are
     /// written as their UTF-8 bytes. Default none.
     public var pngText: [PNGText] = []
+    /// PNG only: zlib's compression level, 1 (fastest) to 9 (smallest). Default 6 (zlib's own default); a cache that
+    /// writes many small thumbnails may trade a little size for time with a lower one.
+    public var pngCompressionLevel = 6
     /// The color transparent pixels are flattened onto for formats without alpha (JPEG). Default white.
     public var background: (red: UInt8, green: UInt8, blue: UInt8) {
         get { (bgR, bgG, bgB) }
@@ -166,6 +169,7 @@ public enum ImageEncoder {
                 .encodeFailed, "PNG encoding failed", codecMessage: spng_strerror(status).map { String(cString: $0) })
         }
         try check(spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1))
+        try check(spng_set_option(ctx, SPNG_IMG_COMPRESSION_LEVEL, Int32(max(1, min(9, options.pngCompressionLevel)))))
         try check(spng_set_ihdr(ctx, &ihdr))
         // libspng keeps the profile pointer until the image is encoded: the copy lives for this whole call.
         let profileCopy = UnsafeMutableBufferPointer<CChar>.allocate(capacity: options.colorProfile?.count ?? 0)
