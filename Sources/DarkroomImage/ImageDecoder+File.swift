@@ -18,7 +18,18 @@ extension ImageDecoder {
     public func decode(fileAt path: String, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
         -> DecodedImage
     {
+        try decode(fileAt: path, options: options, reading: nil)
+    }
+
+    /// ``decode(fileAt:options:)`` reading non-RAW files into `buffer` (kept by a worker across files) instead of
+    /// fresh memory.
+    package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)
+        throws(DarkroomImageError) -> DecodedImage
+    {
         guard customDecoders.isEmpty, try ImageProber.format(ofFileAt: path, limits: options.limits) == .raw else {
+            if let buffer {
+                return try decode(buffer.read(path, limit: options.limits.maxInputBytes), options: options)
+            }
             return try decode(FileBytes.read(path, limit: options.limits.maxInputBytes), options: options)
         }
         let handle = try RAWDecoder.Handle(path: path)

@@ -40,8 +40,12 @@ struct ThumbnailCacheCommand: ParsableCommand {
             }
             let counts = Locked<[String: Int]>([:])
             let options = DecodeOptions(size: .maxPixelSize(size.pixels))
+            // One read buffer a worker, kept across files (as `thumb` does)
+            let buffers = Locked<[FileReadBuffer]>([])
             WorkQueue.run(count: files.count, workers: jobs ?? ProcessStats.activeCores) { i in
-                let outcome = Self.fill(files[i], cache: cache, size: size, options: options)
+                let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
+                defer { buffers.withLock { $0.append(buffer) } }
+                let outcome = Self.fill(files[i], cache: cache, size: size, options: options, buffer: buffer)
                 counts.withLock { $0[outcome, default: 0] += 1 }
             }
             let wall = MonotonicClock.seconds() - start
@@ -67,8 +71,8 @@ struct ThumbnailCacheCommand: ParsableCommand {
 
         /// One file: `valid`, `known_failure`, `rendered`, or `failed` (recorded in the cache's failure folder).
         static func fill(
-            _ file: String, cache: DesktopThumbnailCache, size: DesktopThumbnailCache.Size,
-            options: DecodeOptions
+            _ file: String, cache: DesktopThumbnailCache, size: DesktopThumbnailCache.Size, options: DecodeOptions,
+            buffer: FileReadBuffer
         ) -> String {
             do {
                 switch try cache.lookup(file, size: size) {
@@ -76,7 +80,7 @@ struct ThumbnailCacheCommand: ParsableCommand {
                 case .failed: return "known_failure"
                 case .stale, .missing: break
                 }
-                let image = try ImageDecoder().decode(fileAt: file, options: options)
+                let image = try ImageDecoder().decode(fileAt: file, options: options, reading: buffer)
                 try cache.store(
                     image.bitmap, for: file, size: size,
                     mimeType: DesktopThumbnailCache.mimeType(of: image.probe.format))
