@@ -44,6 +44,8 @@ max_len() {
 
 export SWIFT_BACKTRACE=enable=no  # libFuzzer and ASan report crashes; Swift's backtracer would wait on them
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:handle_abort=1}
+# Process-wide caches of system libraries (fontconfig's, loaded once for SVG text) are not leaks of an input
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 printf '%-10s %12s %10s %8s %9s  %s\n' target executions "exec/s" corpus findings log
 found=0
