@@ -93,4 +93,28 @@ struct FormatEndpointTests {
             #expect(thumb.status == .ok && thumb.probe?.width == 200)
         }
     }
+
+    @Test("format=auto offers JPEG XL only with autoJXL, to a client that accepts it, varying by Accept")
+    func jxlNegotiation() async throws {
+        let accept = "image/jxl,image/avif,image/webp,*/*;q=0.8"
+        // Given the server as it starts by default: JPEG XL is never chosen by negotiation
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let response = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: accept])
+            #expect(response.headers[.contentType] == "image/webp")
+        }
+        // When autoJXL is on
+        var configuration = ServerHarness.configuration(root: root)
+        configuration.autoJXL = true
+        try await ServerHarness.withServer(configuration) { _, client in
+            let jxl = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: accept])
+            let webp = try await client.execute(
+                uri: "/v1/thumb?src=photo.jpg&w=64", method: .get, headers: [.accept: "image/webp,*/*"])
+            // Then a client naming image/jxl gets JPEG XL, one that does not gets WebP, both told it varies
+            #expect(jxl.headers[.contentType] == "image/jxl" && jxl.probe?.format == .jxl)
+            #expect(webp.headers[.contentType] == "image/webp")
+            #expect(jxl.headers[.vary] == "Accept" && webp.headers[.vary] == "Accept")
+        }
+    }
 }
