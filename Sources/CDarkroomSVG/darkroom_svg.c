@@ -83,6 +83,11 @@ void dr_svg_size(dr_svg *svg, double *width, double *height, int *has_size) {
     *height = h;
 }
 
+/* Render threads still drawing, overrunning ones included (bounded by dr_svg_render's max_running). */
+static int running_renders = 0;
+
+int dr_svg_running(void) { return __atomic_load_n(&running_renders, __ATOMIC_SEQ_CST); }
+
 static void finish_job(render_job *job, int free_it) {
     if (!free_it) return;
     g_object_unref(job->handle);
@@ -121,19 +126,30 @@ static void *render_thread(void *arg) {
     pthread_cond_signal(&job->done_cond);
     pthread_mutex_unlock(&job->lock);
     finish_job(job, abandoned);
+    __atomic_sub_fetch(&running_renders, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
 
 int dr_svg_render(dr_svg *svg, uint8_t *out, int width, int height, size_t stride, double x, double y, double w,
-                  double h, double seconds, char *message, size_t message_length) {
+                  double h, double seconds, int max_running, char *message, size_t message_length) {
     if (!svg || !out || width <= 0 || height <= 0) return DR_SVG_ERR_ARGUMENT;
     int own_stride = cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, width);
     if (own_stride <= 0 || stride < (size_t)width * 4) return DR_SVG_ERR_ARGUMENT;
+    /* Take a place among the running renders, or refuse: the thread gives it back when it ends */
+    if (__atomic_add_fetch(&running_renders, 1, __ATOMIC_SEQ_CST) > (max_running > 0 ? max_running : 1)) {
+        __atomic_sub_fetch(&running_renders, 1, __ATOMIC_SEQ_CST);
+        copy_message(message, message_length, "too many SVG renders are still running");
+        return DR_SVG_ERR_BUSY;
+    }
     render_job *job = calloc(1, sizeof *job);
-    if (!job) return DR_SVG_ERR_NO_MEMORY;
+    if (!job) {
+        __atomic_sub_fetch(&running_renders, 1, __ATOMIC_SEQ_CST);
+        return DR_SVG_ERR_NO_MEMORY;
+    }
     job->pixels = calloc((size_t)own_stride, (size_t)height);
     if (!job->pixels) {
         free(job);
+        __atomic_sub_fetch(&running_renders, 1, __ATOMIC_SEQ_CST);
         return DR_SVG_ERR_NO_MEMORY;
     }
     pthread_mutex_init(&job->lock, NULL);
@@ -152,6 +168,7 @@ int dr_svg_render(dr_svg *svg, uint8_t *out, int width, int height, size_t strid
     pthread_attr_destroy(&attributes);
     if (started != 0) {
         finish_job(job, 1);
+        __atomic_sub_fetch(&running_renders, 1, __ATOMIC_SEQ_CST);
         return DR_SVG_ERR_NO_MEMORY;
     }
     struct timespec deadline;

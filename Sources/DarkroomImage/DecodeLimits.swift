@@ -31,8 +31,13 @@ public struct DecodeLimits: Sendable, Hashable {
     /// Largest SVG document accepted, in bytes (its parse tree is held whole). Default 16 MiB.
     public var maxSVGBytes: Int = 16 << 20
     /// Longest an SVG may take to render; past it the decode fails with `.limitExceeded` (the renderer itself
-    /// finishes on its own thread, bounded by librsvg's element limits). Default 10 s.
+    /// finishes on its own thread, bounded by librsvg's element limits and counted by ``maxSVGRendersRunning``).
+    /// Default 10 s.
     public var maxSVGRenderSeconds: Double = 10
+    /// Most SVG renders that may be drawing at once in the process, those that overran ``maxSVGRenderSeconds``
+    /// (their thread draws on until librsvg ends it) included; past it a decode fails at once with `.limitExceeded`.
+    /// Default 8: a few overrunning documents cannot pile up threads and CPU.
+    public var maxSVGRendersRunning: Int = 8
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()

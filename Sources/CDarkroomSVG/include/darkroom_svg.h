@@ -16,6 +16,7 @@ typedef enum {
     DR_SVG_ERR_TIMEOUT = 3,  /* the render did not finish within the limit */
     DR_SVG_ERR_NO_MEMORY = 4,
     DR_SVG_ERR_ARGUMENT = 5,
+    DR_SVG_ERR_BUSY = 6,     /* `max_running` renders (overrunning ones included) are still drawing */
 } dr_svg_status;
 
 typedef struct dr_svg dr_svg;
@@ -30,8 +31,12 @@ void dr_svg_size(dr_svg *svg, double *width, double *height, int *has_size);
 
 /* Renders into `out` (premultiplied BGRA in memory order, cairo's ARGB32 on little-endian), `width` x `height`
  * pixels `stride` bytes apart, the document laid out in the viewport (x, y, w, h) in output pixels; waits at most
- * `seconds`. */
+ * `seconds`. Refused with DR_SVG_ERR_BUSY while `max_running` render threads of this process (those that overran
+ * their limit included) are still drawing, so overruns cannot pile up. */
 int dr_svg_render(dr_svg *svg, uint8_t *out, int width, int height, size_t stride, double x, double y, double w,
-                  double h, double seconds, char *message, size_t message_length);
+                  double h, double seconds, int max_running, char *message, size_t message_length);
+
+/* Render threads of this process still drawing. */
+int dr_svg_running(void);
 
 #endif

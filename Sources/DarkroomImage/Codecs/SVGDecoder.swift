@@ -13,6 +13,9 @@ import CDarkroomSVG
 struct SVGDecoder: CodecDecoder {
     let format = ImageFileFormat.svg
 
+    /// SVG renders of this process still drawing, those past their time limit included.
+    static var rendersRunning: Int { Int(dr_svg_running()) }
+
     /// A parsed document.
     final class Document {
         let svg: OpaquePointer
@@ -107,7 +110,7 @@ struct SVGDecoder: CodecDecoder {
             document.svg, bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(plan.outputWidth),
             Int32(plan.outputHeight), bitmap.bytesPerRow, -plan.sourceRect.x * sx, -plan.sourceRect.y * sy,
             Double(plan.sourceWidth) * sx, Double(plan.sourceHeight) * sy, options.limits.maxSVGRenderSeconds,
-            &message, message.count)
+            Int32(clamping: options.limits.maxSVGRendersRunning), &message, message.count)
         switch dr_svg_status(rawValue: UInt32(status)) {
         case DR_SVG_OK:
             return CodecOutput(bitmap: GIFDecoder.withMeasuredOpacity(bitmap))
@@ -115,6 +118,11 @@ struct SVGDecoder: CodecDecoder {
             throw DarkroomImageError(
                 .limitExceeded,
                 "the SVG took longer than maxSVGRenderSeconds (\(options.limits.maxSVGRenderSeconds) s) to render")
+        case DR_SVG_ERR_BUSY:
+            throw DarkroomImageError(
+                .limitExceeded,
+                "\(options.limits.maxSVGRendersRunning) SVG renders are still running (maxSVGRendersRunning), some past their time limit"
+            )
         case DR_SVG_ERR_NO_MEMORY:
             throw DarkroomImageError(.outOfMemory, "rendering the SVG ran out of memory")
         default:

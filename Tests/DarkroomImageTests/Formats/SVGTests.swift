@@ -7,7 +7,7 @@ import Testing
 
 /// SVG against librsvg's own `rsvg-convert` on icons others drew (Debian's Adwaita theme), and the safety promises:
 /// drawn at the size asked for, nothing outside the document read, bounded in time.
-@Suite("SVG")
+@Suite("SVG", .serialized)
 struct SVGTests {
     let decoder = ImageDecoder()
 
@@ -117,5 +117,37 @@ struct SVGTests {
             try decoder.decode(
                 Array("<svg xmlns=\"http://www.w3.org/2000/svg\"><circle".utf8), options: Self.options(.original))
         }
+    }
+
+    @Test("renders that overran their time limit count against maxSVGRendersRunning until they end")
+    func overrunsAreBounded() async throws {
+        // Given a document slow to draw, a 10 ms time limit and room for 2 renders
+        var heavy = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1500\" height=\"1500\"><defs>"
+        heavy += "<filter id=\"b\"><feGaussianBlur stdDeviation=\"40\"/></filter></defs>"
+        for i in 0..<120 {
+            heavy += "<circle cx=\"\(i * 7 % 1500)\" cy=\"\(i * 13 % 1500)\" r=\"300\" filter=\"url(#b)\"/>"
+        }
+        heavy += "</svg>"
+        var options = Self.options(.original)
+        options.limits.maxSVGRenderSeconds = 0.01
+        options.limits.maxSVGRendersRunning = 2 + SVGDecoder.rendersRunning  // other suites may be drawing too
+        // When three are started one after the other, each abandoned at its limit
+        var errors: [DarkroomImageError] = []
+        for _ in 0..<6 {
+            do {
+                _ = try decoder.decode(Array(heavy.utf8), options: options)
+            } catch {
+                errors.append(error)
+                if error.message.contains("still running") { break }
+            }
+        }
+        // Then renders overran (their threads still draw) until the places were taken, and the next was refused
+        // at once for that (another suite's quick SVG render may take a place for a moment: one overrun may do)
+        #expect(errors.allSatisfy { $0.code == .limitExceeded }, "\(errors)")
+        #expect(errors.last?.message.contains("still running") == true, "\(errors)")
+        #expect(errors.count >= 2 && errors.dropLast().allSatisfy { $0.message.contains("took longer") }, "\(errors)")
+        // And once the overrunning renders end, their places come back
+        let freed = await eventually(120) { SVGDecoder.rendersRunning < options.limits.maxSVGRendersRunning }
+        #expect(freed)
     }
 }
