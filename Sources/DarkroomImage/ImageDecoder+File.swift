@@ -32,6 +32,14 @@ extension ImageDecoder {
             }
             return try decode(FileBytes.read(path, limit: options.limits.maxInputBytes), options: options)
         }
+        return try decodeCameraRAW(fileAt: path, options: options)
+    }
+
+    /// A camera RAW file read by libraw itself (see ``decode(fileAt:options:)``), for callers that already know the
+    /// format from ``ImageProber/format(ofFileAt:limits:)`` and need not read its first bytes again.
+    package func decodeCameraRAW(fileAt path: String, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage
+    {
         let handle = try RAWDecoder.Handle(path: path)
         let probe = RAWDecoder.probe(handle)
         try Self.checkSource(probe, options.limits)

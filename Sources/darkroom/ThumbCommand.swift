@@ -61,7 +61,7 @@ struct ThumbCommand: ParsableCommand {
             do {
                 // A camera RAW is read by libraw itself, which needs its preview, not the whole file
                 if try ImageProber.format(ofFileAt: job.input, limits: options.limits) == .raw {
-                    let image = try ImageDecoder().decode(fileAt: job.input, options: options)
+                    let image = try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
                     let format = job.format(hasAlpha: false)
                     try FileBytes.writeAtomically(
                         ImageEncoder.encode(image.bitmap, as: format, options: baseEncodeOptions),
