@@ -17,15 +17,15 @@ package final class WorkQueue: Sendable {
         package static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
     }
 
-    /// A queued closure's handle.
+    /// A queued closure's handle. The closure itself is kept by the queue only while the item is pending, so a
+    /// cancelled item releases what its closure captured (say the bytes of a file waiting for a decode) at once,
+    /// even if the item itself is still referenced.
     package final class Item: Sendable {
-        fileprivate let work: @Sendable (_ queueWait: Double) -> Void
         fileprivate let enqueuedAt: Double
         fileprivate weak let queue: WorkQueue?
 
-        fileprivate init(queue: WorkQueue, work: @escaping @Sendable (Double) -> Void) {
+        fileprivate init(queue: WorkQueue) {
             self.queue = queue
-            self.work = work
             self.enqueuedAt = MonotonicClock.seconds()
         }
 
@@ -48,29 +48,50 @@ package final class WorkQueue: Sendable {
         package var pending = 0
     }
 
+    private struct Pending {
+        var level: Priority
+        let work: @Sendable (_ queueWait: Double) -> Void
+    }
+
     private struct State {
         var levels = [[Item]](repeating: [], count: Priority.allCases.count)
         var heads = [Int](repeating: 0, count: Priority.allCases.count)
-        /// Queued items and their current level; an item in a level array but not here (or at another level) is
-        /// a tombstone skipped when popped.
-        var pending: [ObjectIdentifier: Priority] = [:]
+        /// Queued items, their current level and their closure; an item in a level array but not here (or at
+        /// another level) is a tombstone skipped when popped. (A tombstone holds the item, so its identifier cannot
+        /// be reused while it is in an array.)
+        var pending: [ObjectIdentifier: Pending] = [:]
+        /// Tombstones in the level arrays; past the number pending (and 64) the arrays are swept.
+        var tombstones = 0
         var stats = Statistics()
 
-        mutating func pop() -> Item? {
+        mutating func pop() -> (Item, Pending)? {
             for level in Priority.allCases.reversed() {
                 let l = level.rawValue
                 while heads[l] < levels[l].count {
                     let item = levels[l][heads[l]]
                     heads[l] += 1
-                    if pending[ObjectIdentifier(item)] == level {
+                    if let entry = pending[ObjectIdentifier(item)], entry.level == level {
                         pending[ObjectIdentifier(item)] = nil
                         compact(l)
-                        return item
+                        return (item, entry)
                     }
+                    tombstones = max(0, tombstones - 1)
                 }
                 compact(l)
             }
             return nil
+        }
+
+        /// Drops every tombstone once they outnumber the live entries: work that keeps arriving at a higher level
+        /// would otherwise leave cancelled or moved items of the lower levels in their arrays indefinitely.
+        mutating func sweepIfNeeded() {
+            guard tombstones > max(64, pending.count) else { return }
+            for level in Priority.allCases {
+                let l = level.rawValue
+                levels[l] = levels[l][heads[l]...].filter { pending[ObjectIdentifier($0)]?.level == level }
+                heads[l] = 0
+            }
+            tombstones = 0
         }
 
         mutating func compact(_ l: Int) {
@@ -93,7 +114,13 @@ package final class WorkQueue: Sendable {
     private let state = Locked(State())
     private let wakeups = DispatchSemaphore(value: 0)
 
-    package init(name: String, maxConcurrent: Int, idleTimeout: Double = 2) {
+    /// The Linux nice value each worker thread sets for itself when it starts (0: the process's own). A queue
+    /// doing background work for an interactive thread runs at a higher value, so the scheduler gives that
+    /// thread the CPU first whenever both want it.
+    package let niceness: Int32
+
+    package init(name: String, maxConcurrent: Int, idleTimeout: Double = 2, niceness: Int32 = 0) {
+        self.niceness = min(19, max(0, niceness))
         self.name = name
         self.maxConcurrent = max(1, maxConcurrent)
         self.idleTimeout = idleTimeout
@@ -104,10 +131,10 @@ package final class WorkQueue: Sendable {
     package func enqueue(priority: Priority = .normal, _ work: @escaping @Sendable (_ queueWait: Double) -> Void)
         -> Item
     {
-        let item = Item(queue: self, work: work)
+        let item = Item(queue: self)
         let spawn: Bool = state.withLock { s in
             s.levels[priority.rawValue].append(item)
-            s.pending[ObjectIdentifier(item)] = priority
+            s.pending[ObjectIdentifier(item)] = Pending(level: priority, work: work)
             s.stats.pending = s.pending.count
             guard s.stats.threads < maxConcurrent, s.stats.threads - s.stats.running < s.pending.count else {
                 return false
@@ -131,6 +158,11 @@ package final class WorkQueue: Sendable {
         state.withLock { s in
             let dropped = s.pending.count
             s.pending.removeAll()
+            for l in s.levels.indices {
+                s.levels[l].removeAll()
+                s.heads[l] = 0
+            }
+            s.tombstones = 0
             s.stats.pending = 0
             return dropped
         }
@@ -140,15 +172,21 @@ package final class WorkQueue: Sendable {
         state.withLock { s in
             let removed = s.pending.removeValue(forKey: ObjectIdentifier(item)) != nil
             s.stats.pending = s.pending.count
+            if removed {
+                s.tombstones += 1
+                s.sweepIfNeeded()
+            }
             return removed
         }
     }
 
     fileprivate func move(_ item: Item, to priority: Priority) {
         state.withLock { s in
-            guard let current = s.pending[ObjectIdentifier(item)], current != priority else { return }
-            s.pending[ObjectIdentifier(item)] = priority
+            guard let current = s.pending[ObjectIdentifier(item)]?.level, current != priority else { return }
+            s.pending[ObjectIdentifier(item)]?.level = priority
             s.levels[priority.rawValue].append(item)
+            s.tombstones += 1
+            s.sweepIfNeeded()
         }
     }
 
@@ -167,6 +205,9 @@ package final class WorkQueue: Sendable {
 
     private func workerLoop() {
         Thread.current.threadDictionary[Self.threadKey] = name
+        // Per-thread on Linux: the nice value is a thread's attribute, and PRIO_PROCESS with 0 names the calling
+        // thread (glibc's setpriority is the system call), so this leaves the process's other threads alone.
+        if niceness > 0 { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
         while true {
             if wakeups.wait(timeout: .now() + idleTimeout) == .timedOut {
                 let exit: Bool = state.withLock { s in
@@ -177,15 +218,15 @@ package final class WorkQueue: Sendable {
                 if exit { return }
                 continue
             }
-            let item: Item? = state.withLock { s in
+            let next: (Item, Pending)? = state.withLock { s in
                 guard let item = s.pop() else { return nil }
                 s.stats.pending = s.pending.count
                 s.stats.running += 1
                 s.stats.maxRunning = max(s.stats.maxRunning, s.stats.running)
                 return item
             }
-            guard let item else { continue }
-            item.work(MonotonicClock.seconds() - item.enqueuedAt)
+            guard let (item, entry) = next else { continue }
+            entry.work(MonotonicClock.seconds() - item.enqueuedAt)
             state.withLock { s in
                 s.stats.running -= 1
                 s.stats.executed += 1

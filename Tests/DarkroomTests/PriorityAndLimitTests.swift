@@ -159,4 +159,44 @@ struct PriorityAndLimitTests {
         #expect(seen.withLock { $0 } == [1, 0])
         await server.stop()
     }
+
+    @Test("A cancelled item releases what its closure captured at once, though the queue has not reached its level")
+    func cancelledItemsReleaseTheirCaptures() async throws {
+        // Given one thread held busy and an item queued below it that captures a payload
+        let queue = WorkQueue(name: "test", maxConcurrent: 1)
+        let gate = DispatchSemaphore(value: 0)
+        queue.enqueue(priority: .high) { _ in gate.wait() }
+        #expect(await eventually { queue.statistics.running == 1 })
+        final class Payload: Sendable {}
+        weak var released: Payload?
+        var item: WorkQueue.Item?
+        do {
+            let payload = Payload()
+            released = payload
+            item = queue.enqueue(priority: .low) { _ in withExtendedLifetime(payload) {} }
+        }
+        #expect(released != nil)
+        // When it is cancelled while its handle is still held
+        #expect(item?.cancel() == true)
+        // Then the payload is gone (a file's bytes waiting for a decode are not kept by a cancelled decode)
+        #expect(released == nil)
+        // And moving and cancelling many items leaves no tombstones holding work
+        for _ in 0..<1000 { queue.enqueue(priority: .veryLow) { _ in }.cancel() }
+        gate.signal()
+        #expect(await eventually { queue.statistics.running == 0 && queue.statistics.pending == 0 })
+        withExtendedLifetime(item) {}
+    }
+
+    @Test("Worker threads run at the queue's nice value; the caller's is untouched")
+    func workersRunAtTheirNiceValue() async throws {
+        // Given a queue for background work at nice 10
+        let queue = WorkQueue(name: "test", maxConcurrent: 1, niceness: 10)
+        let seen = Locked<Int32?>(nil)
+        // When an item reads its thread's nice value
+        queue.enqueue { _ in seen.withLock { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) } }
+        #expect(await eventually { seen.withLock { $0 } != nil })
+        // Then it is 10, and this thread's is still the process's
+        #expect(seen.withLock { $0 } == 10)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 0)
+    }
 }

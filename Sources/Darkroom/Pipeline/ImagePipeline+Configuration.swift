@@ -37,6 +37,10 @@ extension ImagePipeline {
         public var processingLimit: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
         /// Threads for disk-cache and file reads (blocking I/O kept off Swift's cooperative pool). Default 2.
         public var ioLimit: Int = 2
+        /// The Linux nice value (0…19) of the pipeline's decoding and I/O threads. Default 0 (a server's threads
+        /// are all equal). An app with a drawing thread sets 5–10, so decoding ahead never takes the CPU from a
+        /// frame: the scheduler then gives the drawing thread the core whenever both want one (about 10:1 at 10).
+        public var threadNiceness: Int32 = 0
         /// Most network transfers at once. Default 16.
         public var networkLimit: Int = 16
         /// Most network transfers at once to one host (as browsers). Default 6.

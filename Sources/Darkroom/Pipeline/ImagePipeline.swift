@@ -39,8 +39,11 @@ public final class ImagePipeline: Sendable {
         imageCache = configuration.imageCache
         logger = configuration.logger
         counters = PipelineCounters(prefix: configuration.metricsPrefix)
-        decodeQueue = WorkQueue(name: "darkroom.decode", maxConcurrent: configuration.processingLimit)
-        ioQueue = WorkQueue(name: "darkroom.io", maxConcurrent: configuration.ioLimit)
+        decodeQueue = WorkQueue(
+            name: "darkroom.decode", maxConcurrent: configuration.processingLimit,
+            niceness: configuration.threadNiceness)
+        ioQueue = WorkQueue(
+            name: "darkroom.io", maxConcurrent: configuration.ioLimit, niceness: configuration.threadNiceness)
         networkActivity = NetworkActivity(debounce: configuration.activityDebounce)
         network = NetworkScheduler(
             totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
