@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// Frame accounting for one run: how long the render thread worked per frame against the budget, which vsyncs
 /// went by without a frame, and how long cells waited for their image.
 public struct FrameStats: Sendable {

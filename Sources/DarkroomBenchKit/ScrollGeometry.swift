@@ -43,11 +43,3 @@ public struct ScrollGeometry: Sendable, Hashable {
         return visible.upperBound..<min(count, visible.upperBound + extra)
     }
 }
-
-/// Percentiles by the nearest-rank method over a copy of the samples (0 for no samples).
-public func percentile(_ values: [Double], _ p: Double) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
-    return sorted[min(sorted.count - 1, max(0, rank - 1))]
-}

@@ -1,5 +1,6 @@
 import DarkroomBenchKit
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 import Synchronization
 import Testing
