@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
+.PHONY: run view thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -21,6 +21,10 @@ release: deps
 # Main job: the thumbnail server on the sample photos; prints the URL to open (the gallery). Ctrl-C stops it.
 run: release
 	$(DARKROOM) serve --host $(HOST) --port $(PORT) --root $(PHOTOS) --cache-dir $(CACHE)
+
+# The photo browser window on the sample photos (needs a display; `xvfb-run make view` without one).
+view: release
+	$(DARKROOM) view $(PHOTOS)
 
 # Thumbnail a folder of photos to files and print the summary.
 thumbs: release
@@ -38,7 +42,8 @@ build: deps
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 TESTBUILD  ?= .build-test
 test: deps
-	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin
+	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
+		xvfb xauth
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build

@@ -77,6 +77,9 @@ let package = Package(
             name: "CRSVG", pkgConfig: "librsvg-2.0",
             providers: [.apt(["librsvg2-dev"]), .brew(["librsvg"])]),
         .systemLibrary(
+            name: "CSDL2", pkgConfig: "sdl2",
+            providers: [.apt(["libsdl2-dev"]), .brew(["sdl2"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
@@ -138,6 +141,14 @@ let package = Package(
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // `darkroom view`: a desktop photo browser in an SDL2 window (the grid, the large view, animations, scripted
+        // runs with a frame record). Built on the pipeline's public API, as an app would use it.
+        .target(
+            name: "DarkroomViewer",
+            dependencies: [
+                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables", "DarkroomDesktop",
+                "CSDL2",
+            ]),
         // The fuzz targets: functions that must survive any input, run by libFuzzer (`make fuzz`) and, on the saved
         // crashers and seeds, by the tests.
         .target(
@@ -147,7 +158,7 @@ let package = Package(
             name: "darkroom",
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
-                "DarkroomServer", "DarkroomDesktop",
+                "DarkroomServer", "DarkroomDesktop", "DarkroomViewer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -197,6 +208,12 @@ let package = Package(
         .testTarget(
             name: "DarkroomDesktopTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomDesktop", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomViewerTests",
+            dependencies: [
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomViewer", "Darkroom", "DarkroomImage",
+                "DarkroomDesktop",
+            ]),
         .testTarget(
             name: "DarkroomFuzzingTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage"]),

@@ -1,0 +1,160 @@
+import Darkroom
+import DarkroomImage
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What the viewer remembers of every image it has shown, across runs: its ThumbHash (a placeholder of ~25 bytes,
+/// whatever size the grid is drawn at) and whether it is animated (so a cell starts its player at once next time,
+/// even when its still comes from the image table, which knows nothing of frames).
+///
+/// Work happens on one serial utility queue of its own (Dispatch, never Swift's cooperative pool): hashing a
+/// delivered thumbnail (a resize to ≤ 100 px and the encode, about 1 ms), decoding hashes into 32 px placeholder
+/// bitmaps ahead of need, loading and saving the file. The drawing thread only looks bitmaps up (one lock).
+///
+/// File: `placeholders.tsv` in the viewer's cache folder, one `imageID<TAB>hex hash<TAB>frames` line per image,
+/// written to a temporary file and renamed (never torn). At most ``capacity`` images are kept.
+final class PlaceholderStore: Sendable {
+    private struct Record: Sendable {
+        var hash: [UInt8]
+        var frames: Int
+    }
+
+    private struct State {
+        var records: [String: Record] = [:]
+        /// Decoded placeholders by image ID (an LRU of ``bitmapCapacity`` is overkill: dropped all at once).
+        var bitmaps: [String: Bitmap] = [:]
+        var dirty = false
+    }
+
+    /// Most images remembered (about 60 bytes each).
+    let capacity: Int
+    /// Most decoded placeholders held (32 × 32 × 4 bytes each).
+    let bitmapCapacity = 4096
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "darkroom.view.placeholders", qos: .utility)
+    private let file: String?
+
+    /// Opens the store at `file` (nil: in memory only) and loads it in the background.
+    init(file: String?, capacity: Int = 1_000_000) {
+        self.file = file
+        self.capacity = capacity
+        guard let file else { return }
+        queue.async { [self] in load(file) }
+    }
+
+    /// The placeholder bitmap for `imageID`, if its hash is known and already decoded. Never blocks on work.
+    func placeholder(for imageID: String) -> Bitmap? { state.withLock { $0.bitmaps[imageID] } }
+
+    /// Whether `imageID` was animated when last decoded.
+    func isAnimated(_ imageID: String) -> Bool { state.withLock { ($0.records[imageID]?.frames ?? 1) > 1 } }
+
+    /// Decodes, in the background, the placeholders of these images that have a hash and no bitmap yet.
+    func prepare(_ imageIDs: [String]) {
+        queue.async { [self] in
+            let wanted: [(String, [UInt8])] = state.withLock { s in
+                imageIDs.compactMap { id in s.bitmaps[id] == nil ? s.records[id].map { (id, $0.hash) } : nil }
+            }
+            guard !wanted.isEmpty else { return }
+            var decoded: [(String, Bitmap)] = []
+            for (id, hash) in wanted { if let bitmap = try? ThumbHash.decode(hash) { decoded.append((id, bitmap)) } }
+            state.withLock { s in
+                if s.bitmaps.count + decoded.count > bitmapCapacity { s.bitmaps.removeAll(keepingCapacity: true) }
+                for (id, bitmap) in decoded { s.bitmaps[id] = bitmap }
+            }
+        }
+    }
+
+    /// Remembers `imageID`'s placeholder from a delivered thumbnail and its frame count (hashing in the
+    /// background; nothing happens when the hash is already known and the frame count unchanged).
+    func remember(_ imageID: String, thumbnail: Bitmap, frames: Int?) {
+        queue.async { [self] in
+            let known = state.withLock { $0.records[imageID] }
+            if let known, frames == nil || frames == known.frames { return }
+            var hash = known?.hash
+            if hash == nil {
+                let side = ThumbHash.maxSide
+                var small = thumbnail
+                if thumbnail.width > side || thumbnail.height > side {
+                    let scale = Double(side) / Double(max(thumbnail.width, thumbnail.height))
+                    let resize = ImageProcessors.Resize(
+                        width: max(1, Int(Double(thumbnail.width) * scale)),
+                        height: max(1, Int(Double(thumbnail.height) * scale)))
+                    guard let resized = try? resize.process(thumbnail) else { return }
+                    small = resized
+                }
+                hash = try? ThumbHash.encode(small)
+            }
+            guard let hash else { return }
+            let record = Record(hash: hash, frames: frames ?? known?.frames ?? 1)
+            state.withLock { s in
+                if s.records.count >= capacity, s.records[imageID] == nil { s.records.removeAll() }
+                s.records[imageID] = record
+                s.dirty = true
+            }
+        }
+    }
+
+    /// Writes the file if anything changed, and waits for it (call when the viewer closes).
+    func save() {
+        guard let file else { return }
+        queue.sync {
+            let (records, dirty): ([String: Record], Bool) = state.withLock { s in
+                defer { s.dirty = false }
+                return (s.records, s.dirty)
+            }
+            guard dirty else { return }
+            var text = ""
+            text.reserveCapacity(records.count * 96)
+            for (id, record) in records where !id.contains("\t") && !id.contains("\n") {
+                text += id + "\t" + record.hash.map { String(format: "%02x", $0) }.joined() + "\t\(record.frames)\n"
+            }
+            let temporary = file + ".tmp"
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+                _ = rename(temporary, file)
+            } catch {
+                unlink(temporary)
+            }
+        }
+    }
+
+    /// Waits until the background work queued so far is done (tests, and before reading what was remembered).
+    func waitForBackgroundWork() { queue.sync {} }
+
+    private func load(_ file: String) {
+        guard let data = FileManager.default.contents(atPath: file) else { return }
+        var records: [String: Record] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count == 3, let frames = Int(fields[2]), let hash = Self.bytes(hex: fields[1]) else {
+                continue
+            }
+            records[String(fields[0])] = Record(hash: hash, frames: frames)
+            if records.count >= capacity { break }
+        }
+        state.withLock { s in s.records.merge(records) { current, _ in current } }
+    }
+
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.count <= 64 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        var i = 0
+        while i < digits.count {
+            guard let hi = nibble(digits[i]), let lo = nibble(digits[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import DarkroomSupport
+import Foundation
+
+/// Every frame the drawing thread made, and how long each cell showed its placeholder: what `--stats FILE.json`
+/// writes. Only the drawing thread touches it.
+struct FrameRecorder {
+    /// One frame.
+    struct Frame: Codable, Sendable {
+        /// Seconds since the first frame, at the frame's start.
+        var t: Double
+        /// Drawing-thread work: events, deliveries, uploads, drawing and the present, milliseconds.
+        var ms: Double
+        /// Cells on screen.
+        var cells: Int
+        /// Of those, drawn as placeholders (no image yet).
+        var placeholders: Int
+        /// Scroll offset, pixels.
+        var offset: Double
+        /// The frame also saved a screenshot (read back and PNG-encoded on the drawing thread): not a frame a user
+        /// sees, so it is left out of the budget count.
+        var screenshot = false
+    }
+
+    let budget: Double
+    private(set) var frames: [Frame] = []
+    /// How long cells showed a placeholder before their image (or before leaving the screen without one), seconds.
+    private(set) var placeholderDurations: [Double] = []
+    /// Cells that left the screen (or were there at the end) without their image ever drawn.
+    private(set) var cellsNeverShown = 0
+    /// Cells whose image was drawn the first frame they were on screen.
+    private(set) var cellsShownAtOnce = 0
+    /// Resident set size samples, MiB.
+    private(set) var rssSamples: [Double] = []
+    private let start = MonotonicClock.seconds()
+
+    init(fps: Double) { budget = 1 / fps }
+
+    var now: Double { MonotonicClock.seconds() - start }
+
+    mutating func record(_ frame: Frame) { frames.append(frame) }
+    mutating func recordPlaceholder(shownFor seconds: Double, imageArrived: Bool) {
+        placeholderDurations.append(seconds)
+        if !imageArrived { cellsNeverShown += 1 }
+    }
+    mutating func recordShownAtOnce() { cellsShownAtOnce += 1 }
+    mutating func recordRSS(_ mib: Double) { rssSamples.append(mib) }
+
+    /// The summary and the frames as JSON.
+    func json(extra: [String: Any]) throws -> Data {
+        // The first frame maps the window and the screenshot frames encode a PNG: neither is scrolling work.
+        let ms = frames.dropFirst().filter { !$0.screenshot }.map(\.ms)
+        let budgetMs = budget * 1000
+        let placeholderMs = placeholderDurations.map { $0 * 1000 }
+        var summary: [String: Any] = [
+            "frames": frames.count,
+            "firstFrameMs": frames.first?.ms ?? 0,
+            "screenshotFrames": frames.filter(\.screenshot).count,
+            "seconds": frames.last.map { $0.t + $0.ms / 1000 } ?? 0,
+            "budgetMs": budgetMs,
+            "overBudget": ms.filter { $0 > budgetMs }.count,
+            "frameMs": [
+                "p50": percentile(ms, 50), "p95": percentile(ms, 95), "p99": percentile(ms, 99),
+                "max": ms.max() ?? 0,
+            ],
+            "placeholderFrames": frames.filter { $0.placeholders > 0 }.count,
+            "placeholderCellFrames": frames.reduce(0) { $0 + $1.placeholders },
+            "placeholderMs": [
+                "count": placeholderMs.count, "p50": percentile(placeholderMs, 50),
+                "p95": percentile(placeholderMs, 95), "max": placeholderMs.max() ?? 0,
+            ],
+            "cellsNeverShown": cellsNeverShown,
+            "cellsShownAtOnce": cellsShownAtOnce,
+            "rssMiB": ["first": rssSamples.first ?? 0, "max": rssSamples.max() ?? 0, "last": rssSamples.last ?? 0],
+            "rssSamples": rssSamples,
+        ]
+        summary.merge(extra) { _, new in new }
+        var object = summary
+        object["frameRecord"] = frames.map {
+            [
+                "t": $0.t, "ms": $0.ms, "cells": $0.cells, "placeholders": $0.placeholders, "offset": $0.offset,
+                "screenshot": $0.screenshot,
+            ]
+        }
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+}

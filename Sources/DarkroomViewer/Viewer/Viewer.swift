@@ -1,0 +1,296 @@
+import Darkroom
+import DarkroomCache
+import DarkroomDesktop
+import DarkroomImage
+import DarkroomSupport
+import DarkroomTables
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `darkroom view`: a window showing every image under a folder as a grid of thumbnails, and one image large.
+///
+/// One drawing thread (the caller of ``run()``) owns the window: each frame it takes input (or a script step),
+/// moves the scroll, binds cells that came into view to pipeline requests, takes the images pipeline threads
+/// delivered, uploads them to textures and draws. It never decodes, resamples or reads a file (with
+/// ``ViewerOptions/Strategy/naive`` it does, on purpose, for comparison). Frames are paced at
+/// ``ViewerOptions/fps``; every frame's work time and placeholder count go to ``FrameRecorder``.
+public final class Viewer {
+    let options: ViewerOptions
+    let window: SDLWindow
+    let pipeline: ImagePipeline
+    let prefetcher: ImagePrefetcher
+    let library: PhotoLibrary
+    let placeholders: PlaceholderStore
+    let desktop: DesktopThumbnails?
+    var desktopSources = 0
+    let inbox = DeliveryInbox()
+    /// Makes animation players (parsing an animation's header) off the drawing thread.
+    let helper = DispatchQueue(label: "darkroom.view.helper", qos: .userInitiated)
+    let tableName: String?
+    let rss = RSSSamples()
+    let rssTimer: any DispatchSourceTimer
+
+    var items: [LibraryItem] = []
+    var scanFinished = false
+    var layout: GridLayout
+    var recorder: FrameRecorder
+
+    // Scroll state (pixels)
+    var offset = 0.0
+    var lastOffset = 0.0
+    var velocity = 0.0
+    var scriptVelocity: Double?
+    var wheelTarget: Double?
+    var direction = 1
+    var dragGrab: Double?
+
+    // Cells
+    var bound: [Int: CellState] = [:]
+    var cellsBySlot: [Int: CellState] = [:]
+    var freeCells: [CellState] = []
+    var prefetching: [Int: ImageRequest] = [:]
+    var boundRange: Range<Int> = 0..<0
+    var selected = 0
+    var large: LargeState?
+
+    // Loop state
+    var running = true
+    var script: ScriptRunner?
+    var pendingScreenshot: String?
+    var lastPlaceholders = 0
+    var firstScreenAt: Double?
+    var firstCellsAt: Double?
+    var settleTimes: [Double] = []
+    var scanFinishedAt: Double?
+    /// Frames per second aimed at (the option, or the display's rate).
+    let fps: Double
+
+    /// Opens the window and starts scanning `options.root`.
+    /// - Throws: ``ViewerError``: bad options, an unreadable script, no display.
+    public init(options: ViewerOptions) throws(ViewerError) {
+        try options.validate()
+        self.options = options
+        var scriptRunner: ScriptRunner?
+        if let file = options.scriptFile {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ViewerError(.io, "cannot read script \(file)")
+            }
+            scriptRunner = ScriptRunner(try ViewerScript(parsing: String(decoding: data, as: UTF8.self)))
+        }
+        script = scriptRunner
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: options.root, isDirectory: &isDirectory) else {
+            throw ViewerError(.io, "no such folder or file: \(options.root)")
+        }
+        window = try SDLWindow(
+            title: "Darkroom — \(options.root)", width: options.width, height: options.height,
+            renderer: options.renderer)
+        let points = window.pointSize
+        let pixels = window.pixelSize
+        let scale = options.scale ?? Self.displayScale(points: points.width, pixels: pixels.width)
+        layout = GridLayout(
+            width: pixels.width, height: pixels.height, scale: scale, cellPoints: options.cellPoints, count: 0)
+        fps = options.fps > 0 ? options.fps : window.displayRefreshRate ?? 120
+        recorder = FrameRecorder(fps: fps)
+
+        let cacheDirectory = options.cacheDirectory ?? ViewerOptions.defaultCacheDirectory
+        try? FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
+        var configuration = ImagePipeline.Configuration()
+        configuration.imageCache = MemoryCache<ImageCacheKey, ImageContainer>(
+            limits: MemoryCacheLimits(costLimit: options.memoryCacheMiB << 20))
+        if let threads = options.decodeThreads { configuration.processingLimit = threads }
+        configuration.threadNiceness = options.decodeNiceness
+        configuration.animationBufferBytes = options.animationBudgetMiB << 20
+        var tableName: String?
+        if options.useTables, options.strategy == .pipeline {
+            let side = layout.side
+            let format = ImageFormat(
+                name: "grid-\(side)", width: side, height: side, pixelFormat: .bgra8Premultiplied,
+                maximumCount: options.tableEntries)
+            do {
+                let table = try ImageTable(path: "\(cacheDirectory)/grid-\(side).table", format: format)
+                configuration.imageTables = ImageTableSet([table])
+                tableName = format.name
+            } catch {
+                FileHandle.standardError.write(Data("darkroom view: no image table (\(error))\n".utf8))
+            }
+        }
+        self.tableName = tableName
+        pipeline = ImagePipeline(configuration: configuration)
+        prefetcher = ImagePrefetcher(pipeline: pipeline, maxConcurrent: max(2, configuration.processingLimit))
+        placeholders = PlaceholderStore(file: "\(cacheDirectory)/placeholders.tsv")
+        library = PhotoLibrary(root: options.root)
+        desktop =
+            options.useDesktopThumbnails && options.strategy == .pipeline
+            ? DesktopThumbnails(
+                side: layout.side, root: options.desktopThumbnailRoot ?? DesktopThumbnailCache.userRoot())
+            : nil
+
+        let samples = rss
+        rssTimer = DispatchSource.makeTimerSource(queue: helper)
+        rssTimer.schedule(deadline: .now(), repeating: .seconds(1))
+        rssTimer.setEventHandler { samples.sample() }
+        rssTimer.resume()
+    }
+
+    /// Pixels per point: the drawable's width over the window's, else `DARKROOM_SCALE` or `GDK_SCALE`, else 1.
+    static func displayScale(points: Int, pixels: Int) -> Double {
+        if points > 0, pixels > points { return Double(pixels) / Double(points) }
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["DARKROOM_SCALE", "GDK_SCALE"] {
+            if let value = environment[name].flatMap(Double.init), (0.5...8).contains(value) { return value }
+        }
+        return 1
+    }
+
+    /// Runs until the window closes, `q` is pressed, the script ends or ``ViewerOptions/maxSeconds`` pass; then
+    /// writes the screenshot and the frame record if asked.
+    /// - Throws: ``ViewerError`` `io` when the stats or screenshot file cannot be written.
+    public func run() throws(ViewerError) {
+        let period = 1 / fps
+        var next = MonotonicClock.seconds()
+        var last = next
+        var exiting = false
+        while true {
+            let t0 = MonotonicClock.seconds()
+            let now = recorder.now
+            let dt = min(0.1, t0 - last)
+            last = t0
+            for event in window.pollEvents() { handle(event) }
+            if var runner = script {
+                runner.step(self, now: now)
+                script = runner
+            }
+            if let limit = options.maxSeconds, now >= limit { running = false }
+            if !running, !exiting {
+                exiting = true  // one more frame: the final screenshot shows a finished frame
+                if pendingScreenshot == nil { pendingScreenshot = options.screenshotFile }
+            }
+            takeNewItems()
+            moveScroll(dt: dt)
+            if recorder.frames.isEmpty { waitForFirstScreen() }
+            if large == nil { updateBindings() }
+            applyDeliveries()
+            let (cells, placeholderCount) = draw(now: now)
+            let screenshot = pendingScreenshot != nil
+            if let file = pendingScreenshot {
+                pendingScreenshot = nil
+                try saveScreenshot(file)
+            }
+            window.present()
+            let t1 = MonotonicClock.seconds()
+            recorder.record(
+                .init(
+                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount, offset: offset,
+                    screenshot: screenshot))
+            lastPlaceholders = placeholderCount
+            if cells > 0 {
+                if firstCellsAt == nil { firstCellsAt = now }
+                if placeholderCount == 0, firstScreenAt == nil { firstScreenAt = now }
+            }
+            if exiting { break }
+            next += period
+            if next < t1 { next = t1 }
+            let wait = next - MonotonicClock.seconds()
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        }
+        shutDown()
+        if let file = options.statsFile { try writeStats(file) }
+    }
+
+    /// Before the first frame: waits up to ``ViewerOptions/firstScreenWait`` for the first screen's cells to have
+    /// their images delivered (memory-cache and image-table hits take a millisecond or two on the pipeline's I/O
+    /// threads), as an app keeps its launch screen until its first content is ready. Nothing is decoded here.
+    private func waitForFirstScreen() {
+        guard options.strategy == .pipeline, options.firstScreenWait > 0 else { return }
+        let deadline = MonotonicClock.seconds() + options.firstScreenWait
+        let screenful = layout.columns * (layout.height / layout.rowHeight + 1)
+        // The first screen's files, and their desktop thumbnails, known before any cell is bound
+        while MonotonicClock.seconds() < deadline {
+            takeNewItems()
+            let visible = layout.visibleCells(offset: offset)
+            if scanFinished || visible.count >= screenful, desktop?.isDone(visible) ?? true { break }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        while MonotonicClock.seconds() < deadline {
+            if !scanFinished { takeNewItems() }
+            updateBindings()
+            applyDeliveries()
+            let visible = layout.visibleCells(offset: offset)
+            if scanFinished || visible.count >= layout.columns * max(1, layout.height / layout.rowHeight) {
+                if visible.allSatisfy({ bound[$0].map { $0.hasImage || $0.failed } ?? false }) { return }
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+    }
+
+    private func takeNewItems() {
+        guard !scanFinished else { return }
+        let (newItems, finished) = library.items(after: items.count)
+        if !newItems.isEmpty {
+            items.append(contentsOf: newItems)
+            desktop?.append(newItems)
+            layout.count = items.count
+            window.setTitle("Darkroom — \(options.root) — \(items.count) images\(finished ? "" : " (scanning)")")
+        } else if finished {
+            window.setTitle("Darkroom — \(options.root) — \(items.count) images")
+        }
+        if finished, !scanFinished { scanFinishedAt = recorder.now }
+        scanFinished = finished
+    }
+
+    private func shutDown() {
+        rssTimer.cancel()
+        library.cancel()
+        desktop?.stop()
+        prefetcher.stopPrefetching()
+        for cell in bound.values { unbind(cell, now: recorder.now) }
+        closeLarge()
+        for cell in cellsBySlot.values { cell.destroyTextures(window) }
+        placeholders.save()
+        helper.sync {}
+    }
+
+    private func saveScreenshot(_ file: String) throws(ViewerError) {
+        let bitmap = try window.readPixels()
+        do {
+            let png = try ImageEncoder.encode(bitmap, as: .png)
+            try Data(png).write(to: URL(fileURLWithPath: file))
+        } catch {
+            throw ViewerError(.io, "cannot write screenshot \(file)", underlying: error)
+        }
+    }
+
+    private func writeStats(_ file: String) throws(ViewerError) {
+        for sample in rss.values { recorder.recordRSS(sample) }
+        let statistics = pipeline.statistics
+        let extra: [String: Any] = [
+            "strategy": options.strategy.rawValue, "renderer": window.rendererName, "fps": fps,
+            "scanFinishedAt": scanFinishedAt ?? NSNull(),
+            "window": ["width": layout.width, "height": layout.height, "scale": layout.scale],
+            "thumbnailSide": layout.side, "columns": layout.columns, "images": items.count,
+            "table": tableName ?? NSNull(), "desktopThumbnailsUsed": desktopSources,
+            "desktopLookups": desktop?.lookups ?? 0, "firstCellsAt": firstCellsAt ?? NSNull(),
+            "firstScreenAt": firstScreenAt ?? NSNull(), "settleSeconds": settleTimes,
+            "peakRSSMiB": Double(ProcessStats.peakRSSBytes) / 1_048_576,
+            "pipeline": [
+                "requests": statistics.requests, "memoryHits": statistics.memoryHits,
+                "tableHits": statistics.tableHits, "decodes": statistics.decodes, "fileReads": statistics.fileReads,
+                "cancellations": statistics.cancellations, "failures": statistics.failures,
+            ],
+        ]
+        do {
+            try recorder.json(extra: extra).write(to: URL(fileURLWithPath: file))
+        } catch {
+            throw ViewerError(.io, "cannot write stats \(file)", underlying: error)
+        }
+    }
+}
+
+/// The process's resident set size, sampled once a second off the drawing thread (reading `/proc`), MiB.
+final class RSSSamples: Sendable {
+    private let samples = Mutex<[Double]>([])
+    func sample() { samples.withLock { $0.append(Double(ProcessStats.currentRSSBytes) / 1_048_576) } }
+    var values: [Double] { samples.withLock { $0 } }
+}

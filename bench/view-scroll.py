@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""`darkroom view` scrolling a folder of 12 MP photos under Xvfb: the library's pipeline cold (nothing cached), the same
+script warm (second pass, from the image table), and the naive strategy (decoding on the drawing thread) side by side.
+
+    bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
+                         [--long 0] [--json FILE] [--only cold,warm,naive]
+
+COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
+files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
+SPEED px/s for SECONDS, then flung at 9000 px/s, in a 1280x800 window at 120 Hz (software renderer). With --long S a
+last run scrolls down and up for S seconds (RSS sampled once a second: flat or not). Prints one JSON object with each
+run's summary (the frame record's summary fields of `--stats`).
+"""
+import argparse, glob, json, os, shutil, subprocess, tempfile
+
+
+def run(darkroom, folder, cache, script_text, strategy, cell, extra=()):
+    work = tempfile.mkdtemp(prefix="view-bench-")
+    script = os.path.join(work, "script.txt")
+    stats = os.path.join(work, "stats.json")
+    with open(script, "w") as f:
+        f.write(script_text)
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", darkroom, "view", folder, "--renderer", "software",
+           "--cell-size", str(cell), "--strategy", strategy, "--script", script, "--stats", stats,
+           "--cache-dir", cache, *extra]
+    subprocess.run(cmd, check=True)
+    with open(stats) as f:
+        d = json.load(f)
+    shutil.rmtree(work)
+    return {k: v for k, v in d.items() if k not in ("frameRecord",)}
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--darkroom", default=os.path.join(here, "..", ".build", "release", "darkroom"))
+    ap.add_argument("--photos", default=os.path.join(here, "..", "..", "shared", "photos", "jpeg-12mp"))
+    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--cell", type=int, default=256)
+    ap.add_argument("--speed", type=float, default=5000)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--long", type=float, default=0)
+    ap.add_argument("--only", default="cold,warm,naive")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if not shutil.which("xvfb-run"):
+        raise SystemExit("xvfb-run not found: apt-get install xvfb xauth")
+    sources = sorted(glob.glob(os.path.join(a.photos, "*.jpg")))
+    if not sources:
+        raise SystemExit(f"no photos in {a.photos}")
+    work = tempfile.mkdtemp(prefix="view-bench-lib-")
+    folder = os.path.join(work, "photos")
+    for i in range(a.count):
+        d = os.path.join(folder, f"d{i // 100:04}")
+        os.makedirs(d, exist_ok=True)
+        os.link(sources[i % len(sources)], os.path.join(d, f"p{i:06}.jpg"))
+    cache = os.path.join(work, "cache")
+    script = f"settle 30\nscroll {a.speed} {a.seconds}\nfling 9000\nsettle 30\n"
+    runs = {}
+    wanted = a.only.split(",")
+    try:
+        if "cold" in wanted or "warm" in wanted:
+            runs["pipeline_cold"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell)
+        if "warm" in wanted:
+            runs["pipeline_warm"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell)
+        if "naive" in wanted:
+            runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell)
+        if a.long > 0:
+            long_cache = os.path.join(work, "cache-long")
+            steps, t = [], 0.0
+            leg = min(a.long, 0.9 * (a.count / max(1, (1280 - 16) // (a.cell + 6))) * (a.cell + 6) / a.speed)
+            down = True
+            while t < a.long:
+                s = min(leg, a.long - t)
+                steps.append(f"scroll {a.speed if down else -a.speed} {s}")
+                t += s
+                down = not down
+            runs["pipeline_long"] = run(a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell)
+    finally:
+        shutil.rmtree(work)
+    out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs}
+    text = json.dumps(out, indent=1, sort_keys=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
