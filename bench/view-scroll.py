@@ -3,18 +3,21 @@
 script warm (second pass, from the image table), and the naive strategy (decoding on the drawing thread) side by side.
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
-                         [--long 0] [--json FILE] [--only cold,warm,naive]
+                         [--long 0] [--json FILE] [--only cold,warm,naive,desktop]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
 SPEED px/s for SECONDS, then flung at 9000 px/s, in a 1280x800 window at 120 Hz (software renderer). With --long S a
-last run scrolls down and up for S seconds (RSS sampled once a second: flat or not). Prints one JSON object with each
-run's summary (the frame record's summary fields of `--stats`).
+last run scrolls down and up for S seconds (RSS sampled once a second: flat or not). `desktop` first fills a
+freedesktop thumbnail cache for the folder (`darkroom thumbnail-cache fill --size large`, timed) and runs the cold
+script at 180 px cells (what `large` thumbnails cover) with and without reading it (`--desktop-thumbnails`). The other runs point `--desktop-thumbnails` at an empty folder, so
+the user's own cache never plays a part. Prints one JSON object with each run's summary (the frame record's summary
+fields of `--stats`).
 """
-import argparse, glob, json, os, shutil, subprocess, tempfile
+import argparse, glob, json, os, shutil, subprocess, tempfile, time
 
 
-def run(darkroom, folder, cache, script_text, strategy, cell, extra=()):
+def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=()):
     work = tempfile.mkdtemp(prefix="view-bench-")
     script = os.path.join(work, "script.txt")
     stats = os.path.join(work, "stats.json")
@@ -22,7 +25,7 @@ def run(darkroom, folder, cache, script_text, strategy, cell, extra=()):
         f.write(script_text)
     cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", darkroom, "view", folder, "--renderer", "software",
            "--cell-size", str(cell), "--strategy", strategy, "--script", script, "--stats", stats,
-           "--cache-dir", cache, *extra]
+           "--cache-dir", cache, "--desktop-thumbnails", desktop, *extra]
     subprocess.run(cmd, check=True)
     with open(stats) as f:
         d = json.load(f)
@@ -40,7 +43,7 @@ def main():
     ap.add_argument("--speed", type=float, default=5000)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--long", type=float, default=0)
-    ap.add_argument("--only", default="cold,warm,naive")
+    ap.add_argument("--only", default="cold,warm,naive,desktop")
     ap.add_argument("--json")
     a = ap.parse_args()
     if not shutil.which("xvfb-run"):
@@ -55,16 +58,31 @@ def main():
         os.makedirs(d, exist_ok=True)
         os.link(sources[i % len(sources)], os.path.join(d, f"p{i:06}.jpg"))
     cache = os.path.join(work, "cache")
+    empty = os.path.join(work, "no-desktop-thumbnails")
+    os.makedirs(empty)
     script = f"settle 30\nscroll {a.speed} {a.seconds}\nfling 9000\nsettle 30\n"
     runs = {}
     wanted = a.only.split(",")
     try:
         if "cold" in wanted or "warm" in wanted:
-            runs["pipeline_cold"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell)
+            runs["pipeline_cold"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell, empty)
         if "warm" in wanted:
-            runs["pipeline_warm"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell)
+            runs["pipeline_warm"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell, empty)
         if "naive" in wanted:
-            runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell)
+            runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell, empty)
+        if "desktop" in wanted:
+            desktop = os.path.join(work, "desktop-thumbnails")
+            t0 = time.monotonic()
+            subprocess.run([a.darkroom, "thumbnail-cache", "fill", folder, "--cache-dir", desktop, "--size", "large"],
+                           check=True, stdout=subprocess.DEVNULL)
+            fill_seconds = time.monotonic() - t0
+            # `large` thumbnails (256 px, 192 on the short side of a 4:3 photo) cover cells up to 192 px: 180 here,
+            # measured cold with and without the desktop's thumbnails
+            runs["pipeline_cold_180"] = run(
+                a.darkroom, folder, os.path.join(work, "cache-180"), script, "pipeline", 180, empty)
+            runs["pipeline_cold_180_desktop"] = run(
+                a.darkroom, folder, os.path.join(work, "cache-desktop"), script, "pipeline", 180, desktop)
+            runs["pipeline_cold_180_desktop"]["fillSeconds"] = fill_seconds
         if a.long > 0:
             long_cache = os.path.join(work, "cache-long")
             steps, t = [], 0.0
@@ -75,7 +93,8 @@ def main():
                 steps.append(f"scroll {a.speed if down else -a.speed} {s}")
                 t += s
                 down = not down
-            runs["pipeline_long"] = run(a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell)
+            runs["pipeline_long"] = run(
+                a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell, empty)
     finally:
         shutil.rmtree(work)
     out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs}

@@ -1,5 +1,6 @@
 import Darkroom
 import DarkroomImage
+import DarkroomSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -8,9 +9,10 @@ import Synchronization
 /// whatever size the grid is drawn at) and whether it is animated (so a cell starts its player at once next time,
 /// even when its still comes from the image table, which knows nothing of frames).
 ///
-/// Work happens on one serial utility queue of its own (Dispatch, never Swift's cooperative pool): hashing a
-/// delivered thumbnail (a resize to ≤ 100 px and the encode, about 1 ms), decoding hashes into 32 px placeholder
-/// bitmaps ahead of need, loading and saving the file. The drawing thread only looks bitmaps up (one lock).
+/// Work happens on one thread of its own at nice 10 (never Swift's cooperative pool, never competing with the
+/// drawing thread for a core): hashing a delivered thumbnail (a resize to ≤ 100 px and the encode, about 1 ms),
+/// decoding hashes into 32 px placeholder bitmaps ahead of need, loading and saving the file. The drawing thread
+/// only looks bitmaps up (one lock).
 ///
 /// File: `placeholders.tsv` in the viewer's cache folder, one `imageID<TAB>hex hash<TAB>frames` line per image,
 /// written to a temporary file and renamed (never torn). At most ``capacity`` images are kept.
@@ -32,7 +34,7 @@ final class PlaceholderStore: Sendable {
     /// Most decoded placeholders held (32 × 32 × 4 bytes each).
     let bitmapCapacity = 4096
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "darkroom.view.placeholders", qos: .utility)
+    private let queue = WorkQueue(name: "darkroom.view.placeholders", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
     private let file: String?
 
     /// Opens the store at `file` (nil: in memory only) and loads it in the background.
@@ -40,7 +42,7 @@ final class PlaceholderStore: Sendable {
         self.file = file
         self.capacity = capacity
         guard let file else { return }
-        queue.async { [self] in load(file) }
+        queue.enqueue { [self] _ in load(file) }
     }
 
     /// The placeholder bitmap for `imageID`, if its hash is known and already decoded. Never blocks on work.
@@ -51,7 +53,7 @@ final class PlaceholderStore: Sendable {
 
     /// Decodes, in the background, the placeholders of these images that have a hash and no bitmap yet.
     func prepare(_ imageIDs: [String]) {
-        queue.async { [self] in
+        queue.enqueue { [self] _ in
             let wanted: [(String, [UInt8])] = state.withLock { s in
                 imageIDs.compactMap { id in s.bitmaps[id] == nil ? s.records[id].map { (id, $0.hash) } : nil }
             }
@@ -68,7 +70,7 @@ final class PlaceholderStore: Sendable {
     /// Remembers `imageID`'s placeholder from a delivered thumbnail and its frame count (hashing in the
     /// background; nothing happens when the hash is already known and the frame count unchanged).
     func remember(_ imageID: String, thumbnail: Bitmap, frames: Int?) {
-        queue.async { [self] in
+        queue.enqueue { [self] _ in
             let known = state.withLock { $0.records[imageID] }
             if let known, frames == nil || frames == known.frames { return }
             var hash = known?.hash
@@ -98,7 +100,7 @@ final class PlaceholderStore: Sendable {
     /// Writes the file if anything changed, and waits for it (call when the viewer closes).
     func save() {
         guard let file else { return }
-        queue.sync {
+        waitFor { [self] in
             let (records, dirty): ([String: Record], Bool) = state.withLock { s in
                 defer { s.dirty = false }
                 return (s.records, s.dirty)
@@ -120,7 +122,17 @@ final class PlaceholderStore: Sendable {
     }
 
     /// Waits until the background work queued so far is done (tests, and before reading what was remembered).
-    func waitForBackgroundWork() { queue.sync {} }
+    func waitForBackgroundWork() { waitFor {} }
+
+    /// Runs `work` after everything queued before it (one thread: first in, first out) and waits for it.
+    private func waitFor(_ work: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        queue.enqueue { _ in
+            work()
+            done.signal()
+        }
+        done.wait()
+    }
 
     private func load(_ file: String) {
         guard let data = FileManager.default.contents(atPath: file) else { return }

@@ -11,6 +11,9 @@ final class SDLWindow {
     private let renderer: OpaquePointer
     /// The renderer SDL chose (`software`, `opengl`, …), for the frame record.
     let rendererName: String
+    /// The textures' pixel format: the window's when it is 32-bit BGRX (premultiplied BGRA with the alpha byte
+    /// ignored), else BGRA.
+    private let textureFormat: UInt32
 
     /// Opens a resizable window of `width` × `height` points. `renderer` names an SDL render driver (`software`,
     /// `opengl`; nil lets SDL choose). Presents are never synchronised to a vertical blank: the viewer paces its
@@ -44,9 +47,18 @@ final class SDLWindow {
         }
         self.window = window
         self.renderer = renderer
+        // Premultiplied BGRA drawn without blending is, byte for byte, the B, G, R, X layout of a 32-bit X visual:
+        // textures in the window's own format make every draw a row copy instead of a per-pixel conversion
+        // (SDL's generic blitter: most of the software renderer's time, measured).
+        let windowFormat = SDL_GetWindowPixelFormat(window)
+        textureFormat =
+            windowFormat == darkroom_sdl_pixelformat_bgrx() ? windowFormat : darkroom_sdl_pixelformat_bgra()
         var info = SDL_RendererInfo()
         SDL_GetRendererInfo(renderer, &info)
-        rendererName = info.name.map { String(cString: $0) } ?? "unknown"
+        rendererName =
+            (info.name.map { String(cString: $0) } ?? "unknown") + " "
+            + String(cString: SDL_GetPixelFormatName(windowFormat)) + "/"
+            + String(cString: SDL_GetPixelFormatName(textureFormat))
     }
 
     deinit {
@@ -93,7 +105,7 @@ final class SDLWindow {
     func makeTexture(width: Int, height: Int) throws(ViewerError) -> OpaquePointer {
         guard
             let texture = SDL_CreateTexture(
-                renderer, darkroom_sdl_pixelformat_bgra(), Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
+                renderer, textureFormat, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
                 Int32(width), Int32(height))
         else { throw ViewerError(.sdl, "SDL_CreateTexture \(width)×\(height): \(Self.lastError)") }
         SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE)

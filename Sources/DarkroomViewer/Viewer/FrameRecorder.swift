@@ -19,6 +19,8 @@ struct FrameRecorder {
         /// The frame also saved a screenshot (read back and PNG-encoded on the drawing thread): not a frame a user
         /// sees, so it is left out of the budget count.
         var screenshot = false
+        /// Bitmaps copied into textures this frame (deliveries and animation frames).
+        var uploads = 0
     }
 
     let budget: Double
@@ -78,7 +80,7 @@ struct FrameRecorder {
         object["frameRecord"] = frames.map {
             [
                 "t": $0.t, "ms": $0.ms, "cells": $0.cells, "placeholders": $0.placeholders, "offset": $0.offset,
-                "screenshot": $0.screenshot,
+                "screenshot": $0.screenshot, "uploads": $0.uploads,
             ]
         }
         return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

@@ -1,5 +1,6 @@
 import Darkroom
 import DarkroomImage
+import DarkroomSupport
 import Dispatch
 
 extension Viewer {
@@ -165,7 +166,7 @@ extension Viewer {
     func makePlayer(_ animation: AnimatedImage, slot: Int, generation: UInt64) {
         let inbox = inbox
         let budget = options.animationBudgetMiB << 20
-        helper.async {
+        helper.enqueue { _ in
             guard let player = try? animation.makePlayer(budgetBytes: budget) else { return }
             player.prepare()
             inbox.post(Delivery(slot: slot, generation: generation, content: .player(player)))
@@ -184,6 +185,7 @@ extension Viewer {
             bitmap.format == .bgra8Premultiplied
         else { return }
         window.upload(bitmap, to: texture)
+        uploads += 1
         cell.imageWidth = bitmap.width
         cell.imageHeight = bitmap.height
         cell.hasImage = true

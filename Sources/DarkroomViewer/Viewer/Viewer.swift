@@ -25,8 +25,10 @@ public final class Viewer {
     let desktop: DesktopThumbnails?
     var desktopSources = 0
     let inbox = DeliveryInbox()
-    /// Makes animation players (parsing an animation's header) off the drawing thread.
-    let helper = DispatchQueue(label: "darkroom.view.helper", qos: .userInitiated)
+    /// Makes animation players (parsing an animation's header) off the drawing thread, at nice 10 like the pipeline.
+    let helper = WorkQueue(name: "darkroom.view.helper", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
+    /// Samples the RSS once a second.
+    let sampler = DispatchQueue(label: "darkroom.view.rss", qos: .utility)
     let tableName: String?
     let rss = RSSSamples()
     let rssTimer: any DispatchSourceTimer
@@ -63,6 +65,8 @@ public final class Viewer {
     var firstCellsAt: Double?
     var settleTimes: [Double] = []
     var scanFinishedAt: Double?
+    /// Texture uploads in the frame being made.
+    var uploads = 0
     /// Frames per second aimed at (the option, or the display's rate).
     let fps: Double
 
@@ -128,7 +132,7 @@ public final class Viewer {
             : nil
 
         let samples = rss
-        rssTimer = DispatchSource.makeTimerSource(queue: helper)
+        rssTimer = DispatchSource.makeTimerSource(queue: sampler)
         rssTimer.schedule(deadline: .now(), repeating: .seconds(1))
         rssTimer.setEventHandler { samples.sample() }
         rssTimer.resume()
@@ -183,7 +187,8 @@ public final class Viewer {
             recorder.record(
                 .init(
                     t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount, offset: offset,
-                    screenshot: screenshot))
+                    screenshot: screenshot, uploads: uploads))
+            uploads = 0
             lastPlaceholders = placeholderCount
             if cells > 0 {
                 if firstCellsAt == nil { firstCellsAt = now }
@@ -249,7 +254,6 @@ public final class Viewer {
         closeLarge()
         for cell in cellsBySlot.values { cell.destroyTextures(window) }
         placeholders.save()
-        helper.sync {}
     }
 
     private func saveScreenshot(_ file: String) throws(ViewerError) {
