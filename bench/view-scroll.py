@@ -3,21 +3,25 @@
 script warm (second pass, from the image table), and the naive strategy (decoding on the drawing thread) side by side.
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
-                         [--long 0] [--json FILE] [--only cold,warm,naive,desktop]
+                         [--long 0] [--json FILE] [--only cold,warm,naive,desktop] [--keep DIR]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
 SPEED px/s for SECONDS, then flung at 9000 px/s, in a 1280x800 window at 120 Hz (software renderer). With --long S a
 last run scrolls down and up for S seconds (RSS sampled once a second: flat or not). `desktop` first fills a
 freedesktop thumbnail cache for the folder (`darkroom thumbnail-cache fill --size large`, timed) and runs the cold
-script at 180 px cells (what `large` thumbnails cover) with and without reading it (`--desktop-thumbnails`). The other runs point `--desktop-thumbnails` at an empty folder, so
-the user's own cache never plays a part. Prints one JSON object with each run's summary (the frame record's summary
-fields of `--stats`).
+script at 180 px cells (what `large` thumbnails cover) with and without reading it (`--desktop-thumbnails`). The
+other runs point `--desktop-thumbnails` at an empty folder, so the user's own cache never plays a part. Prints one
+JSON object with each run's summary (the frame record's summary fields of `--stats`); `--keep DIR` also keeps each
+run's whole stats file (with the frame record) as DIR/RUN.json, for `bench/frame-chart.py`.
 """
 import argparse, glob, json, os, shutil, subprocess, tempfile, time
 
 
-def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=()):
+KEEP = None
+
+
+def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=(), name=None):
     work = tempfile.mkdtemp(prefix="view-bench-")
     script = os.path.join(work, "script.txt")
     stats = os.path.join(work, "stats.json")
@@ -29,6 +33,8 @@ def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=())
     subprocess.run(cmd, check=True)
     with open(stats) as f:
         d = json.load(f)
+    if KEEP and name:
+        shutil.copy(stats, os.path.join(KEEP, name + ".json"))
     shutil.rmtree(work)
     return {k: v for k, v in d.items() if k not in ("frameRecord",)}
 
@@ -45,7 +51,12 @@ def main():
     ap.add_argument("--long", type=float, default=0)
     ap.add_argument("--only", default="cold,warm,naive,desktop")
     ap.add_argument("--json")
+    ap.add_argument("--keep")
     a = ap.parse_args()
+    global KEEP
+    KEEP = a.keep
+    if KEEP:
+        os.makedirs(KEEP, exist_ok=True)
     if not shutil.which("xvfb-run"):
         raise SystemExit("xvfb-run not found: apt-get install xvfb xauth")
     sources = sorted(glob.glob(os.path.join(a.photos, "*.jpg")))
@@ -65,11 +76,13 @@ def main():
     wanted = a.only.split(",")
     try:
         if "cold" in wanted or "warm" in wanted:
-            runs["pipeline_cold"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell, empty)
+            runs["pipeline_cold"] = run(
+                a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_cold")
         if "warm" in wanted:
-            runs["pipeline_warm"] = run(a.darkroom, folder, cache, script, "pipeline", a.cell, empty)
+            runs["pipeline_warm"] = run(
+                a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_warm")
         if "naive" in wanted:
-            runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell, empty)
+            runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell, empty, name="naive")
         if "desktop" in wanted:
             desktop = os.path.join(work, "desktop-thumbnails")
             t0 = time.monotonic()
@@ -79,9 +92,11 @@ def main():
             # `large` thumbnails (256 px, 192 on the short side of a 4:3 photo) cover cells up to 192 px: 180 here,
             # measured cold with and without the desktop's thumbnails
             runs["pipeline_cold_180"] = run(
-                a.darkroom, folder, os.path.join(work, "cache-180"), script, "pipeline", 180, empty)
+                a.darkroom, folder, os.path.join(work, "cache-180"), script, "pipeline", 180, empty,
+                name="pipeline_cold_180")
             runs["pipeline_cold_180_desktop"] = run(
-                a.darkroom, folder, os.path.join(work, "cache-desktop"), script, "pipeline", 180, desktop)
+                a.darkroom, folder, os.path.join(work, "cache-desktop"), script, "pipeline", 180, desktop,
+                name="pipeline_cold_180_desktop")
             runs["pipeline_cold_180_desktop"]["fillSeconds"] = fill_seconds
         if a.long > 0:
             long_cache = os.path.join(work, "cache-long")
@@ -94,7 +109,8 @@ def main():
                 t += s
                 down = not down
             runs["pipeline_long"] = run(
-                a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell, empty)
+                a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell, empty,
+                name="pipeline_long")
     finally:
         shutil.rmtree(work)
     out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs}

@@ -33,7 +33,10 @@ final class DesktopThumbnails: Sendable {
         }
         self.size = size
         cache = DesktopThumbnailCache(root: root)
-        let thread = Thread { [self] in loop() }
+        let thread = Thread { [self] in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // this thread only (Linux)
+            loop()
+        }
         thread.name = "darkroom.view.desktop-thumbnails"
         thread.qualityOfService = .utility
         thread.start()

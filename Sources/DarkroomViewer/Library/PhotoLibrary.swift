@@ -39,7 +39,10 @@ final class PhotoLibrary: Sendable {
     init(root: String) {
         // Absolute and without `.`/`..`: the path is the file's identity in the caches and in its desktop URI
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
-        let thread = Thread { [self] in scan() }
+        let thread = Thread { [self] in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // this thread only (Linux)
+            scan()
+        }
         thread.name = "darkroom.view.scan"
         thread.qualityOfService = .utility
         thread.start()

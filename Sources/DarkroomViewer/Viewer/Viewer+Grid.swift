@@ -22,7 +22,14 @@ extension Viewer {
 
     /// Binds the cells that came into view (and one row either side), releases those that left, raises the
     /// priority of bound cells that became visible, and moves the prefetch window ahead of the scroll.
+    ///
+    /// While the scroll jumps more than a screen a frame (Home/End, a dragged scrollbar, a wild fling) nothing is
+    /// bound: those cells would be gone by the next frame, and starting and cancelling their work would only cost
+    /// frames. They show grey until the scroll slows down.
     func updateBindings() {
+        let moving = wheelTarget != nil || velocity != 0 || scriptVelocity != nil || dragGrab != nil
+        defer { lastBindingOffset = offset }
+        if moving, abs(offset - lastBindingOffset) > Double(layout.height) { return }
         let visible = layout.visibleCells(offset: offset)
         let margin = layout.columns
         let wanted = max(0, visible.lowerBound - margin)..<min(items.count, visible.upperBound + margin)

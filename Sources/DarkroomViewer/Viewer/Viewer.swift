@@ -46,6 +46,8 @@ public final class Viewer {
     var wheelTarget: Double?
     var direction = 1
     var dragGrab: Double?
+    /// The offset at the last ``updateBindings()`` call.
+    var lastBindingOffset = 0.0
 
     // Cells
     var bound: [Int: CellState] = [:]
@@ -65,6 +67,7 @@ public final class Viewer {
     var firstCellsAt: Double?
     var settleTimes: [Double] = []
     var scanFinishedAt: Double?
+    var titleUpdatedAt = -1.0
     /// Texture uploads in the frame being made.
     var uploads = 0
     /// Frames per second aimed at (the option, or the display's rate).
@@ -237,7 +240,11 @@ public final class Viewer {
             items.append(contentsOf: newItems)
             desktop?.append(newItems)
             layout.count = items.count
-            window.setTitle("Darkroom — \(options.root) — \(items.count) images\(finished ? "" : " (scanning)")")
+            let now = recorder.now
+            if finished || now - titleUpdatedAt > 0.25 {  // a title is a round trip to the X server
+                titleUpdatedAt = now
+                window.setTitle("Darkroom — \(options.root) — \(items.count) images\(finished ? "" : " (scanning)")")
+            }
         } else if finished {
             window.setTitle("Darkroom — \(options.root) — \(items.count) images")
         }
