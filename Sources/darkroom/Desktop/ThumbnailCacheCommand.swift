@@ -12,7 +12,7 @@ struct ThumbnailCacheCommand: ParsableCommand {
         subcommands: [Fill.self])
 
     /// Thumbnails every image under the paths that has no valid thumbnail yet, on a bounded pool of threads.
-    struct Fill: ParsableCommand {
+    struct Fill: ParsableCommand, KeepsFreedMemory {
         static let configuration = CommandConfiguration(
             abstract: "Write a thumbnail for every image under the paths that lacks a valid one.")
 
