@@ -205,9 +205,7 @@ package final class WorkQueue: Sendable {
 
     private func workerLoop() {
         Thread.current.threadDictionary[Self.threadKey] = name
-        // Per-thread on Linux: the nice value is a thread's attribute, and PRIO_PROCESS with 0 names the calling
-        // thread (glibc's setpriority is the system call), so this leaves the process's other threads alone.
-        if niceness > 0 { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
+        ThreadNiceness.setForCurrentThread(niceness)
         while true {
             if wakeups.wait(timeout: .now() + idleTimeout) == .timedOut {
                 let exit: Bool = state.withLock { s in

@@ -1,4 +1,5 @@
 import DarkroomDesktop
+import DarkroomSupport
 import Foundation
 import Synchronization
 
@@ -34,7 +35,7 @@ final class DesktopThumbnails: Sendable {
         self.size = size
         cache = DesktopThumbnailCache(root: root)
         let thread = Thread { [self] in
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // this thread only (Linux)
+            ThreadNiceness.setForCurrentThread(10)
             loop()
         }
         thread.name = "darkroom.view.desktop-thumbnails"

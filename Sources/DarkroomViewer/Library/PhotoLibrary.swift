@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 import Synchronization
 
@@ -40,7 +41,7 @@ final class PhotoLibrary: Sendable {
         // Absolute and without `.`/`..`: the path is the file's identity in the caches and in its desktop URI
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
         let thread = Thread { [self] in
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // this thread only (Linux)
+            ThreadNiceness.setForCurrentThread(10)
             scan()
         }
         thread.name = "darkroom.view.scan"
