@@ -64,11 +64,19 @@ package enum AnimationFiles {
     }
 
     /// An RGBA APNG of `width × height` playing `plays` times (0 forever); the first frame is also the default
-    /// image (its data in IDAT).
-    package static func apng(width: Int, height: Int, plays: Int = 0, frames: [APNGFrame]) -> [UInt8] {
+    /// image (its data in IDAT) unless `hiddenDefault` (RGBA of the canvas) is given: then that image is the IDAT,
+    /// before any `fcTL` (not part of the animation), and every frame is in `fdAT` chunks.
+    package static func apng(
+        width: Int, height: Int, plays: Int = 0, frames: [APNGFrame], hiddenDefault: [UInt8]? = nil
+    ) -> [UInt8] {
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         out += chunk("IHDR", be32(width) + be32(height) + [8, 6, 0, 0, 0])
         out += chunk("acTL", be32(frames.count) + be32(plays))
+        if let hiddenDefault {
+            var raw: [UInt8] = []
+            for y in 0..<height { raw += [0] + hiddenDefault[(y * width * 4)..<((y + 1) * width * 4)] }
+            out += chunk("IDAT", zlibStored(raw))
+        }
         var sequence = 0
         for (index, frame) in frames.enumerated() {
             out += chunk(
@@ -79,7 +87,7 @@ package enum AnimationFiles {
             var raw: [UInt8] = []
             for y in 0..<frame.height { raw += [0] + frame.rgba[(y * frame.width * 4)..<((y + 1) * frame.width * 4)] }
             let data = zlibStored(raw)
-            if index == 0 {
+            if index == 0, hiddenDefault == nil {
                 out += chunk("IDAT", data)
             } else {
                 out += chunk("fdAT", be32(sequence) + data)

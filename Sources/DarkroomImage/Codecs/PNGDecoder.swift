@@ -6,6 +6,10 @@ import CSPNG
 /// Any bit depth and color type is converted to 8-bit (16-bit samples are scaled, palettes and tRNS applied);
 /// straight alpha is premultiplied per row. Adam7-interlaced files deliver rows out of order, so they are
 /// decoded into one full frame first (bounded by ``DecodeLimits/maxDecodedBytes``). No gamma or ICC handling.
+///
+/// An APNG whose default image is not part of its animation (no `fcTL` before the first `IDAT`) shows the
+/// animation's first frame, as browsers, libpng's APNG patch and Pillow do: the `IDAT` image is only for decoders
+/// that know nothing of APNG.
 struct PNGDecoder: CodecDecoder {
     let format = ImageFileFormat.png
 
@@ -13,10 +17,79 @@ struct PNGDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
+        if Self.defaultImageIsHidden(bytes) {
+            let frame = try Self.firstAnimationFrame(
+                bytes, canvasWidth: probe.width, canvasHeight: probe.height, limits: options.limits)
+            let result: Result<CodecOutput, DarkroomImageError> = frame.withUnsafeBytes { raw in
+                Result { () throws(DarkroomImageError) in
+                    try decodeImage(
+                        raw, probe: probe, plan: plan, working: working, options: options, allocate: allocate,
+                        checksCRC: false)
+                }
+            }
+            return try result.get()
+        }
+        return try decodeImage(
+            bytes, probe: probe, plan: plan, working: working, options: options, allocate: allocate, checksCRC: true)
+    }
+
+    /// Whether `bytes` is an APNG (an `acTL` before the first `IDAT`) whose first `IDAT` has no `fcTL` before it.
+    /// Walks the chunk headers up to the first `IDAT` (a handful of reads).
+    static func defaultImageIsHidden(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        func u32(_ at: Int) -> Int? {
+            guard at >= 0, at + 4 <= bytes.count else { return nil }
+            return Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+        }
+        var position = 8
+        var animated = false
+        while let length = u32(position), let type = u32(position + 4) {
+            switch type {
+            case 0x6163_544C: animated = true  // acTL
+            case 0x6663_544C: return false  // fcTL before IDAT: the default image is frame 0
+            case 0x4944_4154: return animated  // IDAT
+            default: break
+            }
+            guard length <= bytes.count else { return false }
+            position += 12 + length
+        }
+        return false
+    }
+
+    /// The animation's first frame as a PNG of its own (the canvas's header, palette and transparency, the frame's
+    /// data). The specification makes the first frame cover the canvas; a file whose first frame does not is corrupt.
+    static func firstAnimationFrame(
+        _ bytes: UnsafeRawBufferPointer, canvasWidth: Int, canvasHeight: Int, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> [UInt8] {
+        let reader: APNGReader
+        do throws(ProbeStop) {
+            reader = try APNGReader(bytes, limits: limits)
+        } catch {
+            switch error {
+            case .failed(let failure): throw failure
+            case .needMoreData: throw ImageProber.truncatedError(count: bytes.count)
+            }
+        }
+        guard let first = reader.frames.first else { throw DarkroomImageError(.corrupt, "APNG has no frame") }
+        guard first.x == 0, first.y == 0, first.width == canvasWidth, first.height == canvasHeight else {
+            throw DarkroomImageError(.corrupt, "APNG's first frame must cover the canvas")
+        }
+        return reader.framePNG(first, in: bytes)
+    }
+
+    /// Decodes one PNG; `checksCRC` false for a frame assembled from an APNG (its CRCs are left zero, zlib's
+    /// checksum covers the data).
+    private func decodeImage(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
+        options: DecodeOptions, allocate: BitmapAllocator, checksCRC: Bool
+    ) throws(DarkroomImageError) -> CodecOutput {
         guard let ctx = spng_ctx_new(0) else {
             throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder")
         }
         defer { spng_ctx_free(ctx) }
+        if !checksCRC {
+            try Self.check(
+                spng_set_crc_action(ctx, Int32(SPNG_CRC_USE.rawValue), Int32(SPNG_CRC_USE.rawValue)), "setting up")
+        }
         let limits = options.limits
         let side = UInt32(clamping: limits.maxDimension)
         try Self.check(spng_set_image_limits(ctx, side, side), "setting limits")
