@@ -52,6 +52,12 @@ public struct ServerConfiguration: Sendable {
         public var presets: [String: String] = [:]
         /// Whether URLs may name presets only (imgproxy's `IMGPROXY_ONLY_PRESETS`).
         public var onlyPresets = false
+        /// A URL without an extension or `format` answers WebP to clients whose `Accept` names it (imgproxy's
+        /// `IMGPROXY_AUTO_WEBP`, `Vary: Accept`). Default `false`, as imgproxy: the source's own format.
+        public var autoWebP = false
+        /// The same for AVIF (imgproxy's `IMGPROXY_AUTO_AVIF`; AVIF is offered when ``ServerConfiguration/autoAVIF``
+        /// is on, which the CLI's `--imgproxy-auto-avif` also turns on). Default `false`.
+        public var autoAVIF = false
 
         /// No key, no presets.
         public init() {}
@@ -64,6 +70,10 @@ public struct ServerConfiguration: Sendable {
         public var key: String?
         /// Whether `/unsafe/` URLs are served when a key is set (thumbor's `ALLOW_UNSAFE_URL`). Default `false`.
         public var allowUnsafe = false
+        /// A URL without a `format()` filter answers WebP to clients whose `Accept` names it (thumbor's
+        /// `AUTO_WEBP`, `Vary: Accept`). Default `false`, as thumbor: the source's own format, the same bytes for
+        /// every client (what a thumbor site's CDN caches).
+        public var autoWebP = false
 
         /// No key.
         public init() {}

@@ -82,6 +82,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "thumbor URLs (/thumbor/…): the security key (default: DARKROOM_THUMBOR_KEY).") var thumborKey:
         String?
     @Flag(help: "thumbor URLs: serve /unsafe/ URLs even with a key.") var thumborAllowUnsafe = false
+    @Flag(help: "thumbor URLs without format(): WebP to clients that accept it (thumbor's AUTO_WEBP).")
+    var thumborAutoWebp = false
+    @Flag(help: "imgproxy URLs without an extension: WebP to clients that accept it (IMGPROXY_AUTO_WEBP).")
+    var imgproxyAutoWebp = false
+    @Flag(help: "imgproxy URLs without an extension: AVIF to clients that accept it (IMGPROXY_AUTO_AVIF).")
+    var imgproxyAutoAvif = false
 
     /// The imgproxy settings from the options and the environment.
     func imgproxySettings() throws -> ServerConfiguration.Imgproxy {
@@ -176,6 +182,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.thumbor.key =
             thumborKey ?? ProcessInfo.processInfo.environment["DARKROOM_THUMBOR_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         configuration.thumbor.allowUnsafe = thumborAllowUnsafe
+        configuration.thumbor.autoWebP = thumborAutoWebp
+        configuration.imgproxy.autoWebP = imgproxyAutoWebp
+        configuration.imgproxy.autoAVIF = imgproxyAutoAvif
+        if imgproxyAutoAvif { configuration.autoAVIF = true }
         if !allowBuckets.isEmpty {
             let env = ProcessInfo.processInfo.environment
             guard let id = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"], !id.isEmpty else {

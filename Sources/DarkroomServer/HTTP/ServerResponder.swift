@@ -75,13 +75,15 @@ struct ServerResponder: HTTPResponder {
             let expanded = try ImgproxyURL.expandingPresets(query, configuration: service.configuration.imgproxy)
             return try await thumbnail(expanded, request, client: client)
         case "imgproxy":
-            let url = try ImgproxyURL(
-                path: String(path.dropFirst(Self.imgproxyPrefix.count)), configuration: service.configuration.imgproxy)
-            return try await thumbnail(url.query, request, client: client)
+            let imgproxy = service.configuration.imgproxy
+            let url = try ImgproxyURL(path: String(path.dropFirst(Self.imgproxyPrefix.count)), configuration: imgproxy)
+            let query = Self.defaultingFormat(url.query, negotiated: imgproxy.autoWebP || imgproxy.autoAVIF)
+            return try await thumbnail(query, request, client: client)
         case "thumbor":
-            let url = try ThumborURL(
-                path: String(path.dropFirst(Self.thumborPrefix.count)), configuration: service.configuration.thumbor)
-            return try await thumbnail(url.query, request, client: client)
+            let thumbor = service.configuration.thumbor
+            let url = try ThumborURL(path: String(path.dropFirst(Self.thumborPrefix.count)), configuration: thumbor)
+            return try await thumbnail(
+                Self.defaultingFormat(url.query, negotiated: thumbor.autoWebP), request, client: client)
         case "/v1/info":
             let query = try QueryString.parse(request.uri.query)
             try service.verifySignature(path: path, query: query)
@@ -150,6 +152,15 @@ struct ServerResponder: HTTPResponder {
     /// Where imgproxy-style and thumbor-style URLs are served.
     static let imgproxyPrefix = "/imgproxy/"
     static let thumborPrefix = "/thumbor/"
+
+    /// A dialect URL that names no format answers in the source's own format (`format=source`), as thumbor and
+    /// imgproxy do by default, unless the server negotiates for that dialect (`autoWebP`/`autoAVIF`: `format=auto`).
+    static func defaultingFormat(_ query: [(name: String, value: String)], negotiated: Bool) -> [(
+        name: String, value: String
+    )] {
+        guard !query.contains(where: { $0.name == "format" }) else { return query }
+        return query + [("format", negotiated ? "auto" : "source")]
+    }
 
     /// The route label for metrics: a known path, a dialect, or `other` (never the raw path, which would grow the
     /// label set).

@@ -13,6 +13,8 @@ enum OutputVariant: String, Sendable, Hashable {
     case autoWebP = "auto-webp"
     /// `format=auto` and it does not: JPEG, or PNG when the image has alpha.
     case autoLegacy = "auto-legacy"
+    /// `format=source`: the source's own format where Darkroom writes it, else JPEG or PNG (never negotiated).
+    case source
 
     /// Whether the response depends on `Accept` (so it needs `Vary: Accept`).
     var variesByAccept: Bool { self == .autoJXL || self == .autoAVIF || self == .autoWebP || self == .autoLegacy }
@@ -28,6 +30,7 @@ enum OutputVariant: String, Sendable, Hashable {
         case .gif: self = .gif
         case .jxl: self = .jxl
         case .ico: self = .ico
+        case .source: self = .source
         case .auto:
             if offerJXL && Self.accepts("image/jxl", accept) {
                 self = .autoJXL
@@ -41,8 +44,9 @@ enum OutputVariant: String, Sendable, Hashable {
         }
     }
 
-    /// The file format for an image that does or does not have alpha.
-    func fileFormat(hasAlpha: Bool) -> ImageFileFormat {
+    /// The file format for an image that does or does not have alpha, from a source in `source` format (nil when
+    /// unknown; only ``source`` looks at it).
+    func fileFormat(hasAlpha: Bool, source: ImageFileFormat? = nil) -> ImageFileFormat {
         switch self {
         case .jpeg: .jpeg
         case .png: .png
@@ -52,19 +56,28 @@ enum OutputVariant: String, Sendable, Hashable {
         case .gif: .gif
         case .jxl, .autoJXL: .jxl
         case .ico: .ico
+        case .source:
+            switch source {
+            case .jpeg?, .png?, .webp?, .gif?, .avif?, .jxl?: source!
+            default: hasAlpha ? .png : .jpeg
+            }
         }
     }
 
-    /// The format an animated source keeps its frames in, nil when the variant is a still format (JPEG, PNG,
-    /// AVIF: the first frame is answered). `auto` answers animated WebP to clients that take WebP (every browser
-    /// that takes AVIF does), else GIF.
-    var animatedFormat: ImageFileFormat? {
+    /// The format an animated source in `source` format keeps its frames in, nil when the answer is a still (JPEG,
+    /// PNG, AVIF: the first frame). `auto` answers animated WebP to clients that take WebP (every browser that takes
+    /// AVIF does), else GIF; `source` keeps an animated GIF or WebP in its format.
+    func animatedFormat(source: ImageFileFormat?) -> ImageFileFormat? {
         switch self {
         case .webp, .autoWebP, .autoAVIF, .autoJXL: .webp
         case .gif, .autoLegacy: .gif
         case .jpeg, .png, .avif, .jxl, .ico: nil
+        case .source: source == .gif || source == .webp ? source : nil
         }
     }
+
+    /// Whether some animated source can be answered animated (before the source's format is known).
+    var mayAnimate: Bool { self == .source || animatedFormat(source: nil) != nil }
 
     /// True when `Accept` names `image/webp` with a non-zero quality. Wildcards (`*/*`, `image/*`) do not count:
     /// old browsers send them without decoding WebP.

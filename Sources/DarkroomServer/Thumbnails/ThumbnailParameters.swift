@@ -28,6 +28,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// The output format asked for; `auto` negotiates from `Accept` and the image's alpha.
     enum Format: String, Sendable, Hashable, CaseIterable {
         case auto, jpeg, png, webp, avif, gif, jxl, ico
+        /// The source's own format where Darkroom writes it (JPEG, PNG, WebP, GIF, AVIF, JPEG XL), else JPEG (PNG
+        /// with alpha); the same bytes for every client (thumbor's and imgproxy's default).
+        case source
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
@@ -171,7 +174,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
             case "format":
                 guard let f = Format(rawValue: value) else {
                     throw ServerError(
-                        .badRequest, "format must be auto, jpeg, png, webp, avif or gif, got '\(value.prefix(40))'")
+                        .badRequest,
+                        "format must be auto, source, jpeg, png, webp, avif, gif, jxl or ico, got '\(value.prefix(40))'"
+                    )
                 }
                 format = f
             case "q":
@@ -243,7 +248,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         self.formatQuality = formatQuality
         self.minimumSize = minimumSize
         keepMetadata = !strip ? .all : keepCopyright ? .copyright : nil
-        if keepMetadata != nil, ![.auto, .jpeg, .png].contains(format) {
+        if keepMetadata != nil, ![.auto, .source, .jpeg, .png].contains(format) {
             throw ServerError(
                 .badRequest, "metadata can be kept in JPEG and PNG thumbnails only, not format=\(format.rawValue)")
         }

@@ -59,7 +59,9 @@ extension ThumbnailService {
         stepObserver?("encode")
         let bitmap = container.bitmap
         let hasAlpha = !bitmap.isOpaque && bitmap.format != .gray8
-        let format = variant.fileFormat(hasAlpha: hasAlpha)
+        var format = variant.fileFormat(hasAlpha: hasAlpha, source: container.probe?.format)
+        // Kept metadata goes into JPEG or PNG only
+        if parameters.keepMetadata != nil, format != .jpeg, format != .png { format = hasAlpha ? .png : .jpeg }
         let bytes: [UInt8]
         do throws(DarkroomImageError) {
             if format == .gif {  // a still as GIF: a one-frame animation

@@ -211,10 +211,11 @@ final class ThumbnailService: Sendable {
             }
             // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
             // first frame). Files are known animated from their header; remote sources from the fetched bytes.
-            if !parameters.still, let animatedFormat = variant.animatedFormat, probe.map({ $0.frameCount > 1 }) ?? true
-            {
+            if !parameters.still, variant.mayAnimate, probe.map({ $0.frameCount > 1 }) ?? true {
                 let bytes = try await sourceBytes()
-                if (try? ImageProber.probe(bytes, limits: configuration.limits.decode))?.frameCount ?? 1 > 1 {
+                if let animated = try? ImageProber.probe(bytes, limits: configuration.limits.decode),
+                    animated.frameCount > 1, let animatedFormat = variant.animatedFormat(source: animated.format)
+                {
                     let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                         [self] () throws(ServerError) in
                         try animate(bytes, parameters: parameters, format: animatedFormat)
