@@ -31,6 +31,15 @@ enum ColorLayout: Sendable, Hashable {
         }
     }
 
+    /// lcms2's rendering intent: perceptual for CMYK (the press profile's screen rendering, as browsers and
+    /// Pillow use), relative colorimetric otherwise (identical for matrix/TRC profiles).
+    var renderingIntent: UInt32 {
+        switch self {
+        case .cmyk: UInt32(INTENT_PERCEPTUAL)
+        case .bgra, .bgraPremultiplied, .gray: UInt32(INTENT_RELATIVE_COLORIMETRIC)
+        }
+    }
+
     /// The profile colour space the input must be described in.
     var profileSpace: cmsColorSpaceSignature {
         switch self {

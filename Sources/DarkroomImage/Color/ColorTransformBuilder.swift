@@ -2,9 +2,12 @@ import CLCMS2
 
 /// Builds lcms2 transforms from embedded colour descriptions to sRGB.
 ///
-/// Rendering intent: relative colorimetric with black point compensation, as libvips and sharp use; for the
-/// matrix/TRC profiles cameras and phones embed, every intent gives the same result. Gray images convert to gray
-/// with the sRGB curve and stay one byte per pixel.
+/// Rendering intent: RGB and gray convert relative colorimetric (for the matrix/TRC profiles cameras and phones
+/// embed, every intent gives the same result). CMYK converts perceptually, without black point compensation,
+/// through the profile's own A2B0 table, as browsers (skcms reads only A2B0) and Pillow's ImageCms do: press
+/// profiles such as Coated FOGRA39 carry a perceptual table built for viewing on screen that differs from the
+/// colorimetric one by far more than a rounding (about 23 dB PSNR on a photo). Gray images convert to gray with
+/// the sRGB curve and stay one byte per pixel.
 enum ColorTransformBuilder {
     /// Builds the conversion for `color` in `layout`, deciding whether it is an identity (every test colour
     /// within one level) so that sRGB-equivalent profiles cost nothing per decode.
@@ -23,15 +26,12 @@ enum ColorTransformBuilder {
             return .unusable("lcms2 could not create the sRGB profile")
         }
         defer { cmsCloseProfile(destination) }
-        // Black point compensation matters only where the source's black is not 0 (CMYK, LUT profiles); on
-        // RGB it would keep lcms2 from joining matrix/TRC profiles into its fast matrix-shaper form.
-        let bpc =
-            layout == .gray || layout == .bgra || layout == .bgraPremultiplied ? 0 : cmsFLAGS_BLACKPOINTCOMPENSATION
-        let flags = UInt32(cmsFLAGS_NOCACHE | bpc | cmsFLAGS_COPY_ALPHA)
+        // No black point compensation: on RGB it would keep lcms2 from joining matrix/TRC profiles into its fast
+        // matrix-shaper form, and a perceptual CMYK table already maps the paper's black for the screen.
+        let flags = UInt32(cmsFLAGS_NOCACHE | cmsFLAGS_COPY_ALPHA)
         guard
             let handle = cmsCreateTransform(
-                source, layout.inputFormat, destination, layout.outputFormat,
-                UInt32(INTENT_RELATIVE_COLORIMETRIC), flags)
+                source, layout.inputFormat, destination, layout.outputFormat, layout.renderingIntent, flags)
         else {
             return .unusable("lcms2 could not build a transform from the profile to sRGB")
         }
