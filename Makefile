@@ -45,6 +45,7 @@ TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 TESTBUILD  ?= .build-test
 test: deps
 	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
+		libavif-bin libheif-examples \
 		xvfb xauth
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)

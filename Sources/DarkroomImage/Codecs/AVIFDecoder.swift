@@ -5,9 +5,10 @@ import CAVIF
 /// AV1 has no scaled decode, so the full frame's YUV planes are decoded (counted against
 /// ``DecodeLimits/maxDecodedBytes`` before decoding), then converted to BGRA 16 rows at a time (nearest chroma
 /// upsampling: the resample that follows averages far more than it could add) and streamed through the
-/// resampler: no full-size RGB buffer. 10/12-bit images come out as 8-bit; alpha is premultiplied. `irot`/`imir`
-/// become an ``ExifOrientation`` applied to the small result (EXIF orientation itself is ignored, as the HEIF
-/// specification requires); `clap` is not applied.
+/// resampler: no full-size RGB buffer. 10/12-bit images come out as 8-bit; alpha is premultiplied. `clap` crops the
+/// coded rows and columns as they stream (``CleanAperture``; the probe reports the aperture's size), then
+/// `irot`/`imir` become an ``ExifOrientation`` applied to the small result — the order the HEIF specification
+/// gives. EXIF orientation itself is ignored, as the specification requires.
 package struct AVIFDecoder: CodecDecoder {
     let format = ImageFileFormat.avif
     static let stripRows = 16
@@ -35,6 +36,13 @@ package struct AVIFDecoder: CodecDecoder {
         deinit { avifDecoderDestroy(decoder) }
 
         var image: avifImage { decoder.pointee.image.pointee }
+
+        /// The `clap` box's rectangle of the coded image, or nil when there is none (or it is unusable).
+        var cleanAperture: CleanAperture? {
+            let image = self.image
+            guard image.transformFlags & UInt32(AVIF_TRANSFORM_CLAP.rawValue) != 0 else { return nil }
+            return CleanAperture(image.clap, codedWidth: Int(image.width), codedHeight: Int(image.height))
+        }
 
         /// The orientation `irot` and `imir` describe (rotation first, then mirroring, as the boxes are ordered).
         var orientation: ExifOrientation {
@@ -71,10 +79,12 @@ package struct AVIFDecoder: CodecDecoder {
         }
         let image = container.image
         let orientation = container.orientation
-        let width = Int(image.width)
-        let height = Int(image.height)
+        let aperture = container.cleanAperture
+        let width = aperture?.width ?? Int(image.width)
+        let height = aperture?.height ?? Int(image.height)
         let details = HEIFDetails(
-            codedWidth: width, codedHeight: height, hasTransformations: orientation != .up,
+            codedWidth: Int(image.width), codedHeight: Int(image.height),
+            hasTransformations: orientation != .up || aperture != nil,
             imageCount: Int(container.decoder.pointee.imageCount), thumbnailSizes: [], codec: "av1")
         return ImageProbe(
             format: .avif, width: width, height: height, orientation: orientation,
@@ -112,10 +122,19 @@ package struct AVIFDecoder: CodecDecoder {
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
         let container = try Container(bytes, limits: options.limits)
+        // The displayed rectangle (the clean aperture, else the whole frame) within the coded frame.
+        let aperture = container.cleanAperture
         let width = probe.width
         let height = probe.height
+        let codedWidth = Int(container.image.width)
+        let codedHeight = Int(container.image.height)
+        guard width == aperture?.width ?? codedWidth, height == aperture?.height ?? codedHeight else {
+            throw DarkroomImageError(.corrupt, "the AVIF container changed between the probe and the decode")
+        }
+        let left = aperture?.x ?? 0
+        let top = aperture?.y ?? 0
         let planeBytes = Self.planeBytes(
-            width: width, height: height, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
+            width: codedWidth, height: codedHeight, hasAlpha: probe.hasAlpha, bitDepth: probe.bitDepth,
             isGrayscale: probe.isGrayscale)
         guard planeBytes + plan.outputBytes(working) <= options.limits.maxDecodedBytes else {
             throw DarkroomImageError(
@@ -127,22 +146,25 @@ package struct AVIFDecoder: CodecDecoder {
         defer { PixelMemory.released(planeBytes, meter: meter) }
         try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
         var image = container.image
-        guard Int(image.width) == width, Int(image.height) == height else {
+        guard Int(image.width) == codedWidth, Int(image.height) == codedHeight else {
             throw DarkroomImageError(
-                .corrupt, "the AV1 frame is \(image.width)×\(image.height), the container says \(width)×\(height)")
+                .corrupt,
+                "the AV1 frame is \(image.width)×\(image.height), the container says \(codedWidth)×\(codedHeight)")
         }
         let destination = try RowDestination(
             plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
             isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
-        let stripStride = width * 4
+        let stripStride = codedWidth * 4
         let strip = try ScratchBuffer<UInt8>(count: stripStride * Self.stripRows, zeroed: false)
+        // Rows in the aperture's coordinates, and the coded rows that hold them.
         let needed = destination.requiredRows.clamped(to: 0..<height)
-        // Strips start on even rows so that 4:2:0 chroma rows line up; each is a view into the decoded planes.
-        var y = needed.lowerBound & ~1
+        let codedNeeded = (needed.lowerBound + top)..<(needed.upperBound + top)
+        // Strips start on even coded rows so that 4:2:0 chroma rows line up; each is a view into the planes.
+        var y = codedNeeded.lowerBound & ~1
         let chromaShift = image.yuvFormat == AVIF_PIXEL_FORMAT_YUV420 ? 1 : 0
         let full = image
-        while y < needed.upperBound {
-            let rows = min(Self.stripRows, height - y)
+        while y < codedNeeded.upperBound {
+            let rows = min(Self.stripRows, codedHeight - y)
             var view = full
             view.height = UInt32(rows)
             withUnsafeMutableBytes(of: &view.yuvPlanes) { planes in
@@ -164,8 +186,8 @@ package struct AVIFDecoder: CodecDecoder {
             rgb.pixels = strip.pointer
             rgb.rowBytes = UInt32(stripStride)
             try Self.check(avifImageYUVToRGB(&view, &rgb), container.decoder, "converting to RGB")
-            for i in 0..<rows where needed.contains(y + i) {
-                destination.consume(row: strip.pointer + i * stripStride, y: y + i)
+            for i in 0..<rows where codedNeeded.contains(y + i) {
+                destination.consume(row: strip.pointer + i * stripStride + left * 4, y: y + i - top)
             }
             y += rows
         }

@@ -143,9 +143,13 @@ package struct HEIFDecoder: CodecDecoder {
         let thumbs = container.thumbnails()
         defer { for t in thumbs { heif_image_handle_release(t.handle) } }
         // The smallest thumbnail that still covers the output (at the shrink-on-load margin), else the primary.
+        // libheif applies each thumbnail's own clap/irot/imir; one whose displayed shape is not the primary's
+        // (written without the primary's crop or rotation) shows another picture and is passed over.
         let margin = max(options.shrinkOnLoadMargin, 1)
         let chosen = thumbs.last {
-            Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width / Double(plan.sourceWidth)
+            Self.hasSameShape($0.width, $0.height, as: probe.width, probe.height)
+                && Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width
+                    / Double(plan.sourceWidth)
                 && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height
                     / Double(plan.sourceHeight)
         }
@@ -266,6 +270,13 @@ package struct HEIFDecoder: CodecDecoder {
         return YCbCrRows(
             y: y, cb: cb, cr: cr, alpha: alpha, shiftX: shift.0, shiftY: shift.1, bitDepth: depth,
             matrix: matrix, fullRange: fullRange)
+    }
+
+    /// Whether a `width × height` thumbnail has the shape of a `primaryWidth × primaryHeight` image, to within
+    /// a pixel and a half of rounding along either side.
+    static func hasSameShape(_ width: Int, _ height: Int, as primaryWidth: Int, _ primaryHeight: Int) -> Bool {
+        let crossError = abs(width * primaryHeight - height * primaryWidth)
+        return 2 * crossError <= 3 * max(primaryWidth, primaryHeight)
     }
 
     /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
