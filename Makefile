@@ -37,8 +37,9 @@ build: deps
 # soundness checks (`make check`). The build itself treats warnings as errors (Package.swift).
 # The tests' independent references are installed first when missing: libvips-tools (blur), Pillow (animated
 # frames) and thumbhash.
-# The window tests (a `darkroom view` and an Xvfb per test, seconds of CPU each) run on their own after the rest, so
-# the server suites' timing tests never share the two cores with them.
+# The window tests (a `darkroom view` and an Xvfb per test, seconds of CPU each) and the image-table kill test (which
+# keeps every core busy on purpose while it kills builds) run on their own after the rest, so the server suites'
+# timing tests never share the two cores with them.
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
 # `make run`'s release build would rebuild everything each time one follows the other.
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
@@ -49,8 +50,9 @@ test: deps
 		xvfb xauth
 	@scripts/install-pydeps.sh
 	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
-	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --skip ViewerWindowTests
+	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --skip 'ViewerWindowTests|killedBuilds'
 	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --filter ViewerWindowTests
+	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --filter 'CrashTests/killedBuilds'
 	$(MAKE) cluster-test DARKROOM=$(TESTBUILD)/release/darkroom
 	$(MAKE) check
 	$(MAKE) fuzz-smoke
