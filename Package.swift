@@ -184,6 +184,7 @@ let package = Package(
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomImage",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        .testTarget(name: "DarkroomSupportTests", dependencies: ["DarkroomSupport"]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(

@@ -201,6 +201,6 @@ public struct DesktopThumbnailCache: Sendable {
     }
 
     static func md5(_ text: String) -> String {
-        Insecure.MD5.hash(data: Array(text.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        Hex.encode(Insecure.MD5.hash(data: Array(text.utf8)))
     }
 }

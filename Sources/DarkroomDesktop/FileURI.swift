@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// `file://` URIs as GLib writes them (`g_filename_to_uri`), the key of the freedesktop thumbnail cache: every
 /// byte of the absolute path escaped as `%XX` (upper-case hex) except ASCII letters, digits and
 /// `! $ & ' ( ) * + , - . / : = @ _ ~`. Two programs that escape differently would never find each other's
@@ -13,7 +15,7 @@ public enum FileURI {
             if isKept(byte) {
                 uri.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                uri += "%" + hex(byte >> 4) + hex(byte & 15)
+                uri += "%" + Hex.encode(CollectionOfOne(byte), uppercase: true)
             }
         }
         return uri
@@ -41,9 +43,5 @@ public enum FileURI {
         default:
             return Array("!$&'()*+,-./:=@_~".utf8).contains(byte)
         }
-    }
-
-    private static func hex(_ nibble: UInt8) -> String {
-        String(UnicodeScalar(nibble < 10 ? 48 + nibble : 55 + nibble))
     }
 }

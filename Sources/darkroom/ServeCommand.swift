@@ -1,6 +1,7 @@
 import ArgumentParser
 import DarkroomImage
 import DarkroomServer
+import DarkroomSupport
 import Foundation
 import Logging
 import Metrics
@@ -94,14 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
         var settings = ServerConfiguration.Imgproxy()
         let env = ProcessInfo.processInfo.environment
         func hex(_ text: String, _ name: String) throws -> [UInt8] {
-            let digits = Array(text.utf8)
-            guard digits.count % 2 == 0, !digits.isEmpty else { throw ValidationError("\(name) must be hex") }
-            return try stride(from: 0, to: digits.count, by: 2).map { i in
-                guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else {
-                    throw ValidationError("\(name) must be hex")
-                }
-                return byte
-            }
+            guard !text.isEmpty, let bytes = Hex.decode(text) else { throw ValidationError("\(name) must be hex") }
+            return bytes
         }
         if let key = imgproxyKey ?? env["DARKROOM_IMGPROXY_KEY"], !key.isEmpty {
             settings.key = try hex(key, "--imgproxy-key")

@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomSupport
 
 /// An sRGB colour with alpha, 0–255 per channel (straight alpha).
 public struct RGBAColor: Sendable, Hashable {
@@ -12,10 +13,7 @@ public struct RGBAColor: Sendable, Hashable {
 
     /// `rrggbb` or `rrggbbaa` in hex, as the identifier writes it.
     var hex: String {
-        [red, green, blue, alpha].map {
-            String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
-        }
-        .joined()
+        Hex.encode([red, green, blue, alpha])
     }
 
     /// The colour as one premultiplied BGRA pixel.

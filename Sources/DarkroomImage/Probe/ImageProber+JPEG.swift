@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 extension ImageProber {
     /// Walks JPEG markers from SOI to the first start-of-frame, noting EXIF orientation and an ICC profile
     /// on the way. Tolerates fill bytes (FF FF…), standalone markers (TEM, RSTn, a repeated SOI) and stray
@@ -32,7 +34,11 @@ extension ImageProber {
                     orientation: orientation ?? .up, hasICCProfile: hasICCProfile)
             default:
                 let length = try reader.u16be(position)
-                guard length >= 2 else { throw .corrupt("JPEG segment FF\(hex(marker)) has length \(length) < 2") }
+                guard length >= 2 else {
+                    throw .corrupt(
+                        "JPEG segment FF\(Hex.encode(CollectionOfOne(UInt8(marker & 0xFF)), uppercase: true)) has length \(length) < 2"
+                    )
+                }
                 if marker == 0xE1, orientation == nil, length >= 8 + 8,
                     try reader.u32be(position + 2) == 0x4578_6966,  // "Exif"
                     try reader.u16be(position + 6) == 0
@@ -78,11 +84,5 @@ extension ImageProber {
             hasAlpha: false, isGrayscale: components == 1, frameCount: 1,
             isProgressive: isProgressive, hasICCProfile: hasICCProfile, bitDepth: precision,
             isCMYK: components == 4)
-    }
-
-    /// Two uppercase hex digits, for messages.
-    static func hex(_ byte: Int) -> String {
-        let digits = String(byte & 0xFF, radix: 16, uppercase: true)
-        return digits.count == 1 ? "0" + digits : digits
     }
 }

@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 
 /// `application/x-www-form-urlencoded` query strings, both ways.
@@ -65,7 +66,9 @@ package enum QueryString {
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) else { return nil }
+                guard i + 2 < bytes.count, let hi = Hex.value(ofDigit: bytes[i + 1]),
+                    let lo = Hex.value(ofDigit: bytes[i + 2])
+                else { return nil }
                 out.append(hi << 4 | lo)
                 i += 3
                 continue
@@ -74,15 +77,6 @@ package enum QueryString {
             i += 1
         }
         return String(validating: out, as: UTF8.self)
-    }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

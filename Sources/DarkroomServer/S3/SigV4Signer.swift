@@ -1,4 +1,5 @@
 import Crypto
+import DarkroomSupport
 import Foundation
 
 /// AWS Signature Version 4 for S3 GET requests (header-based authentication), small enough to read in one sitting
@@ -41,8 +42,9 @@ struct SigV4Signer: Sendable {
         let names = signed.map(\.name).joined(separator: ";")
         let canonical = canonicalRequest(method: method, url: url, headers: signed, payloadHash: payloadHash)
         let scope = "\(day)/\(region)/\(service)/aws4_request"
-        let toSign = "AWS4-HMAC-SHA256\n\(stamp)\n\(scope)\n\(Self.hex(SHA256.hash(data: Array(canonical.utf8))))"
-        let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Array(toSign.utf8), using: signingKey(day: day)))
+        let toSign = "AWS4-HMAC-SHA256\n\(stamp)\n\(scope)\n\(Hex.encode(SHA256.hash(data: Array(canonical.utf8))))"
+        let signature = Hex.encode(
+            HMAC<SHA256>.authenticationCode(for: Array(toSign.utf8), using: signingKey(day: day)))
         let authorization =
             "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope),SignedHeaders=\(names),Signature=\(signature)"
         return signed.filter { $0.name != "host" } + [("authorization", authorization)]
@@ -95,9 +97,5 @@ struct SigV4Signer: Sendable {
     /// Trims a header value and folds runs of spaces to one, as the canonical form asks.
     static func trim(_ value: String) -> String {
         value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-    }
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import DarkroomSupport
 import Foundation
 
 /// Signs and verifies request URLs (`--key`) with HMAC-SHA256 over a canonical form, so only links the
@@ -32,10 +33,7 @@ package struct RequestSigner: Sendable {
     /// The signature of the canonical form, as 64 lower-case hex digits.
     package func signature(path: String, query: [(name: String, value: String)]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Array(Self.canonical(path: path, query: query).utf8), using: key)
-        return mac.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return Hex.encode(mac)
     }
 
     /// Throws ``ServerError/Code/badSignature`` unless `query` has exactly one `sig` whose value (hex, any case)

@@ -109,7 +109,7 @@ final class PlaceholderStore: Sendable {
             var text = ""
             text.reserveCapacity(records.count * 96)
             for (id, record) in records where !id.contains("\t") && !id.contains("\n") {
-                text += id + "\t" + record.hash.map { String(format: "%02x", $0) }.joined() + "\t\(record.frames)\n"
+                text += id + "\t" + Hex.encode(record.hash) + "\t\(record.frames)\n"
             }
             let temporary = file + ".tmp"
             do {
@@ -148,25 +148,9 @@ final class PlaceholderStore: Sendable {
         state.withLock { s in s.records.merge(records) { current, _ in current } }
     }
 
+    /// A hash from its hex field: at most 32 bytes, as ThumbHash writes.
     private static func bytes(hex: Substring) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0, digits.count <= 64 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var i = 0
-        while i < digits.count {
-            guard let hi = nibble(digits[i]), let lo = nibble(digits[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        default: nil
-        }
+        guard hex.utf8.count <= 64 else { return nil }
+        return Hex.decode(hex)
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import DarkroomSupport
 import Foundation
 import Testing
 
@@ -31,7 +32,7 @@ struct SigV4SignerTests {
                 ("x-amz-content-sha256", SigV4Signer.emptyPayloadHash), ("x-amz-date", "20130524T000000Z"),
             ], payloadHash: SigV4Signer.emptyPayloadHash)
         #expect(
-            SigV4Signer.hex(SHA256.hash(data: Array(canonical.utf8)))
+            Hex.encode(SHA256.hash(data: Array(canonical.utf8)))
                 == "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972")
         // And the Authorization header is the published one
         #expect(
