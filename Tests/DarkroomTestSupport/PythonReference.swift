@@ -33,6 +33,18 @@ package enum ReferenceTool {
         }
         return result
     }
+
+    /// Runs `executable arguments…` as ``run(_:_:)`` does, but with no descriptor but standard input, output and
+    /// error inherited: the test process's sockets (other suites' loopback servers and clients, running at the
+    /// same time) must not stay open in a child that lives for seconds, or their peers never see them close.
+    /// Foundation's `Process` passes every descriptor not marked close-on-exec; a short Python launcher closes
+    /// them before it execs.
+    package static func runDetached(_ executable: String, _ arguments: [String]) throws -> Data {
+        try run(
+            "python3",
+            ["-c", "import os, sys; os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])", executable]
+                + arguments)
+    }
 }
 
 /// Runs a Python snippet that computes a reference result with a published library (Pillow, thumbhash), for tests

@@ -52,7 +52,7 @@ struct ViewerHarness {
         let statsFile = work.file("stats.json")
         try script.write(toFile: scriptFile, atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: statsFile)
-        _ = try Self.runDetached(
+        _ = try ReferenceTool.runDetached(
             "xvfb-run",
             [
                 "-a", "-s", "-screen 0 1024x768x24", try SamplePhotos.darkroomBinary(), "view", folder,
@@ -65,18 +65,6 @@ struct ViewerHarness {
             throw TestSupportError("stats are not a JSON object")
         }
         return stats
-    }
-
-    /// Runs `executable arguments…` (on `PATH`) as ``ReferenceTool/run(_:_:)`` does, but with no descriptor but
-    /// standard input, output and error inherited: the test process's sockets (other suites' loopback servers and
-    /// clients, running at the same time) must not stay open in a child that lives for seconds, or their peers never
-    /// see them close. Foundation's `Process` passes every descriptor not marked close-on-exec; a short Python
-    /// launcher closes them before it execs.
-    static func runDetached(_ executable: String, _ arguments: [String]) throws -> Data {
-        try ReferenceTool.run(
-            "python3",
-            ["-c", "import os, sys; os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])", executable]
-                + arguments)
     }
 
     /// A screenshot the viewer saved, decoded.

@@ -89,7 +89,7 @@ import Testing
         let harness = try ViewerHarness("desktop")
         defer { harness.work.remove() }
         try harness.writeSolidImages(60)
-        _ = try ViewerHarness.runDetached(
+        _ = try ReferenceTool.runDetached(
             try SamplePhotos.darkroomBinary(),
             ["thumbnail-cache", "fill", harness.folder, "--cache-dir", harness.desktop, "--size", "large"])
         let marker = try Bitmap(width: 200, height: 150, format: .rgba8, isOpaque: true)
