@@ -61,12 +61,22 @@ struct CrashTests {
         }
     }
 
-    /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF.
+    /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF,
+    /// and two images smaller than the entry (64×48, 400×40) that the build must enlarge to the table's size.
     static func makeInputs(in dir: TemporaryDirectory) throws -> [(entity: String, target: String)] {
-        let photos = ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(SamplePhotos.files)
-            .filter { !$0.hasSuffix(".md") }
-        try #require(photos.count >= 20, "sample photos missing under \(SamplePhotos.root)")
         try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        var small: [String] = []
+        for (width, height) in [(64, 48), (400, 40)] {
+            let file = dir.file("small-\(width)x\(height).png")
+            let bitmap = try TestImages.pattern(
+                width: width, height: height, format: .bgra8Premultiplied, seed: UInt32(width), version: 1)
+            try TemporaryDirectory.write(ImageEncoder.encode(bitmap, as: .png), to: file)
+            small.append(file)
+        }
+        let photos =
+            ["jpeg", "jpeg-12mp", "orientation", "png", "webp", "gif"].flatMap(SamplePhotos.files)
+            .filter { !$0.hasSuffix(".md") } + small
+        try #require(photos.count >= 20, "sample photos missing under \(SamplePhotos.root)")
         return try (0..<90).map { i in
             let target = photos[i % photos.count]
             let entity = dir.file("in/\(i)-" + (target as NSString).lastPathComponent)
@@ -86,8 +96,9 @@ struct CrashTests {
         for target in Set(inputs.map(\.target)) {
             references[target] = try TestImages.freshDecode(
                 target, width: Self.size, height: Self.size,
-                format: .bgra8Premultiplied, mode: .fill)
-            sources[target] = try FileBytes.read(target).withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-fill"
+                format: .bgra8Premultiplied, mode: .fill, allowUpscaling: true)
+            sources[target] =
+                try FileBytes.read(target).withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-fill-enlarged"
         }
         let targetOf = Dictionary(uniqueKeysWithValues: inputs.map { ($0.entity, $0.target) })
         let table = dir.file("crash.table")
@@ -152,6 +163,9 @@ struct CrashTests {
             for entity in reader.entities {
                 let target = try #require(targetOf[entity], "round \(round): unknown entity \(entity)")
                 let bitmap = try #require(try reader.entry(for: entity))
+                #expect(
+                    bitmap.width == Self.size && bitmap.height == Self.size,
+                    "round \(round): \(entity) is \(bitmap.width)×\(bitmap.height), not the table's size")
                 #expect(
                     bitmap.pixelsEqual(references[target]!), "round \(round): \(entity) differs from a fresh decode")
                 #expect(reader.sourceID(for: entity) == sources[target])

@@ -23,9 +23,11 @@ struct TableCommand: ParsableCommand {
 
 /// `darkroom table build --table PATH --size WxH [--pixel-format bgra8|gray8] [--fill|--fit] INPUT...`
 ///
-/// Entity id = the input path as given; source id = the XXH64 of its bytes plus the content mode (so switching
-/// `--fit`/`--fill` redraws). Inputs whose entry is current are skipped. Decodes on a bounded pool of threads,
-/// each straight into its entry's mapping.
+/// Every entry is drawn at the table's size: `--fill` entries are exactly `--size` and `--fit` entries touch its
+/// box, images smaller than the box being enlarged, so a reader never has to scale an entry on its way to the
+/// screen. Entity id = the input path as given; source id = the XXH64 of its bytes plus how it was drawn (the
+/// content mode, and `enlarged`), so a change of either redraws. Inputs whose entry is current are skipped.
+/// Decodes on a bounded pool of threads, each straight into its entry's mapping.
 struct TableBuildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "build", abstract: "Decode images into a table (skipping entries that are already current).")
@@ -38,7 +40,9 @@ struct TableBuildCommand: ParsableCommand {
     @Option(help: "The table file (created if missing; rebuilt if its size or pixel format differ).") var table: String
     @Option(help: "Entry size, WxH (e.g. 256x256).") var size: String
     @Option(help: "Pixel format: bgra8 or gray8.") var pixelFormat: Format = .bgra8
-    @Flag(exclusivity: .exclusive, help: "Fill the entry and crop the center (default), or fit inside it.")
+    @Flag(
+        exclusivity: .exclusive,
+        help: "Fill the entry and crop the center (default), or fit inside it; smaller images are enlarged.")
     var mode: TableContentMode = .fill
     @Option(help: "Most entries the table keeps (least recently used are replaced).") var maxCount: Int = 10_000
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
@@ -84,12 +88,15 @@ struct TableBuildCommand: ParsableCommand {
             let path = inputs[i]
             do {
                 let bytes = try FileBytes.read(path)
-                let source = bytes.withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-" + mode.rawValue
+                let source =
+                    bytes.withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-" + mode.rawValue + "-enlarged"
                 if tableHandle.sourceID(for: path) == source {
                     counts.withLock { $0.skipped += 1 }
                     return
                 }
-                try tableHandle.set(entity: path, source: source) { writer in try writer.decode(bytes, mode: mode) }
+                try tableHandle.set(entity: path, source: source) { writer in
+                    try writer.decode(bytes, mode: mode, options: DecodeOptions(allowUpscaling: true))
+                }
                 counts.withLock { $0.written += 1 }
                 if progress { FileHandle.standardOutput.write(Data("committed\n".utf8)) }
             } catch {
