@@ -9,24 +9,6 @@ import Testing
 /// the rendering browsers (skcms reads only A2B0) and ImageCms's default show.
 @Suite("CMYK press profiles")
 struct CMYKPressProfileTests {
-    let decoder = ImageDecoder()
-
-    static func options(_ size: TargetSize) -> DecodeOptions {
-        var options = DecodeOptions(size: size)
-        options.pixelFormat = .exactly(.bgra8Premultiplied)
-        return options
-    }
-
-    /// Darkroom's and Pillow + ImageCms's (perceptual; LANCZOS to the same size) sRGB renderings of `file`.
-    func psnrAgainstImageCms(_ file: String, size: TargetSize, in directory: TemporaryDirectory) throws -> Double {
-        let readings = try ReferenceSuites.pillow([file], into: directory.path)
-        let png = try #require(readings.first?.png, "Pillow did not read \(file)")
-        let ours = try decoder.decode(SamplePhotos.bytes(file), options: Self.options(size)).bitmap
-        let theirs = try decoder.decode(SamplePhotos.bytes(png), options: Self.options(size)).bitmap
-        try #require(ours.width == theirs.width && ours.height == theirs.height, "\(file)")
-        return PixelCompare.psnr(ours, theirs)
-    }
-
     @Test("a press profile's perceptual table is the one used, in full and at thumbnail size")
     func perceptualTable() throws {
         let directory = try TemporaryDirectory("cmyk")
@@ -41,8 +23,8 @@ struct CMYKPressProfileTests {
             Double(String(decoding: apart, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
         try #require(renderingsApart < 30, "the two renderings must differ for this test to mean anything")
         // When Darkroom converts it to sRGB at full size and as a 256 px thumbnail
-        let full = try psnrAgainstImageCms(file, size: .original, in: directory)
-        let thumbnail = try psnrAgainstImageCms(file, size: .maxPixelSize(256), in: directory)
+        let full = try ReferenceSuites.psnrAgainstPillow(file, size: .original, in: directory.path)
+        let thumbnail = try ReferenceSuites.psnrAgainstPillow(file, size: .maxPixelSize(256), in: directory.path)
         // Then both match ImageCms's perceptual conversion (the colorimetric one is \(renderingsApart) dB away)
         print("cmyk press profile: full \(full) dB, 256 px \(thumbnail) dB; renderings \(renderingsApart) dB apart")
         #expect(full >= 45, "\(full) dB")
@@ -57,7 +39,7 @@ struct CMYKPressProfileTests {
         let sample = try #require(
             SamplePhotos.files("icc").first { $0.lowercased().contains("cmyk") && $0.hasSuffix(".jpg") })
         // When Darkroom converts it to sRGB at full size
-        let full = try psnrAgainstImageCms(sample, size: .original, in: directory)
+        let full = try ReferenceSuites.psnrAgainstPillow(sample, size: .original, in: directory.path)
         // Then it matches lcms2's perceptual conversion
         print("cmyk FOGRA39 sample: full \(full) dB")
         #expect(full >= 45, "\(full) dB")

@@ -41,6 +41,24 @@ package enum ReferenceSuites {
         package let error: String?
     }
 
+    /// PSNR between Darkroom's decode of `file` and Pillow's (`scripts/pillow-reference.py`: upright, converted to
+    /// sRGB with ImageCms, perceptual), both as premultiplied BGRA at `size` (Pillow's PNG is resampled by the same
+    /// code). Throws when Pillow cannot read the file or the two sizes differ.
+    package static func psnrAgainstPillow(_ file: String, size: TargetSize, in directory: String) throws -> Double {
+        guard let png = try pillow([file], into: directory).first?.png else {
+            throw TestSupportError("Pillow did not read \(file)")
+        }
+        var options = DecodeOptions(size: size)
+        options.pixelFormat = .exactly(.bgra8Premultiplied)
+        let ours = try ImageDecoder().decode(SamplePhotos.bytes(file), options: options).bitmap
+        let theirs = try ImageDecoder().decode(SamplePhotos.bytes(png), options: options).bitmap
+        guard ours.width == theirs.width, ours.height == theirs.height else {
+            throw TestSupportError(
+                "\(file): \(ours.width)×\(ours.height) against Pillow's \(theirs.width)×\(theirs.height)")
+        }
+        return PixelCompare.psnr(ours, theirs)
+    }
+
     /// Pillow's readings of `files`, their PNGs written under `directory`.
     package static func pillow(_ files: [String], into directory: String) throws -> [PillowReading] {
         let output = try PythonReference.script("scripts/pillow-reference.py", ["--out", directory] + files)

@@ -36,12 +36,7 @@ struct TIFFTests {
 
     /// Darkroom's and Pillow's decode of `file` at `size` (Pillow's through its reference PNG).
     func compareWithPillow(_ file: String, size: TargetSize, in directory: TemporaryDirectory) throws -> Double {
-        let readings = try ReferenceSuites.pillow([file], into: directory.path)
-        let png = try #require(readings.first?.png, "Pillow did not read \(file)")
-        let ours = try decoder.decode(SamplePhotos.bytes(file), options: Self.options(size)).bitmap
-        let theirs = try decoder.decode(SamplePhotos.bytes(png), options: Self.options(size)).bitmap
-        try #require(ours.width == theirs.width && ours.height == theirs.height, "\(file)")
-        return PixelCompare.psnr(ours, theirs)
+        try ReferenceSuites.psnrAgainstPillow(file, size: size, in: directory.path)
     }
 
     @Test(
