@@ -12,19 +12,12 @@ final class CellState {
     var task: ImageTask?
     var isVisible = false
 
-    /// The thumbnail's texture (created once per cell at the grid's side) and what it holds.
-    var texture: OpaquePointer?
-    var textureSide = 0
-    var imageWidth = 0
-    var imageHeight = 0
-    var hasImage = false
+    /// The thumbnail (its texture made once per cell at the grid's side).
+    var image = ImageTexture()
     var failed = false
 
-    /// The ThumbHash placeholder's texture (32 px) and whether it holds this binding's placeholder.
-    var placeholderTexture: OpaquePointer?
-    var placeholderWidth = 0
-    var placeholderHeight = 0
-    var hasPlaceholder = false
+    /// The ThumbHash placeholder (a 32 px texture).
+    var placeholder = ImageTexture()
 
     /// When this binding was first drawn as a placeholder (frame-record seconds).
     var placeholderSince: Double?
@@ -43,9 +36,9 @@ final class CellState {
         item = nil
         task = nil
         isVisible = false
-        hasImage = false
+        image.forget()
         failed = false
-        hasPlaceholder = false
+        placeholder.forget()
         placeholderSince = nil
         imageDrawn = false
         animationTask?.cancel()
@@ -56,10 +49,7 @@ final class CellState {
     }
 
     func destroyTextures(_ window: SDLWindow) {
-        if let texture { window.destroy(texture) }
-        if let placeholderTexture { window.destroy(placeholderTexture) }
-        texture = nil
-        placeholderTexture = nil
-        textureSide = 0
+        image.destroy(window)
+        placeholder.destroy(window)
     }
 }

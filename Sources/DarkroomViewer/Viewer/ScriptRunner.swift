@@ -63,7 +63,7 @@ extension Viewer {
         guard scanFinished, lastPlaceholders == 0, wheelTarget == nil, velocity == 0, scriptVelocity == nil else {
             return false
         }
-        if let large { return large.hasImage || large.failed }
+        if let large { return large.image.hasImage || large.failed }
         return true
     }
 }

@@ -24,7 +24,7 @@ extension Viewer {
                 continue
             }
             advanceAnimation(cell, now: now)
-            if cell.hasImage, let texture = cell.texture {
+            if cell.image.hasImage {
                 if !cell.imageDrawn {
                     cell.imageDrawn = true
                     if let since = cell.placeholderSince {
@@ -33,12 +33,7 @@ extension Viewer {
                         recorder.recordShownAtOnce()
                     }
                 }
-                let w = cell.imageWidth
-                let h = cell.imageHeight
-                window.draw(
-                    texture, sourceWidth: w, sourceHeight: h,
-                    into: PixelRect(
-                        x: rect.x + (rect.width - w) / 2, y: rect.y + (rect.height - h) / 2, width: w, height: h))
+                _ = cell.image.drawCentred(in: rect, window: window)
             } else if cell.failed {
                 window.fill(rect, Self.failureColor)
             } else {
@@ -55,24 +50,13 @@ extension Viewer {
     }
 
     private func drawPlaceholder(_ cell: CellState, in rect: PixelRect) {
-        if !cell.hasPlaceholder, let item = cell.item, let bitmap = placeholders.placeholder(for: item.imageID) {
-            if cell.placeholderTexture == nil {
-                cell.placeholderTexture = try? window.makeTexture(width: 32, height: 32)
-            }
-            if let texture = cell.placeholderTexture {
-                window.upload(bitmap, to: texture)
-                window.setLinearScaling(texture)
-                cell.placeholderWidth = bitmap.width
-                cell.placeholderHeight = bitmap.height
-                cell.hasPlaceholder = true
-            }
-        }
-        guard cell.hasPlaceholder, let texture = cell.placeholderTexture else {
-            window.fill(rect, Self.placeholderGray)
-            return
+        if !cell.placeholder.hasImage, let item = cell.item,
+            let bitmap = placeholders.placeholder(for: item.imageID)
+        {
+            _ = cell.placeholder.show(bitmap, sizing: .exactly(width: 32, height: 32), in: window, linearScaling: true)
         }
         // Hashed from the filled (square) thumbnail, so it covers the cell as the thumbnail will.
-        window.draw(texture, sourceWidth: cell.placeholderWidth, sourceHeight: cell.placeholderHeight, into: rect)
+        if !cell.placeholder.drawStretched(into: rect, window: window) { window.fill(rect, Self.placeholderGray) }
     }
 
     private func drawSelection(_ rect: PixelRect) {

@@ -183,18 +183,6 @@ extension Viewer {
     /// Copies a bitmap into the cell's texture (created at the grid's side the first time).
     func show(_ bitmap: Bitmap, in cell: CellState) {
         let side = layout.side
-        if cell.texture == nil || cell.textureSide != side {
-            if let texture = cell.texture { window.destroy(texture) }
-            cell.texture = try? window.makeTexture(width: side, height: side)
-            cell.textureSide = side
-        }
-        guard let texture = cell.texture, bitmap.width <= side, bitmap.height <= side,
-            bitmap.format == .bgra8Premultiplied
-        else { return }
-        window.upload(bitmap, to: texture)
-        uploads += 1
-        cell.imageWidth = bitmap.width
-        cell.imageHeight = bitmap.height
-        cell.hasImage = true
+        if cell.image.show(bitmap, sizing: .exactly(width: side, height: side), in: window) { uploads += 1 }
     }
 }

@@ -31,12 +31,7 @@ final class LargeState {
     let target: LargeTarget
     var index = 0
     var generation: UInt64 = 0
-    var texture: OpaquePointer?
-    var textureWidth = 0
-    var textureHeight = 0
-    var imageWidth = 0
-    var imageHeight = 0
-    var hasImage = false
+    var image = ImageTexture()
     var failed = false
     var player: AnimationPlayer?
     var frameShown = -1
@@ -61,7 +56,7 @@ extension Viewer {
         let index = min(max(0, index), items.count - 1)
         let state = large ?? LargeState(target: LargeTarget(inbox: inbox))
         state.index = index
-        state.hasImage = false
+        state.image.forget()
         state.failed = false
         state.player?.stop()
         state.player = nil
@@ -85,7 +80,7 @@ extension Viewer {
         guard let state = large else { return }
         state.target.darkroom.cancel()
         state.player?.stop()
-        if let texture = state.texture { window.destroy(texture) }
+        state.image.destroy(window)
         large = nil
         selected = state.index
         offset = layout.offset(revealing: state.index, from: offset)
@@ -108,18 +103,7 @@ extension Viewer {
     }
 
     private func showLarge(_ bitmap: Bitmap, _ state: LargeState) {
-        guard bitmap.format == .bgra8Premultiplied else { return }
-        if state.texture == nil || state.textureWidth < bitmap.width || state.textureHeight < bitmap.height {
-            if let texture = state.texture { window.destroy(texture) }
-            state.texture = try? window.makeTexture(width: bitmap.width, height: bitmap.height)
-            state.textureWidth = bitmap.width
-            state.textureHeight = bitmap.height
-        }
-        guard let texture = state.texture else { return }
-        window.upload(bitmap, to: texture)
-        state.imageWidth = bitmap.width
-        state.imageHeight = bitmap.height
-        state.hasImage = true
+        _ = state.image.show(bitmap, sizing: .growing, in: window)
     }
 
     /// Draws the large view: the image centred at its size (it was decoded to fit the window), or a grey
@@ -130,7 +114,10 @@ extension Viewer {
             state.frameShown = frame.index
             showLarge(frame.bitmap, state)
         }
-        guard state.hasImage, let texture = state.texture else {
+        guard
+            state.image.drawCentred(
+                in: PixelRect(x: 0, y: 0, width: layout.width, height: layout.height), window: window)
+        else {
             let w = layout.width / 2
             let h = layout.height / 2
             window.fill(
@@ -138,11 +125,6 @@ extension Viewer {
                 state.failed ? Self.failureColor : Self.placeholderGray)
             return (1, state.failed ? 0 : 1)
         }
-        let w = state.imageWidth
-        let h = state.imageHeight
-        window.draw(
-            texture, sourceWidth: w, sourceHeight: h,
-            into: PixelRect(x: (layout.width - w) / 2, y: (layout.height - h) / 2, width: w, height: h))
         return (1, 0)
     }
 }

@@ -227,7 +227,7 @@ public final class Viewer {
             applyDeliveries()
             let visible = layout.visibleCells(offset: offset)
             if scanFinished || visible.count >= layout.columns * max(1, layout.height / layout.rowHeight) {
-                if visible.allSatisfy({ bound[$0].map { $0.hasImage || $0.failed } ?? false }) { return }
+                if visible.allSatisfy({ bound[$0].map { $0.image.hasImage || $0.failed } ?? false }) { return }
             }
             Thread.sleep(forTimeInterval: 0.001)
         }
