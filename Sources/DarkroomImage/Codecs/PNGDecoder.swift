@@ -36,13 +36,10 @@ struct PNGDecoder: CodecDecoder {
     /// Whether `bytes` is an APNG (an `acTL` before the first `IDAT`) whose first `IDAT` has no `fcTL` before it.
     /// Walks the chunk headers up to the first `IDAT` (a handful of reads).
     static func defaultImageIsHidden(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        func u32(_ at: Int) -> Int? {
-            guard at >= 0, at + 4 <= bytes.count else { return nil }
-            return Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
-        }
+        let reader = ByteReader(bytes)
         var position = 8
         var animated = false
-        while let length = u32(position), let type = u32(position + 4) {
+        while let length = try? reader.u32be(position), let type = try? reader.u32be(position + 4) {
             switch type {
             case 0x6163_544C: animated = true  // acTL
             case 0x6663_544C: return false  // fcTL before IDAT: the default image is frame 0
