@@ -195,10 +195,9 @@ final class ConnectionGuard: Sendable {
         switch next {
         case .log(let report): log(report, lastClient: address)
         case .flush(let seconds):
-            Task { [self] in
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
-                flush()
-            }
+            // A Dispatch timer, not a task on the shared pool: refusals come in bursts exactly when that pool is
+            // busiest, and the summary must not wait for it.
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, seconds)) { [self] in flush() }
         case .nothing: break
         }
     }
