@@ -25,13 +25,20 @@ struct AbandonedRenderTests {
         return (config, FakeResolver(["hang.example": [IPAddress("127.0.0.1")!]]))
     }
 
-    /// Polls `/health` until nothing runs or waits, for at most `seconds`; returns the last body.
-    static func waitIdle(_ client: any TestClientProtocol, seconds: Double) async throws -> String {
+    /// Polls `/health` until nothing runs or waits (and, given `connections`, only that many connections are
+    /// open), for at most `seconds`; returns the last body.
+    static func waitIdle(
+        _ client: any TestClientProtocol, seconds: Double, connections: Int? = nil
+    ) async throws -> String {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         var body = ""
         repeat {
             body = String(buffer: try await client.execute(uri: "/health", method: .get).body)
-            if body.contains("\"rendersQueued\":0") && body.contains("\"rendersRunning\":0") { return body }
+            if body.contains("\"rendersQueued\":0") && body.contains("\"rendersRunning\":0")
+                && connections.map({ body.contains("\"connectionsOpen\":\($0)") }) ?? true
+            {
+                return body
+            }
             try await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < deadline
         return body
@@ -83,18 +90,24 @@ struct AbandonedRenderTests {
             }
             // When 30 clients each ask for a different hanging thumbnail and hang up at once
             for i in 0..<30 { try request(i).close() }
-            // Then soon nothing is running or queued
-            var health = try await Self.waitIdle(client, seconds: 5)
+            // Then soon nothing is running or queued, and the server has seen every one of them go
+            var health = try await Self.waitIdle(client, seconds: 5, connections: 1)
             #expect(health.contains("\"rendersRunning\":0") && health.contains("\"rendersQueued\":0"), "\(health)")
-            // When 30 more wait until 2 renders run and 8 wait for them, then hang up
+            #expect(health.contains("\"connectionsOpen\":1"), "\(health)")
+            // When 30 more wait until 2 renders run, 8 wait for them and the other 20 were refused, then hang up
+            let refusedBefore = server.service.admission.refusedCount
             let waiting = try (30..<60).map(request)
             let full = ContinuousClock.now + .seconds(20)
+            func isFull() -> Bool {
+                health.contains("\"rendersQueued\":8") && health.contains("\"rendersRunning\":2")
+                    && server.service.admission.refusedCount - refusedBefore == 20
+            }
             repeat {
                 health = String(buffer: try await client.execute(uri: "/health", method: .get).body)
-                if health.contains("\"rendersQueued\":8") && health.contains("\"rendersRunning\":2") { break }
+                if isFull() { break }
                 try await Task.sleep(for: .milliseconds(20))
             } while ContinuousClock.now < full
-            #expect(health.contains("\"rendersQueued\":8") && health.contains("\"rendersRunning\":2"), "\(health)")
+            #expect(isFull(), "\(health), refused \(server.service.admission.refusedCount - refusedBefore)")
             let abandonedBefore = server.renderCounts.abandoned
             for connection in waiting { connection.close() }
             // Then within a few seconds nothing is running or queued: each of the 10 renders was abandoned
