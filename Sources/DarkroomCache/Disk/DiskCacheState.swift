@@ -102,7 +102,8 @@ extension DiskCache {
             do {
                 let manifest = try Manifest(
                     path: manifestPath, fullSync: configuration.durability == .powerLoss,
-                    exclusive: configuration.processSharing == .exclusive)
+                    exclusive: configuration.processSharing == .exclusive,
+                    rowIndexLimit: configuration.rowIndexLimit)
                 let totals = try manifest.totals()
                 return Opened(manifest: manifest, identity: POSIX.identity(manifestPath), totals: totals)
             } catch {

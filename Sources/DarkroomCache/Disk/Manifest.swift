@@ -13,6 +13,12 @@ final class Manifest {
     /// A read handle on `entries.inline_data`, moved from row to row with `sqlite3_blob_reopen` (see
     /// Manifest+InlineBlob.swift). Kept open between reads only when this process holds the manifest exclusively.
     var inlineBlob: OpaquePointer?
+    /// Read handles on `entries.key` and `entries.extended_data` for reads through ``rowIndex``, kept like
+    /// ``inlineBlob``.
+    var keyBlob: OpaquePointer?
+    var extendedBlob: OpaquePointer?
+    /// The inline rows this process wrote or read, by key (see Manifest+RowIndex.swift); empty unless exclusive.
+    var rowIndex: RowIndex
     /// Whether ``inlineBlob`` stays open between reads (exclusive locking: no other process can write, so the
     /// read transaction it holds open never hides another writer's rows).
     let keepsInlineBlobOpen: Bool
@@ -38,10 +44,12 @@ final class Manifest {
     /// Opens (creating if needed) the manifest at `path` and checks it: WAL mode, the requested `synchronous`,
     /// `PRAGMA quick_check`, and the schema version. Throws ``SQLiteError`` with a corruption code when the file is
     /// damaged, is not a database, or holds another schema, and `SQLITE_BUSY` when another process holds it
-    /// exclusively (or, with `exclusive`, holds it at all).
-    init(path: String, fullSync: Bool, exclusive: Bool) throws(SQLiteError) {
+    /// exclusively (or, with `exclusive`, holds it at all). `rowIndexLimit` bounds ``rowIndex`` (used only with
+    /// `exclusive`: another process's writes would make its hints stale).
+    init(path: String, fullSync: Bool, exclusive: Bool, rowIndexLimit: Int = 0) throws(SQLiteError) {
         db = try SQLiteDatabase(path: path)
         keepsInlineBlobOpen = exclusive
+        rowIndex = RowIndex(limit: exclusive ? rowIndexLimit : 0)
         sqlite3_busy_timeout(db.handle, exclusive ? 250 : 5000)
         if exclusive {
             // Set before the first WAL access: no shared-memory wal-index and no POSIX lock calls per
@@ -88,11 +96,13 @@ final class Manifest {
 
     // MARK: Rows
 
-    deinit { closeInlineBlob() }
+    deinit { closeReadHandles() }
 
     /// The row for `key`; an inline value is read with ``readInline(rowid:)`` straight into the returned array
-    /// (one copy from the mapped pages), not through the statement's column buffer.
+    /// (one copy from the mapped pages), not through the statement's column buffer. A row ``rowIndex`` knows is
+    /// read without the key index or a statement; one it does not know is remembered for the next read.
     func record(forKey key: String) throws(SQLiteError) -> Record? {
+        if let indexed = indexedRecord(forKey: key) { return indexed }
         let s = try Statement(
             db,
             """
@@ -109,7 +119,16 @@ final class Manifest {
         }
         guard let found else { return nil }
         var record = found.record
-        if record.filename == nil { record.inlineData = try readInline(rowid: found.rowid) }
+        if record.filename == nil {
+            let value = try readInline(rowid: found.rowid)
+            record.inlineData = value
+            rowIndex.remember(
+                RowIndex.Row(
+                    rowid: found.rowid, checksum: record.checksum, modified: record.modified,
+                    accessed: record.accessed, size: Int32(clamping: value.count),
+                    hasExtendedData: record.extendedData != nil),
+                forKey: key)
+        }
         return record
     }
 
@@ -125,8 +144,9 @@ final class Manifest {
         key: String, size: Int, checksum: UInt64, inline: UnsafeRawBufferPointer?, filename: String?,
         extendedData: [UInt8]?, now: Double
     ) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
-        return try db.transaction { () throws(SQLiteError) -> Replaced? in
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forget(key)
+        let replaced = try db.transaction { () throws(SQLiteError) -> Replaced? in
             let old = try replacedRow(key)
             let s = try Statement(
                 db,
@@ -145,6 +165,14 @@ final class Manifest {
             try s.run()
             return old
         }
+        if let inline {  // committed: the next read of it can skip the key index
+            rowIndex.remember(
+                RowIndex.Row(
+                    rowid: sqlite3_last_insert_rowid(db.handle), checksum: checksum, modified: now, accessed: now,
+                    size: Int32(clamping: inline.count), hasExtendedData: extendedData != nil),
+                forKey: key)
+        }
+        return replaced
     }
 
     private func replacedRow(_ key: String) throws(SQLiteError) -> Replaced? {
@@ -155,7 +183,8 @@ final class Manifest {
 
     /// Deletes the row for `key`, returning what it held.
     func delete(key: String) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forget(key)
         let s = try Statement(db, "DELETE FROM entries WHERE key=? RETURNING filename, size, filename IS NULL")
         s.bind(1, key)
         return try s.first { r in Replaced(filename: r.text(0), size: Int(r.int64(1)), wasInline: r.int64(2) != 0) }
@@ -163,7 +192,8 @@ final class Manifest {
 
     /// Deletes the row for `key` only if it is still the one that was read (same checksum and file).
     func deleteIfUnchanged(key: String, checksum: UInt64, filename: String?) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forget(key)
         let s = try Statement(
             db,
             """
@@ -177,7 +207,7 @@ final class Manifest {
 
     /// Records read times, in one transaction.
     func touch(_ accesses: [(key: String, time: Double)]) throws(SQLiteError) {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         guard !accesses.isEmpty else { return }
         try db.transaction { () throws(SQLiteError) in
             let s = try Statement(db, "UPDATE entries SET accessed=max(accessed, ?) WHERE key=?")
@@ -187,12 +217,13 @@ final class Manifest {
                 try s.run()
             }
         }
+        for a in accesses { rowIndex.touched(a.key, at: a.time) }
     }
 
     /// Deletes the least recently used rows until `bytes` bytes and `count` rows have gone, at most `limit` rows,
     /// in one transaction, returning what they held.
     func deleteLeastRecentlyUsed(bytes: Int, count: Int, limit: Int) throws(SQLiteError) -> [Replaced] {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let select = try Statement(db, "SELECT key, size FROM entries ORDER BY accessed LIMIT ?")
             select.bind(1, Int64(limit))
@@ -212,7 +243,8 @@ final class Manifest {
 
     /// Deletes up to `limit` rows written before `modifiedBefore`, in one transaction, returning what they held.
     func deleteModified(before modifiedBefore: Double, limit: Int) throws(SQLiteError) -> [Replaced] {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forgetAll()  // rare (age trimming): the index refills from the reads that follow
         return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let s = try Statement(
                 db,
@@ -232,7 +264,8 @@ final class Manifest {
 
     /// Deletes every row, returning the file names they referenced.
     func deleteAll() throws(SQLiteError) -> [String] {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forgetAll()
         return try db.transaction { () throws(SQLiteError) -> [String] in
             let s = try Statement(db, "DELETE FROM entries RETURNING filename")
             var names: [String] = []
@@ -258,7 +291,7 @@ final class Manifest {
 
     /// Returns freed pages to the file system (the database was created with `auto_vacuum=INCREMENTAL`).
     func releaseFreePages() {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
         _ = sqlite3_exec(db.handle, "PRAGMA incremental_vacuum", nil, nil, nil)
     }
 }
@@ -266,7 +299,8 @@ final class Manifest {
 extension Manifest {
     /// Deletes the row for `key` only if it still names `filename` (an orphan row whose file is gone).
     func delete(key: String, ifFilename filename: String) throws(SQLiteError) -> Replaced? {
-        closeInlineBlob()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
+        rowIndex.forget(key)
         let s = try Statement(
             db,
             """
