@@ -28,7 +28,11 @@ struct DiskCacheCrashTests {
             // Given a writer running for a random time (some rounds die while it opens the cache)
             let writer = Process()
             writer.executableURL = URL(fileURLWithPath: binary)
-            writer.arguments = ["cache", "torture", "--dir", dir, "--seed", String(round + 1)]
+            writer.arguments = [
+                "cache", "torture", "--dir", dir, "--seed", String(round + 1),
+                "--parent", String(ProcessInfo.processInfo.processIdentifier),
+            ]
+            writer.standardOutput = FileHandle.nullDevice
             writer.standardError = FileHandle.nullDevice
             try writer.run()
             usleep(UInt32(5_000 + rng.next() % 250_000))
@@ -64,5 +68,42 @@ struct DiskCacheCrashTests {
         #expect(torn == 0)
         #expect(killed == Self.rounds)
         #expect(present > 0)
+    }
+
+    @Test("a writer whose parent dies (a crashed test process) ends within a second instead of running on")
+    func orphanedWriterEnds() throws {
+        let binary = try SamplePhotos.darkroomBinary()
+        let dir = try TemporaryDirectory.make()
+        defer { TemporaryDirectory.remove(dir) }
+        // Given a writer started by a shell that lives 0.6 s more, told the shell's pid
+        let pidFile = dir + "/writer.pid"
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = [
+            "-c", "\"$0\" cache torture --dir \"$1\" --parent $$ >/dev/null 2>&1 & echo $! > \"$2\"; sleep 0.6",
+            binary, dir, pidFile,
+        ]
+        try shell.run()
+        var text = ""
+        for _ in 0..<200 where text.isEmpty {
+            usleep(10_000)
+            text = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
+        }
+        let pid = try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { kill(pid, SIGKILL) }
+        func running() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            return !stat[close...].hasPrefix(") Z")
+        }
+        // Then it runs while the shell lives
+        usleep(200_000)
+        #expect(running(), "writer \(pid) ended while its parent was alive")
+        // When the shell ends, Then within 3 s the writer has ended by itself (gone, or a zombie not yet reaped)
+        shell.waitUntilExit()
+        let deadline = Date().addingTimeInterval(3)
+        while running() && Date() < deadline { usleep(20_000) }
+        #expect(!running(), "writer \(pid) still running 3 s after its parent ended")
     }
 }

@@ -15,8 +15,11 @@ struct CacheTortureCommand: ParsableCommand {
     @Option(help: "Random seed.") var seed: UInt64 = 1
     @Option(help: "Stop after this many operations (default: run until killed).") var ops: Int = .max
     @Option(help: "Number of distinct keys.") var keys: Int = TortureValue.keyCount
+    @Option(help: "Exit as soon as this process is no longer the parent (the crash test passes its own pid).")
+    var parent: Int32?
 
     func run() throws {
+        if let parent { Self.exitWhenParentIsNot(parent) }
         let cache = try DiskCache(
             directory: dir,
             configuration: DiskCacheConfiguration(
@@ -39,6 +42,21 @@ struct CacheTortureCommand: ParsableCommand {
                     throw ExitCode(3)
                 }
             }
+        }
+    }
+}
+
+extension CacheTortureCommand {
+    /// Ends the process (as abruptly as the SIGKILL it is built for) once `parent` is no longer its parent. The
+    /// crash test that runs it may itself die — a crash elsewhere in the test process — and a writer left running
+    /// would burn a core and hold the test runner's output open, so the runner waited for it forever. The pid is
+    /// given rather than read at start, since the parent may already be gone by then. Polls `getppid()` every
+    /// 100 ms on a thread of its own.
+    static func exitWhenParentIsNot(_ parent: Int32) {
+        if getppid() != parent { _exit(4) }
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(100_000) }
+            _exit(4)
         }
     }
 }
