@@ -63,8 +63,8 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     public var orphanGracePeriod: Duration
     /// With ``ProcessSharing/exclusive``, how many inline entries the cache remembers the rows of (about 80 bytes
     /// of memory each), so reading one again takes one table descent instead of the key index and a statement:
-    /// measured 1.3 µs less per 20 KiB read (docs/PERFORMANCE.md, "Caches"). Reaching the limit forgets them all
-    /// and the memory refills from later reads. Default 50,000 (about 4 MB); 0 turns it off.
+    /// measured 0.9 µs less per 20 KiB read, 3.4 → 2.5 µs (docs/PERFORMANCE.md, "Row index"). Reaching the limit
+    /// forgets them all and the memory refills from later reads. Default 50,000 (about 4 MB); 0 turns it off.
     public var rowIndexLimit: Int
 
     /// Creates a configuration; negative limits are treated as zero.

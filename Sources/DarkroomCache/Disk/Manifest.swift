@@ -19,8 +19,8 @@ final class Manifest {
     var extendedBlob: OpaquePointer?
     /// The inline rows this process wrote or read, by key (see Manifest+RowIndex.swift); empty unless exclusive.
     var rowIndex: RowIndex
-    /// Whether ``inlineBlob`` stays open between reads (exclusive locking: no other process can write, so the
-    /// read transaction it holds open never hides another writer's rows).
+    /// Whether the blob handles stay open between reads (exclusive locking: no other process can write, so the
+    /// read transaction they hold open never hides another writer's rows).
     let keepsInlineBlobOpen: Bool
 
     /// A row as read for a lookup.
