@@ -92,12 +92,13 @@ struct OverloadTests {
         try await ServerHarness.withServer(config, resolver: resolver) { _, client in
             let started = ContinuousClock.now
             let r = try await client.execute(
-                uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=120000".queryEncoded,
+                uri: "/v1/thumb?w=32&src=" + "http://slow.example:\(origin.port)/photo?delay=600000".queryEncoded,
                 method: .get)
-            // Then the answer is 504, long before the origin would have answered (the bound is loose: a loaded
-            // CI machine can starve this process's threads for seconds)
+            // Then the answer is 504, long before the origin would have answered (600 s). The bound is loose: in a
+            // full run on two cores the other suites starting at once can starve this process's threads, and a CI
+            // rehearsal saw this answer take 66.6 s.
             #expect(r.status == .gatewayTimeout && r.errorCode == "timed_out")
-            #expect(ContinuousClock.now - started < .seconds(60))
+            #expect(ContinuousClock.now - started < .seconds(200))
         }
     }
 }
