@@ -51,10 +51,12 @@ struct DiskBench {
                         return seconds
                     }
                     let passes = try (0..<3).map { _ in try readPass() }
-                    // Then a fresh instance on the same directory (a restarted process: nothing remembered, nothing
-                    // mapped yet; the OS page cache still warm for both sides) reads every key once.
+                    // Then a fresh instance on the same directory (a restarted process: nothing mapped yet, the OS
+                    // page cache still warm for both sides) reads every key once; its open is timed on its own.
                     store = nil  // releases the cache and its manifest
+                    let o0 = MonotonicClock.seconds()
                     store = try open()
+                    samples["\(side)_open_\(size.label)_ms", default: []].append((MonotonicClock.seconds() - o0) * 1e3)
                     let reopened = try readPass()
                     let n = Double(order.count)
                     samples["\(side)_write_\(size.label)_ops", default: []].append(w)
