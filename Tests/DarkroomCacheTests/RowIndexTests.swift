@@ -112,6 +112,63 @@ struct RowIndexTests {
         }
     }
 
+    @Test("a reopened cache knows its newest inline rows from the first read, up to the limit; files are not loaded")
+    func filledAtOpen() throws {
+        let dir = try TemporaryDirectory.make("rowindex-open")
+        defer { TemporaryDirectory.remove(dir) }
+        var config = DiskCacheTests.config()
+        // Given a closed cache holding 30 inline values (one with extended data) and 2 file values
+        do {
+            let cache = try DiskCache(directory: dir, configuration: config)
+            for i in 0..<30 { try cache.set(SplitMix64.bytes(3_000, seed: UInt64(i)), forKey: "k\(i)") }
+            try cache.set(SplitMix64.bytes(9_000, seed: 99), forKey: "k7", extendedData: [7])
+            for i in 0..<2 { try cache.set(SplitMix64.bytes(40_000, seed: UInt64(50 + i)), forKey: "f\(i)") }
+        }
+        // When it is reopened, Then before any read the index holds the 30 inline rows and neither file
+        do {
+            let cache = try DiskCache(directory: dir, configuration: config)
+            #expect(Self.manifest(cache) { $0.rowIndex.count } == 30)
+            #expect(Self.manifest(cache) { $0.rowIndex.row(forKey: "f0") } == nil)
+            // and the first read of a value comes through it (a marked modified time comes back), extended data too
+            Self.manifest(cache) { m in
+                var row = m.rowIndex.row(forKey: "k7")!
+                row.modified = 12_345
+                m.rowIndex.remember(row, forKey: "k7")
+            }
+            let entry = try #require(cache.entry(forKey: "k7"))
+            #expect(entry.modified == 12_345 && entry.data == SplitMix64.bytes(9_000, seed: 99))
+            #expect(entry.extendedData == [7])
+            for i in 0..<30 where i != 7 {
+                #expect(cache.data(forKey: "k\(i)") == SplitMix64.bytes(3_000, seed: UInt64(i)))
+            }
+            #expect(cache.data(forKey: "f1") == SplitMix64.bytes(40_000, seed: 51))
+        }
+        // When it is reopened with a limit of 10, Then the index holds the 10 newest rows
+        config.rowIndexLimit = 10
+        let cache = try DiskCache(directory: dir, configuration: config)
+        #expect(Self.manifest(cache) { $0.rowIndex.count } == 10)
+        #expect(Self.manifest(cache) { m in (21..<30).allSatisfy { m.rowIndex.row(forKey: "k\($0)") != nil } })
+        #expect(Self.manifest(cache) { $0.rowIndex.row(forKey: "k7") } != nil)  // rewritten last
+        #expect(Self.manifest(cache) { $0.rowIndex.row(forKey: "k0") } == nil)
+    }
+
+    @Test("at the limit, rows read in the last generation stay and rows not read go")
+    func rowsInUseSurvive() throws {
+        try Self.withCache("rowindex-generations", limit: 10) { cache in
+            // Given a limit of 10 (generations of 5) and five keys written, then a sixth
+            func put(_ i: Int) throws { try cache.set(SplitMix64.bytes(2_000, seed: UInt64(i)), forKey: "k\(i)") }
+            for i in 0..<6 { try put(i) }
+            // When k0 is read and four more keys are written (a second rotation)
+            #expect(cache.data(forKey: "k0") == SplitMix64.bytes(2_000, seed: 0))
+            for i in 6..<10 { try put(i) }
+            // Then k0 is still known, k1 (not read) is not, and the index holds at most 10
+            #expect(Self.manifest(cache) { $0.rowIndex.row(forKey: "k0") } != nil)
+            #expect(Self.manifest(cache) { $0.rowIndex.row(forKey: "k1") } == nil)
+            #expect(Self.manifest(cache) { $0.rowIndex.count } <= 10)
+            #expect((0..<10).allSatisfy { cache.data(forKey: "k\($0)") == SplitMix64.bytes(2_000, seed: UInt64($0)) })
+        }
+    }
+
     @Test("an entry past maxAge reads as absent through the index too")
     func maxAgeApplies() throws {
         let dir = try TemporaryDirectory.make("rowindex-age")

@@ -105,6 +105,7 @@ extension DiskCache {
                     exclusive: configuration.processSharing == .exclusive,
                     rowIndexLimit: configuration.rowIndexLimit)
                 let totals = try manifest.totals()
+                try manifest.fillRowIndex(inlineRows: totals.inline)  // nothing unless exclusive
                 return Opened(manifest: manifest, identity: POSIX.identity(manifestPath), totals: totals)
             } catch {
                 lastError = error

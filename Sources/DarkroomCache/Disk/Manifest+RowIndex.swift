@@ -2,16 +2,21 @@ import CSQLite
 import DarkroomSupport
 import Glibc
 
-/// What a manifest held exclusively remembers of the inline rows this process wrote or read, by a hash of the key,
-/// so that reading one again skips the key index and the row's metadata: the key, the extended data and the value
-/// are read through kept blob handles moved to the remembered rowid (one table descent, no statement).
+/// What a manifest held exclusively remembers of its inline rows, by a hash of the key, so that reading one skips
+/// the key index and the row's metadata: the key, the extended data and the value are read through kept blob handles
+/// moved to the remembered rowid (one table descent, no statement). Filled at open from the newest rows (so a
+/// restarted process reads at this speed from its first read), then by every inline row this process writes or
+/// reads.
 ///
 /// A hint, never the truth: the key stored in the row is compared with the one asked for before anything is
 /// returned, so a hash collision, a stale rowid or a row replaced in between falls back to the indexed lookup
 /// instead of returning another key's value. Kept in step by the manifest's own writes (this process is the only
 /// writer while it holds the file exclusively): a write forgets the key first and remembers it only once the row
-/// has committed. Bounded by ``limit`` rows (about 80 bytes each); reaching it forgets them all and the index fills
-/// again from the reads that follow.
+/// has committed.
+///
+/// Bounded by ``limit`` rows (about 80 bytes each) in two generations of up to half the limit: rows land in the
+/// recent one; when it is full it becomes the older one and the previous older one is dropped. A read found in the
+/// older generation moves to the recent one, so rows in use survive and rows not read for a generation go.
 struct RowIndex {
     /// What a read needs of a row besides its bytes.
     struct Row {
@@ -25,12 +30,16 @@ struct RowIndex {
 
     /// Most rows remembered; 0 remembers none.
     let limit: Int
-    private var rows: [UInt64: Row] = [:]
+    private var recent: [UInt64: Row] = [:]
+    private var older: [UInt64: Row] = [:]
 
     init(limit: Int) { self.limit = max(0, limit) }
 
     /// Rows remembered now.
-    var count: Int { rows.count }
+    var count: Int { recent.count + older.count }
+
+    /// Rows one generation holds at most (both together stay within ``limit``).
+    private var generation: Int { max(1, limit / 2) }
 
     static func hash(_ key: String) -> UInt64 {
         var key = key
@@ -38,26 +47,75 @@ struct RowIndex {
     }
 
     func row(forKey key: String) -> Row? {
-        rows.isEmpty ? nil : rows[Self.hash(key)]
+        if recent.isEmpty && older.isEmpty { return nil }
+        let hash = Self.hash(key)
+        return recent[hash] ?? older[hash]
+    }
+
+    /// The row for `key`, moved to the recent generation if it was in the older one.
+    mutating func use(_ key: String) -> Row? {
+        if recent.isEmpty && older.isEmpty { return nil }
+        let hash = Self.hash(key)
+        if let row = recent[hash] { return row }
+        guard let row = older.removeValue(forKey: hash) else { return nil }
+        insert(row, hash: hash)
+        return row
     }
 
     /// Remembers `row` for `key` (an inline row just read or committed).
     mutating func remember(_ row: Row, forKey key: String) {
         guard limit > 0, row.size >= 0 else { return }
-        if rows.count >= limit { rows.removeAll() }
-        rows[Self.hash(key)] = row
+        let hash = Self.hash(key)
+        if !older.isEmpty { older[hash] = nil }
+        insert(row, hash: hash)
+    }
+
+    private mutating func insert(_ row: Row, hash: UInt64) {
+        if recent.count >= generation && recent[hash] == nil {
+            older = limit >= 2 ? recent : [:]
+            recent = [:]
+            recent.reserveCapacity(generation)
+        }
+        recent[hash] = row
+    }
+
+    /// Makes room for `rows` loaded at open without growing the tables as they fill.
+    mutating func reserve(_ rows: Int) {
+        recent.reserveCapacity(min(rows, generation))
+        if limit >= 2 { older.reserveCapacity(min(max(0, rows - generation), limit - generation)) }
+    }
+
+    /// Loads a row read from the table at open, before any other use: the first half of the limit fills the recent
+    /// generation, the second the older one. Returns whether there was room.
+    mutating func load(_ row: Row, keyHash hash: UInt64) -> Bool {
+        guard limit > 0, row.size >= 0 else { return false }
+        if recent.count < generation {
+            recent[hash] = row
+        } else if limit >= 2 && older.count < limit - generation {
+            older[hash] = row
+        } else {
+            return false
+        }
+        return true
     }
 
     mutating func forget(_ key: String) {
-        if !rows.isEmpty { rows[Self.hash(key)] = nil }
+        if recent.isEmpty && older.isEmpty { return }
+        let hash = Self.hash(key)
+        recent[hash] = nil
+        if !older.isEmpty { older[hash] = nil }
     }
 
-    mutating func forgetAll() { rows.removeAll() }
+    mutating func forgetAll() {
+        recent.removeAll()
+        older.removeAll()
+    }
 
     /// Records a read time written to the row.
     mutating func touched(_ key: String, at time: Double) {
         let hash = Self.hash(key)
-        if let row = rows[hash], row.accessed < time { rows[hash]?.accessed = time }
+        if let row = recent[hash], row.accessed < time { recent[hash]?.accessed = time }
+        if let row = older[hash], row.accessed < time { older[hash]?.accessed = time }
     }
 }
 
@@ -65,7 +123,7 @@ extension Manifest {
     /// The record for `key` read through the row index, or `nil` when the index does not know the key or what it
     /// knows no longer matches the row (the caller then takes the indexed lookup, and the stale hint is dropped).
     func indexedRecord(forKey key: String) -> Record? {
-        guard let row = rowIndex.row(forKey: key) else { return nil }
+        guard let row = rowIndex.use(key) else { return nil }
         guard storedKey(rowid: row.rowid, equals: key) else {
             rowIndex.forget(key)
             return nil
@@ -85,6 +143,29 @@ extension Manifest {
         return Record(
             size: value.count, checksum: row.checksum, inlineData: value, filename: nil, modified: row.modified,
             accessed: row.accessed, extendedData: extendedData)
+    }
+
+    /// Fills ``rowIndex`` from the inline rows, newest first, up to its limit: one pass over the table's leaf pages
+    /// (the values' overflow pages are not read), sized up front for the `inlineRows` the table holds.
+    func fillRowIndex(inlineRows: Int) throws(SQLiteError) {
+        guard rowIndex.limit > 0, inlineRows > 0 else { return }
+        rowIndex.reserve(inlineRows)
+        let s = try Statement(
+            db,
+            """
+            SELECT key, rowid, checksum, modified, accessed, size, extended_data IS NOT NULL FROM entries
+            WHERE filename IS NULL ORDER BY rowid DESC LIMIT ?
+            """)
+        s.bind(1, Int64(rowIndex.limit))
+        try s.run { r in
+            guard let text = sqlite3_column_text(r.handle, 0) else { return }
+            let hash = XXHash64.hash(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(r.handle, 0))))
+            _ = rowIndex.load(
+                RowIndex.Row(
+                    rowid: r.int64(1), checksum: UInt64(bitPattern: r.int64(2)), modified: r.double(3),
+                    accessed: r.double(4), size: Int32(clamping: r.int64(5)), hasExtendedData: r.int64(6) != 0),
+                keyHash: hash)
+        }
     }
 
     /// Whether row `rowid`'s key is `key`, read through a kept blob handle on the key column.

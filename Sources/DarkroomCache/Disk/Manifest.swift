@@ -244,7 +244,7 @@ final class Manifest {
     /// Deletes up to `limit` rows written before `modifiedBefore`, in one transaction, returning what they held.
     func deleteModified(before modifiedBefore: Double, limit: Int) throws(SQLiteError) -> [Replaced] {
         closeReadHandles()  // end the read transaction the handle holds, so the WAL can be checkpointed and reused
-        rowIndex.forgetAll()  // rare (age trimming): the index refills from the reads that follow
+        rowIndex.forgetAll()  // rare (age trimming): the index refills from the reads and writes that follow
         return try db.transaction { () throws(SQLiteError) -> [Replaced] in
             let s = try Statement(
                 db,
