@@ -88,6 +88,7 @@ let package = Package(
         .target(name: "CDarkroomGIF", dependencies: ["CGIF"]),
         .target(name: "CDarkroomTIFF", dependencies: ["CTIFF"]),
         .target(name: "CDarkroomSVG", dependencies: ["CRSVG"]),
+        .target(name: "CDarkroomSQLite", dependencies: ["CSQLite"]),
 
         // MARK: Swift modules
         // What several modules share (locks, clocks): `package` access, not a product.
@@ -99,7 +100,7 @@ let package = Package(
                 "CJXL",
                 "CDarkroomTIFF", "CRaw", "CDarkroomSVG",
             ]),
-        .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite"]),
+        .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite", "CDarkroomSQLite"]),
         .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage"]),
         .target(
             name: "Darkroom",

@@ -45,9 +45,12 @@ final class Manifest {
     /// `PRAGMA quick_check`, and the schema version. Throws ``SQLiteError`` with a corruption code when the file is
     /// damaged, is not a database, or holds another schema, and `SQLITE_BUSY` when another process holds it
     /// exclusively (or, with `exclusive`, holds it at all). `rowIndexLimit` bounds ``rowIndex`` (used only with
-    /// `exclusive`: another process's writes would make its hints stale).
-    init(path: String, fullSync: Bool, exclusive: Bool, rowIndexLimit: Int = 0) throws(SQLiteError) {
-        db = try SQLiteDatabase(path: path)
+    /// `exclusive`: another process's writes would make its hints stale). `prefaultsCheckpoints` is passed to
+    /// ``SQLiteDatabase`` (turned off only by the test that measures what it saves).
+    init(
+        path: String, fullSync: Bool, exclusive: Bool, rowIndexLimit: Int = 0, prefaultsCheckpoints: Bool = true
+    ) throws(SQLiteError) {
+        db = try SQLiteDatabase(path: path, prefaultsCheckpoints: prefaultsCheckpoints)
         keepsInlineBlobOpen = exclusive
         rowIndex = RowIndex(limit: exclusive ? rowIndexLimit : 0)
         sqlite3_busy_timeout(db.handle, exclusive ? 250 : 5000)

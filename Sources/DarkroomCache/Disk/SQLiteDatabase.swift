@@ -1,3 +1,4 @@
+import CDarkroomSQLite
 import CSQLite
 
 /// `SQLITE_TRANSIENT`, a macro cast C-side: SQLite copies the bound bytes before the bind call returns.
@@ -23,14 +24,20 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
 /// One SQLite connection and its prepared statements. Not thread-safe: ``DiskCache`` keeps it inside a `Mutex`.
 /// Opened with `SQLITE_OPEN_NOMUTEX` (the caller serializes), extended result codes on.
+///
+/// With `prefaultsCheckpoints` (the default) the connection goes through the `darkroom-prefault` VFS
+/// (CDarkroomSQLite), which passes every call to the default VFS and, after a WAL checkpoint has copied pages into
+/// the database file, enters them into the connection's read mapping on the checkpointing (writing) thread, so the
+/// first read of a value just written takes no page faults. Falls back to the default VFS if registration fails.
 final class SQLiteDatabase {
     let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    init(path: String) throws(SQLiteError) {
+    init(path: String, prefaultsCheckpoints: Bool = true) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let vfs = prefaultsCheckpoints && darkroom_sqlite_register_vfs() == SQLITE_OK ? DARKROOM_SQLITE_VFS_NAME : nil
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(db)
