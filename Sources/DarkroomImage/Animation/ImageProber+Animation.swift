@@ -54,9 +54,9 @@ extension ImageProber {
             throw DarkroomImageError(
                 .limitExceeded, "\(info.frameCount) frames exceed maxFrames (\(limits.maxFrames))")
         }
-        let area = info.canvasWidth * info.canvasHeight
+        let (area, areaOverflow) = info.canvasWidth.multipliedReportingOverflow(by: info.canvasHeight)
         let (total, overflow) = area.multipliedReportingOverflow(by: info.frameCount)
-        guard !overflow, total <= limits.maxAnimationPixels else {
+        guard !areaOverflow, !overflow, total <= limits.maxAnimationPixels else {
             throw DarkroomImageError(
                 .limitExceeded,
                 "\(info.frameCount) frames of \(info.canvasWidth)×\(info.canvasHeight) exceed maxAnimationPixels (\(limits.maxAnimationPixels))"

@@ -85,7 +85,10 @@ struct ICODecoder: CodecDecoder {
             let present = offset..<min(offset + size, reader.count)
             let sub = ByteReader(UnsafeRawBufferPointer(rebasing: reader.bytes[present]))
             if sub.matches([0x89, 0x50, 0x4E, 0x47], at: 0) {
-                guard let w = try? sub.u32be(16), let h = try? sub.u32be(20), w > 0, h > 0 else { continue }
+                // PNG caps each side at 2^31 − 1; past that the entry is damaged (and the area sort would overflow)
+                guard let w = try? sub.u32be(16), let h = try? sub.u32be(20), w > 0, h > 0, w <= Int(Int32.max),
+                    h <= Int(Int32.max)
+                else { continue }
                 let depth = (try? sub.u8(24)) ?? 8
                 entries.append(Entry(width: w, height: h, bitCount: depth * 4, data: data, isPNG: true))
             } else if let dib = try? DIBReader.parse(sub, at: 0, pixelOffset: nil, isIconEntry: true) {
