@@ -46,6 +46,7 @@ struct RowIndex {
         return key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
     }
 
+    /// The row for `key`, left in its generation (an inspection; reads go through ``use(_:)``).
     func row(forKey key: String) -> Row? {
         if recent.isEmpty && older.isEmpty { return nil }
         let hash = Self.hash(key)
