@@ -9,15 +9,16 @@ import Synchronization
 /// indexed SQLite lookup; a larger value adds one file read. With `.exclusive` sharing, an inline value is read
 /// without the key index when its rowid is remembered in memory — the newest entries' from open on, then those
 /// this process writes or reads (bounded by ``DiskCacheConfiguration/rowIndexLimit``, about 80 bytes each; loading
-/// adds about 0.5 µs per entry to the open) — and the key stored in the row is checked before the value is
+/// adds about 0.5–1 µs per entry to the open) — and the key stored in the row is checked before the value is
 /// returned. Every value is checked against its stored size
 /// before it is returned; with ``DiskCacheConfiguration/FileVerification/checksum`` file values are also
 /// checked against their XXH64 (about 0.07 ms per MB). Inline values need no checksum: a SQLite row commits
 /// whole or not at all.
 /// A write is one SQLite transaction, plus, for a large value, a file written, fsynced and renamed before the row
 /// commits. About every 8 MB written, a write also runs SQLite's checkpoint, and then maps the pages it copied into
-/// the manifest so that first reads of new values take no page faults (~2 µs per 20 KiB value, on the writer). A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key,
-/// written in batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
+/// the manifest so that first reads of new values take no page faults (~2 µs per 20 KiB value, on the writer).
+/// A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key, written in
+/// batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
 /// or use the `async` variants, which run on a private I/O queue.
 ///
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any

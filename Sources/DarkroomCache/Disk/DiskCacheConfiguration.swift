@@ -64,7 +64,7 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// With ``ProcessSharing/exclusive``, how many inline entries the cache remembers the rows of (about 80 bytes
     /// of memory each), so reading one takes one table descent instead of the key index and a statement: measured
     /// 0.9 µs less per 20 KiB read, 3.4 → 2.5 µs (docs/PERFORMANCE.md, "Row index"). The newest entries are loaded
-    /// at open (about 0.5 µs each: 20–35 ms for 50,000), then every entry written or read; past the limit, entries
+    /// at open (about 0.5–1 µs each: 17–37 ms for 50,000 of 2 KiB), then every entry written or read; past the limit, entries
     /// not read for a while are forgotten first. Default 50,000 (about 4 MB); 0 turns it off.
     public var rowIndexLimit: Int
 

@@ -43,8 +43,11 @@ struct RowIndex {
 
     static func hash(_ key: String) -> UInt64 {
         var key = key
-        return key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
+        return key.withUTF8 { hash(utf8: UnsafeRawBufferPointer($0)) }
     }
+
+    /// The hash of a key given as its UTF-8 bytes (a key column read in place); equal to ``hash(_:)`` of that key.
+    static func hash(utf8 key: UnsafeRawBufferPointer) -> UInt64 { XXHash64.hash(key) }
 
     /// The row for `key`, left in its generation (an inspection; reads go through ``use(_:)``).
     func row(forKey key: String) -> Row? {
@@ -87,17 +90,14 @@ struct RowIndex {
     }
 
     /// Loads a row read from the table at open, before any other use: the first half of the limit fills the recent
-    /// generation, the second the older one. Returns whether there was room.
-    mutating func load(_ row: Row, keyHash hash: UInt64) -> Bool {
-        guard limit > 0, row.size >= 0 else { return false }
+    /// generation, the second the older one; past both it is not kept.
+    mutating func load(_ row: Row, keyHash hash: UInt64) {
+        guard limit > 0, row.size >= 0 else { return }
         if recent.count < generation {
             recent[hash] = row
         } else if limit >= 2 && older.count < limit - generation {
             older[hash] = row
-        } else {
-            return false
         }
-        return true
     }
 
     mutating func forget(_ key: String) {
@@ -160,12 +160,12 @@ extension Manifest {
         s.bind(1, Int64(rowIndex.limit))
         try s.run { r in
             guard let text = sqlite3_column_text(r.handle, 0) else { return }
-            let hash = XXHash64.hash(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(r.handle, 0))))
-            _ = rowIndex.load(
+            let key = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(r.handle, 0)))
+            rowIndex.load(
                 RowIndex.Row(
                     rowid: r.int64(1), checksum: UInt64(bitPattern: r.int64(2)), modified: r.double(3),
                     accessed: r.double(4), size: Int32(clamping: r.int64(5)), hasExtendedData: r.int64(6) != 0),
-                keyHash: hash)
+                keyHash: RowIndex.hash(utf8: key))
         }
     }
 
