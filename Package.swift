@@ -118,6 +118,8 @@ let package = Package(
             name: "DarkroomBenchKit",
             dependencies: [
                 "DarkroomSupport", "Darkroom", "DarkroomTables", "DarkroomImage", "DarkroomCache", "CTurboJPEG",
+                // Each benchmark declares its own options, which the CLI takes as an option group
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // The thumbnail server: HTTP routes, source safety (paths, hosts, addresses, signatures), admission control,
         // the encoded-thumbnail cache and the gallery page.

@@ -135,7 +135,7 @@ public final class TableStrategy: ScrollStrategy {
     public init(photos: PhotoSet, geometry: ScrollGeometry, path: String, clock: () -> Double) throws {
         let t0 = clock()
         let side = geometry.cellPixels
-        let format = ImageFormat(
+        let format = ImageTableFormat(
             name: "scroll", width: side, height: side, pixelFormat: .bgra8Premultiplied,
             maximumCount: max(1, geometry.count))
         let table = try ImageTable(path: path, format: format, options: .init(indexSaveInterval: 0))

@@ -130,8 +130,8 @@ public struct DesktopThumbnailCache: Sendable {
             to: root + "/fail/" + failureName + "/" + Self.md5(uri) + ".png")
     }
 
-    /// zlib level for the thumbnails: level 3 writes a 256 px photo thumbnail several times faster than the default
-    /// 6, for files a few percent larger (measured in docs/PERFORMANCE.md).
+    /// zlib level for the thumbnails: level 3 writes a photo thumbnail several times faster than the default 6, for
+    /// files a few percent larger (docs/PERFORMANCE.md, "Desktop thumbnails").
     static let compressionLevel = 3
 
     /// The MIME type the specification's `Thumb::Mimetype` names for a format.

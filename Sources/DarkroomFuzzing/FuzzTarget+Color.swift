@@ -14,7 +14,7 @@ extension FuzzTarget {
         var options = DecodeOptions(size: .original, limits: FuzzLimits.decode)
         _ = try? ImageDecoder().decode(jpeg, options: options)
         options.colorSpace = .original
-        options.size = .maxPixelSize(4)
+        options.geometry.size = .maxPixelSize(4)
         _ = try? ImageDecoder().decode(jpeg, options: options)
     }
 }

@@ -20,27 +20,27 @@ extension FuzzTarget {
         _ = try? decoder.decode(bytes, options: options)
         switch bytes.count % 6 {
         case 0:
-            options.size = .cover(width: 33, height: 17)
-            options.pixelFormat = .exactly(.gray8)
+            options.geometry.size = .cover(width: 33, height: 17)
+            options.geometry.pixelFormat = .exactly(.gray8)
         case 1:
-            options.size = .original
+            options.geometry.size = .original
             options.colorSpace = .original
         case 2:
-            options.size = .fit(width: 48, height: 48)
-            options.crop = CropRegion(width: .fraction(0.5), height: .pixels(40))
-            options.pixelFormat = .exactly(.rgb565)
+            options.geometry.size = .fit(width: 48, height: 48)
+            options.geometry.crop = CropRegion(width: .fraction(0.5), height: .pixels(40))
+            options.geometry.pixelFormat = .exactly(.rgb565)
         case 3:
-            options.size = .maxPixelSize(1)
-            options.applyOrientation = false
+            options.geometry.size = .maxPixelSize(1)
+            options.geometry.appliesOrientation = false
             options.acceptTruncated = true
         case 4:
-            options.size = .fill(width: 24, height: 40)
+            options.geometry.size = .fill(width: 24, height: 40)
             options.chromaFromDC = false
-            options.pixelFormat = .exactly(.rgba8)
+            options.geometry.pixelFormat = .exactly(.rgba8)
         default:
-            options.size = .auto(width: 30, height: 30)
-            options.minimumSize = MinimumSize(width: 20)
-            options.allowUpscaling = true
+            options.geometry.size = .auto(width: 30, height: 30)
+            options.geometry.minimumSize = MinimumSize(width: 20)
+            options.geometry.allowsUpscaling = true
         }
         _ = try? decoder.decode(bytes, options: options)
     }

@@ -52,16 +52,11 @@ public enum FileBytes {
     /// never sees a partial file; on failure the temporary is removed and `path` is untouched.
     /// - Throws: `.io` with the errno text.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(DarkroomImageError) {
-        let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ioError("cannot create \(temp)") }
-        var failure: DarkroomImageError?
-        if !bytes.withUnsafeBytes({ POSIXIO.write(fd, $0) }) { failure = ioError("cannot write \(temp)") }
-        close(fd)
-        if failure == nil && rename(temp, path) != 0 { failure = ioError("cannot rename \(temp) to \(path)") }
-        if let failure {
-            unlink(temp)
-            throw failure
+        let written = bytes.withUnsafeBytes { raw in
+            Result { () throws(POSIXIO.Failure) in try POSIXIO.replace(path, with: raw, durable: false) }
+        }
+        if case .failure(let failure) = written {
+            throw DarkroomImageError(.io, "\(failure.what): \(failure.systemMessage)")
         }
     }
 

@@ -9,7 +9,7 @@ import DarkroomSupport
 /// A read buffer kept from one file to the next by a worker that reads many (the `thumb` command's threads).
 ///
 /// ``FileBytes/read(_:limit:)`` gives every file fresh memory, which the kernel must map and fault in page by page
-/// as the read fills it (a 25 MB camera RAW: about 15 ms of a 30 ms thumbnail). This buffer grows to the largest
+/// as the read fills it (for a large camera RAW, a large share of the thumbnail's time). This buffer grows to the largest
 /// file read so far and keeps its pages, so later reads only copy. Memory: that largest file, until released.
 /// Not thread-safe: one worker at a time. `@unchecked Sendable` so that a pool can hand buffers between threads:
 /// safe as long as the pool gives each buffer to one thread at a time (through a lock, as `thumb`'s pool does), since

@@ -10,7 +10,7 @@ extension ImageDecoder {
     /// Decodes the file at `path`, reading no more of it than the format needs.
     ///
     /// A camera RAW (recognised by its first 64 KiB) is opened by libraw, which reads its structures and then only
-    /// the preview — about 4 MB of a 25 MB file — or, without a large enough preview, the sensor data; it never
+    /// the preview — a small part of the file — or, without a large enough preview, the sensor data; it never
     /// holds the whole file. Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
     /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. Thread-safe.
     /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for the file, `.limitExceeded` past
@@ -43,16 +43,16 @@ extension ImageDecoder {
         let handle = try RAWDecoder.Handle(path: path)
         let probe = RAWDecoder.probe(handle)
         try Self.checkSource(probe, options.limits)
-        guard options.page == 0 else {
-            throw DarkroomImageError(.invalidArgument, "page \(options.page) asked of a raw with one page")
+        guard options.geometry.page == 0 else {
+            throw DarkroomImageError(.invalidArgument, "page \(options.geometry.page) asked of a raw with one page")
         }
-        let plan = try DecodePlan(probe: probe, options: options)
+        let plan = try options.geometry.plan(for: probe)
         let output = try RAWDecoder.decode(handle, plan: plan, options: options, allocate: Bitmap.allocateOnHeap)
         // The preview or the develop is sRGB already: only the pixel format and the orientation are left
         var bitmap = output.bitmap
-        let final = Self.outputFormat(probe, options.pixelFormat)
+        let final = Self.outputFormat(probe, options.geometry.pixelFormat)
         if bitmap.format != final { bitmap = try bitmap.converted(to: final, allocate: Bitmap.allocateOnHeap) }
-        if options.applyOrientation && probe.orientation != .up {
+        if options.geometry.appliesOrientation && probe.orientation != .up {
             bitmap = try bitmap.applying(probe.orientation, allocate: Bitmap.allocateOnHeap)
         }
         var result = DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: output.shrinkDenominator)

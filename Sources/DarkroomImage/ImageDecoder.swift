@@ -80,11 +80,11 @@ public struct ImageDecoder: Sendable {
                 .limitExceeded,
                 "input of \(bytes.count) bytes exceeds maxInputBytes (\(options.limits.maxInputBytes))")
         }
-        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.page)
+        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.geometry.page)
         try Self.checkSource(probe, options.limits)
-        guard options.page == 0 || probe.pageCount > 1 else {
+        guard options.geometry.page == 0 || probe.pageCount > 1 else {
             throw DarkroomImageError(
-                .invalidArgument, "page \(options.page) asked of a \(probe.format.rawValue) with one page")
+                .invalidArgument, "page \(options.geometry.page) asked of a \(probe.format.rawValue) with one page")
         }
         if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
             let decoded = try custom.decode(bytes, probe: probe, options: options)
@@ -102,8 +102,8 @@ public struct ImageDecoder: Sendable {
         // A JPEG in a wide-gamut profile: read its colour first, since the conversion magnifies DCT-scaling errors
         // (see ImageDecoder+Color); the codec then shrinks on load less.
         let colorReading = Self.readColorEarly(bytes, probe: probe, options: &options)
-        let plan = try DecodePlan(probe: probe, options: options)
-        let final = Self.outputFormat(probe, options.pixelFormat)
+        let plan = try options.geometry.plan(for: probe)
+        let final = Self.outputFormat(probe, options.geometry.pixelFormat)
         // Decode gray sources as gray unless BGRA was asked for; color sources as BGRA unless gray was.
         let grayIsEnough = final == .gray8 || (probe.isGrayscale && !probe.hasAlpha && final != .bgra8Premultiplied)
         let working: PixelFormat = grayIsEnough ? .gray8 : .bgra8Premultiplied
@@ -117,7 +117,7 @@ public struct ImageDecoder: Sendable {
         // Only the last stage writes into the caller's memory; earlier ones use small heap bitmaps. The codec's
         // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
         // the working format, so this is decided by the format the codec asks for); CMYK never is.
-        let orient = options.applyOrientation && probe.orientation != .up
+        let orient = options.geometry.appliesOrientation && probe.orientation != .up
         let output = try codec.decode(
             bytes, probe: probe, plan: plan, working: working, options: options,
             allocate: {

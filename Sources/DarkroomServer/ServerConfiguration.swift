@@ -167,8 +167,8 @@ public struct ServerConfiguration: Sendable {
     /// trim, every minute), so a cache never fills the disk it shares. Default 256 MiB.
     public var minFreeDiskBytes = 256 << 20
     /// Whether JPEG thumbnails keep libjpeg's exact colour detail (`true`), or take 4:2:0 colour from DC
-    /// coefficients when the thumbnail is ~1/16 of the source or smaller (`false`, the default: ~1.4× faster
-    /// renders of 12 MP photos at 256 px, a few dB lower PSNR; see ``DecodeOptions/chromaFromDC``).
+    /// coefficients when the thumbnail is ~1/16 of the source or smaller (`false`, the default: faster renders of
+    /// large photos for a little fine colour detail; see ``DecodeOptions/chromaFromDC``).
     public var exactChroma = false
     /// Whether `format=auto` answers AVIF to clients whose `Accept` names `image/avif`. Default `false`: an AVIF
     /// encode of a 256 px thumbnail costs several times a WebP one (docs/PERFORMANCE.md); `format=avif` works

@@ -12,6 +12,11 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `value` as 16 digits, most significant first (lowercase): hashes and random names of a fixed width.
+    package static func encode(_ value: UInt64) -> String {
+        encode((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+    }
+
     /// The bytes `text` spells (an even number of digits, either case), or nil for anything else.
     package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let digits = Array(text.utf8)

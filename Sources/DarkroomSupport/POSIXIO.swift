@@ -60,6 +60,56 @@ package enum POSIXIO {
         }
         return true
     }
+
+    /// What failed in a file operation: the step (naming the file) and the system's text for `errno` then. Each
+    /// module maps it to its own error type.
+    package struct Failure: Error, Sendable {
+        /// The step that failed, e.g. `cannot rename a.tmp-1-2 to a`.
+        package let what: String
+        /// `strerror(errno)` at the failure.
+        package let systemMessage: String
+
+        init(_ what: String) { (self.what, self.systemMessage) = (what, POSIXIO.lastError) }
+    }
+
+    /// Replaces the file at `path` with `bytes` so a reader sees the old file or the new one, never part of
+    /// either: a temporary file in the same directory (a fresh name), written whole, then renamed over `path`. With
+    /// `durable`, the data is synced before the rename and the directory after, so the new file also survives power
+    /// loss. On failure the temporary file is removed and `path` is untouched. Cost: one file write (plus two
+    /// syncs when durable).
+    package static func replace(_ path: String, with bytes: UnsafeRawBufferPointer, durable: Bool)
+        throws(Failure)
+    {
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure("cannot create \(temporary)") }
+        var failure: Failure?
+        if !write(fd, bytes) {
+            failure = Failure("cannot write \(temporary)")
+        } else if durable && fdatasync(fd) != 0 {
+            failure = Failure("cannot sync \(temporary)")
+        }
+        close(fd)
+        if failure == nil && rename(temporary, path) != 0 { failure = Failure("cannot rename \(temporary) to \(path)") }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        if durable { syncDirectory(of: path) }
+    }
+
+    /// `fsync` of `directory`, so a rename or a new file in it survives power loss (best effort: errors ignored).
+    package static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// ``syncDirectory(_:)`` of the directory holding `path`.
+    package static func syncDirectory(of path: String) {
+        syncDirectory(path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? ".")
+    }
 }
 
 #if canImport(Glibc)

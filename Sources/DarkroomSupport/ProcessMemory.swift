@@ -8,7 +8,8 @@ package enum ProcessMemory {
     ///
     /// glibc raises this threshold by itself after a large block is freed (up to 32 MiB), so an input file or a
     /// pixel buffer freed once makes the next ones come from the heap, which keeps their pages after they are freed:
-    /// measured on `darkroom thumb` over twenty 12 MP TIFFs with 2 jobs, peak RSS 106 → 83 MiB at the same speed.
+    /// fixing the threshold keeps large buffers mapped and unmapped, which lowers peak RSS at the same speed
+    /// (docs/PERFORMANCE.md, "Decode").
     /// Call once at start, before other threads allocate. A no-op where glibc is not the allocator.
     package static func returnLargeAllocationsToSystem() {
         #if canImport(Glibc)

@@ -7,7 +7,7 @@ import Foundation
 /// after ``idleTimeout`` and are started again on demand. Decoding, encoding, processing and file or SQLite I/O
 /// run here so Swift's cooperative pool is never blocked. Within a level, work starts in FIFO order; a queued
 /// item's priority can change (it moves to the new level's tail) and a queued item can be cancelled (it never
-/// runs). Enqueueing costs one lock and, when a thread must start, one `Thread` spawn (~30 µs).
+/// runs). Enqueueing costs one lock and, when a thread must start, one `Thread` spawn.
 package final class WorkQueue: Sendable {
     /// Five urgency levels, lowest first; the pipeline maps its request priorities onto them one to one.
     package enum Priority: Int, Sendable, Comparable, CaseIterable {

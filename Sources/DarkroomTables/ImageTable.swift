@@ -1,7 +1,7 @@
 import DarkroomImage
 import DarkroomSupport
 
-/// Thumbnails of one ``ImageFormat`` pre-decoded into a memory-mapped file and handed out with zero copies.
+/// Thumbnails of one ``ImageTableFormat`` pre-decoded into a memory-mapped file and handed out with zero copies.
 ///
 /// `set(entity:source:draw:)` decodes (or draws) an image straight into a slot of the table file and commits it
 /// with a trailer written after the pixels; `entry(for:)` returns a ``Bitmap`` whose storage *is* the mapping —
@@ -52,7 +52,7 @@ public final class ImageTable: Sendable {
     /// `format.maximumCount` are evicted.
     /// - Throws: `.busy` when another instance or process has the table open, `.invalidArgument` for a bad
     ///   format, `.io` when the file cannot be opened, read or written.
-    public init(path: String, format: ImageFormat, options: Options = Options()) throws(ImageTableError) {
+    public init(path: String, format: ImageTableFormat, options: Options = Options()) throws(ImageTableError) {
         core = try TableCore.open(path: path, format: format, readOnly: false, options: options)
     }
 
@@ -61,7 +61,7 @@ public final class ImageTable: Sendable {
     /// - Throws: `.notFound`, `.corrupt` (not a table of this layout version), `.formatMismatch` when `expecting`
     ///   is given and differs in size or pixel format, `.busy` while a writer has it open, `.io`.
     public init(
-        readingExisting path: String, expecting format: ImageFormat? = nil,
+        readingExisting path: String, expecting format: ImageTableFormat? = nil,
         options: Options = Options()
     ) throws(ImageTableError) {
         core = try TableCore.open(path: path, format: format, readOnly: true, options: options)
@@ -72,7 +72,7 @@ public final class ImageTable: Sendable {
     }
 
     /// The table's format (for a read-only open: from the file).
-    public var format: ImageFormat { core.format }
+    public var format: ImageTableFormat { core.format }
     /// The table file's path.
     public var path: String { core.path }
     /// Whether the table was opened with ``init(readingExisting:expecting:options:)``.
@@ -148,7 +148,6 @@ public final class ImageTable: Sendable {
 extension ImageTable {
     /// A source id for encoded image bytes: their XXH64 as 16 hex digits (not cryptographic). O(n), memory speed.
     public static func sourceID(hashing bytes: UnsafeRawBufferPointer) -> String {
-        let hex = String(XXHash64.hash(bytes), radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        Hex.encode(XXHash64.hash(bytes))
     }
 }

@@ -10,7 +10,7 @@ import DarkroomImage
 /// pinned, so the table never reuses it, but writes through it would change what readers see).
 public struct TableEntryWriter {
     /// The table's format: the largest size the entry can hold, and its pixel format.
-    public let format: ImageFormat
+    public let format: ImageTableFormat
     /// Bytes from one row of the entry to the next (a multiple of 64).
     public var bytesPerRow: Int { layout.bytesPerRow }
 
@@ -43,9 +43,9 @@ public struct TableEntryWriter {
     }
 
     /// Decodes `bytes` (JPEG, PNG, WebP, GIF) straight into the entry: downsampled to the format's size with
-    /// `mode` (never upscaled unless `options.allowUpscaling`), in the format's pixel format, upright. The codec
+    /// `mode` (never upscaled unless `options.geometry.allowsUpscaling`), in the format's pixel format, upright. The codec
     /// (or, when a format conversion or rotation is needed, that last pass) writes its rows into the mapping.
-    /// `options.size` and `options.pixelFormat` are overridden; the rest (filter, limits, orientation) apply.
+    /// `options.geometry.size` and `options.geometry.pixelFormat` are overridden; the rest (filter, limits, orientation) apply.
     /// Cost: one thumbnail decode (see `docs/PERFORMANCE.md`); memory: the decoder's few working rows.
     /// - Throws: ``DarkroomImage/DarkroomImageError`` from the decoder.
     public func decode(
@@ -54,11 +54,11 @@ public struct TableEntryWriter {
         options: DecodeOptions = DecodeOptions()
     ) throws(DarkroomImageError) -> Bitmap {
         var options = options
-        options.size =
+        options.geometry.size =
             mode == .fill
             ? .fill(width: layout.width, height: layout.height)
             : .fit(width: layout.width, height: layout.height)
-        options.pixelFormat = .exactly(layout.pixelFormat)
+        options.geometry.pixelFormat = .exactly(layout.pixelFormat)
         let storage = self.storage
         let bytesPerRow = layout.bytesPerRow
         let maxW = layout.width

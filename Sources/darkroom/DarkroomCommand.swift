@@ -32,5 +32,5 @@ struct DarkroomCommand: AsyncParsableCommand {
 
 /// A command that leaves glibc's allocator its own policy (a dynamic mmap threshold: blocks freed once come from the
 /// heap afterwards) instead of ``ProcessMemory/returnLargeAllocationsToSystem()``: a batch where throughput matters
-/// more than peak RSS. Measured on `thumbnail-cache fill` over 1,000 photos: 7.0 → 5.6 s, peak RSS 86 → 121 MiB.
+/// more than peak RSS (faster, for a higher peak; docs/PERFORMANCE.md, "Desktop thumbnails").
 protocol KeepsFreedMemory {}

@@ -108,7 +108,7 @@ struct FetchCommand: ParsableCommand {
     }
 
     private func report(_ index: Int, _ request: ImageRequest, _ result: Result<ImageResponse, DarkroomError>) {
-        let size = request.size
+        let size = request.geometry.size
         switch result {
         case .success(let r):
             let t = r.timings

@@ -26,20 +26,15 @@ struct DiskCacheCrashTests {
         let started = Date()
         for round in 0..<Self.rounds {
             // Given a writer running for a random time (some rounds die while it opens the cache)
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: binary)
-            writer.arguments = [
-                "cache", "torture", "--dir", dir, "--seed", String(round + 1),
-                "--parent", String(ProcessInfo.processInfo.processIdentifier),
-            ]
-            writer.standardOutput = FileHandle.nullDevice
-            writer.standardError = FileHandle.nullDevice
-            try writer.run()
+            let writer = try KilledProcess.start(
+                binary,
+                [
+                    "cache", "torture", "--dir", dir, "--seed", String(round + 1),
+                    "--parent", String(ProcessInfo.processInfo.processIdentifier),
+                ])
             usleep(UInt32(5_000 + rng.next() % 250_000))
             // When it is killed with SIGKILL
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
-            if writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL { killed += 1 }
+            if KilledProcess.kill(writer) { killed += 1 }
             #expect(
                 writer.terminationReason == .uncaughtSignal,
                 "round \(round): writer exited by itself (\(writer.terminationStatus))")

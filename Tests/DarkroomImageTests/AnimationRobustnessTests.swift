@@ -33,11 +33,7 @@ struct AnimationRobustnessTests {
         var rng = SplitMix64(state: UInt64(bytes.count))
         for _ in 0..<40 {
             // Given 1–8 flipped bytes, half the time in the first 4 KiB where the containers' headers are
-            var damaged = bytes
-            for _ in 0..<(1 + Int(rng.next() % 8)) {
-                let span = rng.next() % 2 == 0 ? min(bytes.count, 4096) : bytes.count
-                damaged[Int(rng.next() % UInt64(span))] ^= UInt8(truncatingIfNeeded: rng.next() | 1)
-            }
+            let damaged = ByteFlips.headerBiased(bytes, headerBytes: 4096, using: &rng)
             // When every frame is decoded, then it ends with frames or an error that says what went wrong
             if case .failure(let error) = Self.outcome(damaged) { #expect(!error.message.isEmpty) }
         }

@@ -45,7 +45,7 @@ struct CleanApertureTests {
 
     func decode(_ file: String, _ size: TargetSize = .original) throws -> DecodedImage {
         var options = DecodeOptions(size: size)
-        options.pixelFormat = .exactly(.bgra8Premultiplied)
+        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         return try decoder.decode(SamplePhotos.bytes(file), options: options)
     }
 

@@ -136,15 +136,6 @@ private func smoothImage(width: Int, height: Int, gray: Bool) -> [UInt8] {
     return px
 }
 
-private func flipBytes(_ bytes: [UInt8], count: Int, skippingFirst: Int = 2, rng: inout SplitMix64) -> [UInt8] {
-    var b = bytes
-    for _ in 0..<count {
-        let i = Int.random(in: skippingFirst..<b.count, using: &rng)
-        b[i] ^= UInt8.random(in: 1...255, using: &rng)
-    }
-    return b
-}
-
 // MARK: - GIF helpers
 
 /// A GIF87a/89a writer for tests: one frame, 2-bit LZW codes kept at 3 bits by a clear code every two pixels
@@ -494,7 +485,7 @@ struct CodecShimTests {
         for file in [photo, prog] {
             for round in 0..<150 {
                 // When 1 to 20 random bytes are changed
-                let damaged = flipBytes(file, count: 1 + round % 20, rng: &rng)
+                let damaged = ByteFlips.flipped(file, count: 1 + round % 20, in: 2..<file.count, using: &rng)
                 // Then decoding (strict and lenient, full and 1/4 scale) returns a status and never crashes
                 for (strict, scale) in [(true, Int32(1)), (false, Int32(4))] {
                     let r = decodeJPEG(
@@ -812,7 +803,7 @@ struct CodecShimTests {
         for (file, w, h) in [(photo, 480, 300), (tiny, 64, 48)] {
             for round in 0..<150 {
                 // When 1 to 10 random bytes change (the canvas stays the caller's: the file's may be huge now)
-                let damaged = flipBytes(file, count: 1 + round % 10, skippingFirst: 0, rng: &rng)
+                let damaged = ByteFlips.flipped(file, count: 1 + round % 10, in: 0..<file.count, using: &rng)
                 let r = decodeGIF(damaged, width: w, height: h)
                 // Then a status comes back, never a crash or an out-of-bounds write (ASan checks that)
                 #expect((0...5).contains(r.status))

@@ -52,7 +52,7 @@ struct DecoderTests {
             #expect(thumb.width == 200 && thumb.height == 125, "\(path)")
         }
         // And without applying it, a rotated file is stored transposed and differs from the reference
-        let raw = try decoder.decode(SamplePhotos.bytes(files[5]), options: DecodeOptions(applyOrientation: false))
+        let raw = try decoder.decode(SamplePhotos.bytes(files[5]), options: DecodeOptions(appliesOrientation: false))
             .bitmap
         #expect(raw.width == 375 && raw.height == 600)
     }

@@ -120,7 +120,7 @@ struct HEIFAVIFTests {
             let bytes = try SamplePhotos.bytes(path)
             let probe = try bytes.withUnsafeBytes { try ImageProber.probe($0) }
             let options = DecodeOptions(size: .maxPixelSize(384))
-            let plan = try DecodePlan(probe: probe, options: options)
+            let plan = try options.geometry.plan(for: probe)
             func decode(_ codec: HEIFDecoder) throws -> Bitmap {
                 try bytes.withUnsafeBytes { raw in
                     try codec.decode(

@@ -286,11 +286,9 @@ struct ProbeTests {
         for file in try SamplePhotos.allRelative() {
             let original = try SamplePhotos.bytes(file)
             for _ in 0..<150 {
-                var bytes = original
-                for _ in 0..<Int.random(in: 1...4, using: &random) {
-                    bytes[Int.random(in: 0..<min(8192, bytes.count), using: &random)] ^= UInt8.random(
-                        in: 1...255, using: &random)
-                }
+                let bytes = ByteFlips.flipped(
+                    original, count: Int.random(in: 1...4, using: &random), in: 0..<min(8192, original.count),
+                    using: &random)
                 // When probed
                 let result = probe(bytes, limits: DecodeLimits(maxFrames: 64))
                 // Then it answers a sane header or a DarkroomImageError (typed throws allow nothing else)

@@ -38,13 +38,8 @@ struct RobustnessTests {
         let bytes = try SamplePhotos.bytes(path)
         var rng = SplitMix64(state: UInt64(bytes.count))
         for _ in 0..<24 {
-            var damaged = bytes
             // Flip 1–8 bytes, biased to the header where parsers are most fragile.
-            for _ in 0..<(1 + Int(rng.next() % 8)) {
-                let span = rng.next() % 2 == 0 ? min(bytes.count, 2048) : bytes.count
-                let i = Int(rng.next() % UInt64(span))
-                damaged[i] ^= UInt8(truncatingIfNeeded: rng.next() | 1)
-            }
+            let damaged = ByteFlips.headerBiased(bytes, headerBytes: 2048, using: &rng)
             if let error = outcome(damaged, small) { #expect(!error.message.isEmpty) }
         }
     }

@@ -123,7 +123,7 @@ struct GalleryTests {
             let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
             let decoded = try ImageDecoder().decode(
                 Array(bytes), options: DecodeOptions(size: .fill(width: 256, height: 256)))
-            let store = PlaceholderStore()
+            let store = GalleryPlaceholders()
             store.remember("photo.jpg", from: decoded.bitmap)
             #expect(hashes.first == store.hash(for: "photo.jpg").map { Data($0).base64EncodedString() })
             // And the script that paints them is served

@@ -25,7 +25,7 @@ struct GeometryEndpointTests {
             #expect(served.status == .ok)
             let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
             var options = DecodeOptions(size: .fit(width: 160, height: ThumbnailParameters.unbounded))
-            options.crop = .corners(left: 100, top: 50, right: 420, bottom: 290)
+            options.geometry.crop = .corners(left: 100, top: 50, right: 420, bottom: 290)
             let expected = try ImageDecoder().decode(Array(bytes), options: options).bitmap
             let got = try ImageDecoder().decode(served.bytes).bitmap
             #expect(got.width == 160 && got.height == 120)

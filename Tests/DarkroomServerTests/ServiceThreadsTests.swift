@@ -64,10 +64,10 @@ struct ServiceThreadsTests {
         // Then both carry the not_found code, and the client sees 404 not_found
         #expect(pipelineError?.code == .notFound)
         #expect(probeError?.code == .notFound)
-        let answered = ThumbnailService.serverError(try #require(pipelineError))
+        let answered = ServerError(mapping: try #require(pipelineError))
         #expect(answered.code == .notFound && answered.status == 404)
         // And a file that exists but cannot be read is a server fault (500), not a 404
-        let denied = ThumbnailService.serverError(DarkroomError(.fileIO, "cannot open x: Permission denied"))
+        let denied = ServerError(mapping: DarkroomError(.fileIO, "cannot open x: Permission denied"))
         #expect(denied.status == 500)
     }
 }

@@ -18,6 +18,16 @@ struct HexTests {
         #expect(Hex.encode([UInt8]()) == "")
     }
 
+    @Test("a 64-bit value is 16 digits, most significant first, as printf's %016llx writes it")
+    func encodeWord() {
+        // Given values with leading zero nibbles, all bits set and a mixed pattern
+        for value: UInt64 in [0, 1, 0xff, 0x0123_4567_89ab_cdef, .max, 0x8000_0000_0000_0000] {
+            // When one is encoded
+            // Then it is printf's zero-padded lowercase form
+            #expect(Hex.encode(value) == String(format: "%016llx", value), "\(value)")
+        }
+    }
+
     @Test("decoding reverses encoding in either case; odd lengths and non-digits are refused")
     func decode() {
         // Given every byte value in both cases

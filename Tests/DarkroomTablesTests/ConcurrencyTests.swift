@@ -27,7 +27,8 @@ struct ConcurrencyTests {
     func readersAndWriters() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let format = ImageFormat(name: "c", width: 48, height: 24, pixelFormat: .bgra8Premultiplied, maximumCount: 8)
+        let format = ImageTableFormat(
+            name: "c", width: 48, height: 24, pixelFormat: .bgra8Premultiplied, maximumCount: 8)
         let table = try ImageTable(
             path: dir.file("t.table"), format: format,
             options: .init(maximumMappedChunks: 2, indexSaveInterval: 16))
@@ -103,7 +104,7 @@ struct ConcurrencyTests {
     func readsDoNotWaitForWrites() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let format = ImageFormat(name: "w", width: 16, height: 16, pixelFormat: .gray8, maximumCount: 8)
+        let format = ImageTableFormat(name: "w", width: 16, height: 16, pixelFormat: .gray8, maximumCount: 8)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
         try table.setPattern("ready", seed: 1, version: 1)
         let inDraw = DispatchSemaphore(value: 0)
@@ -137,7 +138,7 @@ struct ConcurrencyTests {
     func sameEntityWriters() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let format = ImageFormat(name: "s", width: 32, height: 32, pixelFormat: .gray8, maximumCount: 4)
+        let format = ImageTableFormat(name: "s", width: 32, height: 32, pixelFormat: .gray8, maximumCount: 4)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
         onThreads(4) { t in
             for n in 0..<200 { try? table.setPattern("same", seed: 3, version: UInt32(t * 1000 + n)) }

@@ -55,10 +55,7 @@ struct CrashTests {
     }
 
     static func stopLoad(_ spinners: [Process]) {
-        for spinner in spinners {
-            kill(spinner.processIdentifier, SIGKILL)
-            spinner.waitUntilExit()
-        }
+        for spinner in spinners { _ = KilledProcess.kill(spinner) }
     }
 
     /// 90 inputs (symlinks with distinct names, so distinct entity ids) over the sample JPEGs, PNGs, WebPs and GIF,
@@ -96,7 +93,7 @@ struct CrashTests {
         for target in Set(inputs.map(\.target)) {
             references[target] = try TestImages.freshDecode(
                 target, width: Self.size, height: Self.size,
-                format: .bgra8Premultiplied, mode: .fill, allowUpscaling: true)
+                format: .bgra8Premultiplied, mode: .fill, allowsUpscaling: true)
             sources[target] =
                 try FileBytes.read(target).withUnsafeBytes { ImageTable.sourceID(hashing: $0) } + "-fill-enlarged"
         }
@@ -123,13 +120,8 @@ struct CrashTests {
             // Given a build of all 90 inputs in a new order into a 16-entry table (so nearly every input is
             // written again, evicting others and reusing their slots), 2 writer threads, index saved every 4 commits
             let order = inputs.map(\.entity).shuffled(using: &rng)
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: binary)
-            writer.arguments = buildArguments(table, order)
             let progress = Pipe()
-            writer.standardOutput = progress
-            writer.standardError = FileHandle.nullDevice
-            try writer.run()
+            let writer = try KilledProcess.start(binary, buildArguments(table, order), output: progress)
             // When it is killed with SIGKILL at a random moment. Three rounds in four: after a random number of
             // commits (0...60 of the at least 74 each build makes, so the kill lands mid-build whatever the
             // machine's load) plus 0-20 ms, which lands inside a decode, a trailer write or an index save. The
@@ -144,9 +136,7 @@ struct CrashTests {
                 seen += data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
             }
             usleep(UInt32(rng.next() % (byClock ? 400_000 : 20_000)))
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
-            let wasKilled = writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL
+            let wasKilled = KilledProcess.kill(writer)
             if wasKilled { killed += 1 }
             #expect(
                 wasKilled,
@@ -184,7 +174,7 @@ struct CrashTests {
         do {
             let final = try ImageTable(
                 path: table,
-                format: ImageFormat(
+                format: ImageTableFormat(
                     name: "crash.table", width: Self.size, height: Self.size,
                     maximumCount: 16))
             let v = try final.verify()

@@ -8,7 +8,7 @@ import Testing
 
 @Suite("Image table eviction and pinning")
 struct EvictionTests {
-    static let format = ImageFormat(name: "e", width: 32, height: 8, pixelFormat: .gray8, maximumCount: 3)
+    static let format = ImageTableFormat(name: "e", width: 32, height: 8, pixelFormat: .gray8, maximumCount: 3)
 
     @Test("full: the least recently used unpinned entry is replaced; pinned entries are skipped")
     func evictionOrderSkipsPinned() throws {

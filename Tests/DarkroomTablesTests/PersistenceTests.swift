@@ -7,7 +7,8 @@ import Testing
 
 @Suite("Image table persistence and reconciliation")
 struct PersistenceTests {
-    static let format = ImageFormat(name: "p", width: 40, height: 20, pixelFormat: .bgra8Premultiplied, maximumCount: 4)
+    static let format = ImageTableFormat(
+        name: "p", width: 40, height: 20, pixelFormat: .bgra8Premultiplied, maximumCount: 4)
 
     @Test("a clean reopen keeps entries, source ids and LRU order (the next eviction follows it)")
     func reopenKeepsLRUOrder() throws {
@@ -53,7 +54,7 @@ struct PersistenceTests {
         #expect { try ImageTable(readingExisting: path, expecting: gray) } throws: {
             ($0 as? ImageTableError)?.code == .formatMismatch
         }
-        for changed in [gray, ImageFormat(name: "p", width: 41, height: 20, maximumCount: 4)] {
+        for changed in [gray, ImageTableFormat(name: "p", width: 41, height: 20, maximumCount: 4)] {
             // When the pixel format or size changes, Then the table is rebuilt empty in the new layout
             let table = try ImageTable(path: path, format: changed)
             #expect(table.count == 0)

@@ -13,7 +13,7 @@ struct RoundTripTests {
     func everyPixelFormat(_ pixelFormat: PixelFormat) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let format = ImageFormat(name: "rt", width: 96, height: 40, pixelFormat: pixelFormat, maximumCount: 10)
+        let format = ImageTableFormat(name: "rt", width: 96, height: 40, pixelFormat: pixelFormat, maximumCount: 10)
         var expected: [String: [UInt8]] = [:]
         do {
             // Given a table with entries drawn by hand (in place), copied from heap bitmaps, and smaller than the format
@@ -72,7 +72,8 @@ struct RoundTripTests {
             SamplePhotos.files("gif").first,
         ].compactMap { $0 }
         try #require(inputs.count == 6, "sample photos missing under \(SamplePhotos.root)")
-        let format = ImageFormat(name: "thumbs", width: 160, height: 120, pixelFormat: pixelFormat, maximumCount: 100)
+        let format = ImageTableFormat(
+            name: "thumbs", width: 160, height: 120, pixelFormat: pixelFormat, maximumCount: 100)
         let table = try ImageTable(path: dir.file("t.table"), format: format)
         for path in inputs {
             // Given an entry decoded straight into the table
@@ -101,7 +102,7 @@ struct RoundTripTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let table = try ImageTable(
-            path: dir.file("t.table"), format: ImageFormat(name: "z", width: 64, height: 64, maximumCount: 8))
+            path: dir.file("t.table"), format: ImageTableFormat(name: "z", width: 64, height: 64, maximumCount: 8))
         try table.setPattern("a", seed: 9, version: 1)
         try table.setPattern("b", seed: 10, version: 1)
         // Given two reads of one entry and one of another

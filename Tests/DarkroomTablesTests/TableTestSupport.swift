@@ -54,12 +54,12 @@ enum TestImages {
     /// A fresh decode of `path` as a table of `format` would store it with `mode`.
     static func freshDecode(
         _ path: String, width: Int, height: Int, format: PixelFormat,
-        mode: TableContentMode, allowUpscaling: Bool = false
+        mode: TableContentMode, allowsUpscaling: Bool = false
     ) throws -> Bitmap {
         let size: TargetSize = mode == .fill ? .fill(width: width, height: height) : .fit(width: width, height: height)
         return try ImageDecoder().decode(
             FileBytes.read(path),
-            options: DecodeOptions(size: size, pixelFormat: .exactly(format), allowUpscaling: allowUpscaling)
+            options: DecodeOptions(size: size, pixelFormat: .exactly(format), allowsUpscaling: allowsUpscaling)
         ).bitmap
     }
 }

@@ -49,7 +49,7 @@ package enum ReferenceSuites {
             throw TestSupportError("Pillow did not read \(file)")
         }
         var options = DecodeOptions(size: size)
-        options.pixelFormat = .exactly(.bgra8Premultiplied)
+        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         let ours = try ImageDecoder().decode(SamplePhotos.bytes(file), options: options).bitmap
         let theirs = try ImageDecoder().decode(SamplePhotos.bytes(png), options: options).bitmap
         guard ours.width == theirs.width, ours.height == theirs.height else {

@@ -21,7 +21,7 @@ struct CropRegionTests {
         for path in files {
             // When each file is decoded with the crop at its own size
             var options = DecodeOptions()
-            options.crop = region
+            options.geometry.crop = region
             let cropped = try decoder.decode(SamplePhotos.bytes(path), options: options).bitmap
             // Then it is the upright reference's region (within the files' JPEG re-encoding noise)
             #expect(cropped.width == 300 && cropped.height == 200, "\(path)")
@@ -39,7 +39,7 @@ struct CropRegionTests {
         let path = try #require(SamplePhotos.files("jpeg-12mp").first)
         let bytes = try SamplePhotos.bytes(path)
         var options = DecodeOptions(size: .fit(width: 400, height: 400))
-        options.crop = CropRegion(width: .fraction(0.5), height: .fraction(0.5))
+        options.geometry.crop = CropRegion(width: .fraction(0.5), height: .fraction(0.5))
         // When it is decoded straight to 400 px, and separately decoded whole, cropped, and the region resized
         let direct = try decoder.decode(bytes, options: options).bitmap
         var exactOptions = options
@@ -67,7 +67,7 @@ struct CropRegionTests {
         let full = try decoder.decode(bytes).bitmap
         func crop(_ region: CropRegion) throws -> Bitmap {
             var options = DecodeOptions()
-            options.crop = region
+            options.geometry.crop = region
             return try decoder.decode(bytes, options: options).bitmap
         }
         // When a 200×100 region sits south-east, 10 px in from each edge
@@ -92,7 +92,7 @@ struct CropRegionTests {
     @Test func anEmptyRegionIsATypedError() throws {
         // Given a crop of zero width
         var options = DecodeOptions()
-        options.crop = CropRegion(width: .pixels(0), height: .pixels(10))
+        options.geometry.crop = CropRegion(width: .pixels(0), height: .pixels(10))
         // When decoding / Then invalidArgument, not a crash
         let bytes = try SamplePhotos.bytes(SamplePhotos.files("orientation")[0])
         #expect(throws: DarkroomImageError.self) { try decoder.decode(bytes, options: options) }
@@ -103,11 +103,11 @@ struct CropRegionTests {
         let path = SamplePhotos.files("orientation")[0]
         let pipeline = makePipeline()
         var left = ImageRequest(path: path, size: .fit(width: 400, height: 400))
-        left.crop = .corners(left: 0, top: 0, right: 200, bottom: 200)
+        left.geometry.crop = .corners(left: 0, top: 0, right: 200, bottom: 200)
         var right = left
-        right.crop = .corners(left: 400, top: 0, right: 600, bottom: 200)
+        right.geometry.crop = .corners(left: 400, top: 0, right: 600, bottom: 200)
         var enlarged = left
-        enlarged.allowsUpscaling = true
+        enlarged.geometry.allowsUpscaling = true
         // When all three are loaded
         let a = try #require(try await pipeline.image(for: left).bitmap)
         let b = try #require(try await pipeline.image(for: right).bitmap)

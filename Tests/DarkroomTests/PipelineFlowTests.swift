@@ -8,14 +8,19 @@ import Testing
 
 @testable import Darkroom
 
-/// An image-table double: bitmaps by (format, entity), counting hits and stores.
+/// An image-table double holding one geometry: bitmaps by (geometry, entity), counting hits and stores.
 final class TestTables: ImageTableCaching {
     private let entries = Locked<[String: Bitmap]>([:])
     let stores = Atomic(0)
-    func image(forEntity entity: String, format: String) -> Bitmap? { entries.withLock { $0[format + "|" + entity] } }
-    func store(_ bitmap: Bitmap, forEntity entity: String, format: String) {
+    let geometry: OutputGeometry
+    init(geometry: OutputGeometry) { self.geometry = geometry }
+    func holds(_ geometry: OutputGeometry) -> Bool { geometry == self.geometry }
+    func image(forEntity entity: String, geometry: OutputGeometry) -> Bitmap? {
+        entries.withLock { $0[geometry.key + "|" + entity] }
+    }
+    func store(_ bitmap: Bitmap, forEntity entity: String, geometry: OutputGeometry) {
         stores.add(1, ordering: .relaxed)
-        entries.withLock { $0[format + "|" + entity] = bitmap }
+        entries.withLock { $0[geometry.key + "|" + entity] = bitmap }
     }
 }
 
@@ -54,13 +59,13 @@ struct PipelineFlowTests {
         #expect(other.bitmap?.width == 40)
         #expect(server.requests("/img/a") == 1)
 
-        // A request naming a table format: the first fills the table, the next (new pipeline) reads it.
-        let tables = TestTables()
+        // A request whose geometry has a table: the first fills the table, the next (new pipeline) reads it.
+        let tables = TestTables(geometry: OutputGeometry(size: .fill(width: 16, height: 16)))
         var config = ImagePipeline.Configuration(
             imageCache: TestImageCache(), dataCache: disk, dataLoader: HTTPDataLoader())
         config.imageTables = tables
         let p3 = ImagePipeline(configuration: config)
-        let tableRequest = ImageRequest(url: url, size: .fill(width: 16, height: 16), tableFormat: "thumb16")
+        let tableRequest = ImageRequest(url: url, size: .fill(width: 16, height: 16))
         #expect(try await p3.image(for: tableRequest).origin == .diskOriginal)
         #expect(await eventually { tables.stores.load(ordering: .relaxed) == 1 })
         var config4 = config

@@ -58,19 +58,19 @@ struct RealCachesTests {
         await server.stop()
     }
 
-    @Test("A request naming a table format: decoded once into a real ImageTable, then answered from it zero-copy")
+    @Test("A request whose geometry has a table: decoded once into a real ImageTable, then answered from it zero-copy")
     func imageTable() async throws {
         let server = try await TestServer.start()
         server.register("a", TestImages.jpeg(width: 120, height: 90))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-table-\(UUID()).table").path
         defer { for suffix in ["", ".index", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let geometry = OutputGeometry(size: .fill(width: 32, height: 32))
         let table = try ImageTable(
-            path: path, format: ImageFormat(name: "thumb32", width: 32, height: 32, maximumCount: 100))
+            path: path, format: ImageTableFormat(name: "thumb32", geometry: geometry, maximumCount: 100))
         var config = ImagePipeline.Configuration(imageCache: nil, dataLoader: HTTPDataLoader())
-        config.imageTables = ImageTableSet([table])
+        config.imageTables = try ImageTableSet([geometry: table])
         let pipeline = ImagePipeline(configuration: config)
-        let request = ImageRequest(
-            url: server.url("/img/a"), size: .fill(width: 32, height: 32), tableFormat: "thumb32")
+        let request = ImageRequest(url: server.url("/img/a"), size: .fill(width: 32, height: 32))
 
         let first = try await pipeline.image(for: request)
         #expect(first.origin == .network)

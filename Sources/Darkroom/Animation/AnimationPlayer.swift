@@ -75,7 +75,7 @@ public final class AnimationPlayer: Sendable, MemoryPressureResponding {
         var statistics = Statistics()
     }
 
-    /// Makes a player for `animation` at `options.size`, drawing at most `frameLimit` frames, with a buffer of
+    /// Makes a player for `animation` at `options.geometry.size`, drawing at most `frameLimit` frames, with a buffer of
     /// `budgetBytes` (default ``defaultBudget(for:)`` of the system's memory). Decodes nothing until the first
     /// ``frame(at:)`` (or ``prepare()``).
     /// - Throws: ``DarkroomImageError`` as ``AnimatedImageDecoder/init(_:options:frameLimit:)`` (limits, format).

@@ -70,13 +70,15 @@ public protocol DataCaching: Sendable {
     func removeData(forKey key: String)
 }
 
-/// The image-table seam (DarkroomTables): fixed-size, display-ready bitmaps by entity and format name.
+/// The image-table seam (DarkroomTables): fixed-size, display-ready bitmaps by entity and output geometry.
 ///
-/// Asked only for requests that name ``ImageRequest/tableFormat``, after the memory cache and before the disk
-/// cache; both calls may block briefly and run on the pipeline's I/O threads.
+/// Asked for requests whose ``ImageRequest/geometry`` it ``holds(_:)``, after the memory cache and before the disk
+/// cache; reads and stores may block briefly and run on the pipeline's I/O threads.
 public protocol ImageTableCaching: Sendable {
-    /// The bitmap stored for `entity` in the table of `format`, or `nil`.
-    func image(forEntity entity: String, format: String) -> Bitmap?
-    /// Stores `bitmap` for `entity` in the table of `format` (the table may resize or refuse it).
-    func store(_ bitmap: Bitmap, forEntity entity: String, format: String)
+    /// Whether there is a table for `geometry`; asked on the calling thread, so it must be cheap (a lookup).
+    func holds(_ geometry: OutputGeometry) -> Bool
+    /// The bitmap stored for `entity` in the table of `geometry`, or `nil`.
+    func image(forEntity entity: String, geometry: OutputGeometry) -> Bitmap?
+    /// Stores `bitmap` for `entity` in the table of `geometry` (the table may refuse it).
+    func store(_ bitmap: Bitmap, forEntity entity: String, geometry: OutputGeometry)
 }

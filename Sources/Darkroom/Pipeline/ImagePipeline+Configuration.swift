@@ -23,7 +23,7 @@ extension ImagePipeline {
         public var imageCache: (any ImageCaching)?
         /// The disk cache for original and processed bytes (``DataCaching``); `nil` disables it.
         public var dataCache: (any DataCaching)?
-        /// Image tables for requests that name a ``ImageRequest/tableFormat``; `nil` disables them.
+        /// Image tables for requests whose ``ImageRequest/geometry`` they hold; `nil` disables them.
         public var imageTables: (any ImageTableCaching)?
         /// Fetches `http(s)` URLs. Default: an ``HTTPDataLoader`` with its default limits.
         public var dataLoader: any DataLoading
@@ -51,7 +51,7 @@ extension ImagePipeline {
         /// Freshness for responses that say nothing about it (no `Cache-Control`, `Expires`, `Last-Modified`).
         /// Default 1 day.
         public var defaultMaxAge: Double = 86_400
-        /// Base decode options (filter, limits, truncation policy); size and pixel format come from each request.
+        /// Base decode options (filter, limits, truncation policy, colour); the geometry is each request's own.
         public var decodeOptions = DecodeOptions()
         /// The frame buffer of each player made from an animated response (``ImageRequest/Options/animated``),
         /// which the memory cache charges with the image; nil for ``AnimationPlayer/defaultBudget(for:)``.

@@ -80,11 +80,7 @@ extension ImagePipeline {
     ) -> Result<ImageContainer, DarkroomError> {
         let animated = request.options.contains(.animated)
         var options = configuration.decodeOptions
-        options.size = request.size
-        options.crop = request.crop
-        options.minimumSize = request.minimumSize
-        options.allowUpscaling = options.allowUpscaling || request.allowsUpscaling
-        options.pixelFormat = request.pixelFormat
+        options.geometry = request.geometry
         if let acceptTruncated { options.acceptTruncated = acceptTruncated }
         let t0 = MonotonicClock.seconds()
         counters.add(.decodes)
@@ -106,7 +102,7 @@ extension ImagePipeline {
                 // now, so a player cannot fail on them later).
                 let encoded = try EncodedAnimation(bytes, limits: options.limits)
                 var animationOptions = options
-                animationOptions.pixelFormat = .exactly(.bgra8Premultiplied)
+                animationOptions.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
                 let frame = try AnimatedImageDecoder(encoded, options: animationOptions)
                 container.animation = AnimatedImage(
                     encoded: encoded, options: animationOptions, bufferBudget: configuration.animationBufferBytes,

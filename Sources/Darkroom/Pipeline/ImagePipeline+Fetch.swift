@@ -209,7 +209,7 @@ extension ImagePipeline {
     func checkImage(_ bytes: [UInt8], source: ImageRequest.Source) -> Result<[UInt8], DarkroomError> {
         let format = bytes.withUnsafeBytes { ImageProber.format(of: $0) }
         guard format != nil else {
-            let prefix = bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
+            let prefix = Hex.encode(bytes.prefix(16))
             return .failure(
                 DarkroomError(
                     .notAnImage,

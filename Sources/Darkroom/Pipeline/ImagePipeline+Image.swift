@@ -22,12 +22,7 @@ extension ImagePipeline {
                 })
         }
         let key = request.cacheKey
-        let table =
-            request.options.contains(.animated)
-            ? nil
-            : request.tableFormat.flatMap { format in
-                configuration.imageTables.map { (tables: $0, format: format) }
-            }
+        let table = imageTables(for: request)
         let readTable = table != nil && !request.options.contains(.disableTableReads)
         let processedCache = processedDataCache(for: request)
         let readProcessed = processedCache != nil && !request.options.contains(.disableDiskCacheReads)
@@ -39,7 +34,7 @@ extension ImagePipeline {
                 guard !job.isCancelled else { return }
                 var timings = ImageResponse.Timings()
                 let t0 = MonotonicClock.seconds()
-                if readTable, let table, let bitmap = table.tables.image(forEntity: key.source, format: table.format) {
+                if readTable, let table, let bitmap = table.image(forEntity: key.tableEntity, geometry: key.geometry) {
                     timings.cacheRead = MonotonicClock.seconds() - t0
                     counters.add(.tableHits)
                     return finishImage(
@@ -61,7 +56,7 @@ extension ImagePipeline {
                         var t = readTimings
                         t.queueWait += wait
                         // The processed entry is the finished image: decoded as it is, no crop, no resize
-                        var stored = ImageRequest(source: request.source, pixelFormat: request.pixelFormat)
+                        var stored = ImageRequest(source: request.source, pixelFormat: request.geometry.pixelFormat)
                         stored.options = request.options.subtracting(.animated)
                         switch decode(entry.data, for: stored, timings: &t) {
                         case .success(let container):
@@ -161,15 +156,22 @@ extension ImagePipeline {
         job.finish(.success(result))
     }
 
+    /// The image tables that hold `request`'s geometry, unless it is animated (a table holds one frame).
+    private func imageTables(for request: ImageRequest) -> (any ImageTableCaching)? {
+        guard !request.options.contains(.animated), let tables = configuration.imageTables,
+            tables.holds(request.geometry)
+        else { return nil }
+        return tables
+    }
+
     /// Memory (now, synchronously), table and processed disk bytes (later, on the I/O threads).
     private func store(_ result: ImageResult, request: ImageRequest) {
         guard let container = result.container, !container.isPreview else { return }
         let key = request.cacheKey
         if !request.options.contains(.disableMemoryCacheWrites) { imageCache?.store(container, for: key) }
-        if result.origin != .table, !request.options.contains(.animated), let format = request.tableFormat,
-            let tables = configuration.imageTables
-        {
-            ioQueue.enqueue(priority: .low) { _ in tables.store(container.bitmap, forEntity: key.source, format: format)
+        if result.origin != .table, let tables = imageTables(for: request) {
+            ioQueue.enqueue(priority: .low) { _ in
+                tables.store(container.bitmap, forEntity: key.tableEntity, geometry: key.geometry)
             }
         }
         if result.origin != .diskProcessed, !request.options.contains(.disableDiskCacheWrites),

@@ -150,7 +150,7 @@ public final class ImagePipeline: Sendable {
             return task
         }
         let started = MonotonicClock.seconds()
-        let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits, table: request.tableFormat)
+        let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits)
         let (subscription, joined) = imageJobs.subscribe(
             key: configuration.isSharingEnabled ? key : nil, priority: request.priority,
             handler: { event in
@@ -171,7 +171,6 @@ public final class ImagePipeline: Sendable {
 struct ImageJobKey: Hashable, Sendable {
     let key: ImageCacheKey
     let options: UInt16
-    let table: String?
 }
 
 /// Holds the task an async caller waits on, so its cancellation handler can reach it whichever comes first.

@@ -3,9 +3,9 @@ import Foundation
 
 /// What to load and how to present it: a value type, cheap to copy (a source, a size, a few processors).
 ///
-/// Two requests with the same ``source``, ``size``, ``processors`` identifiers and cache-relevant ``options`` are
+/// Two requests with the same ``source``, ``geometry``, ``processors`` identifiers and cache-relevant ``options`` are
 /// *identical*: while one is in flight the other joins it. Requests that differ only in ``processors`` share the
-/// fetch and the decode; requests that differ in ``size`` share the fetch.
+/// fetch and the decode; requests that differ in ``geometry`` share the fetch.
 public struct ImageRequest: Sendable {
     /// Where the encoded bytes come from.
     public enum Source: Sendable, Hashable {
@@ -44,35 +44,23 @@ public struct ImageRequest: Sendable {
     /// `imageId`): give a version-stamped name (say a path plus its inode and mtime) so a changed file is a new
     /// image, or one name to several URLs of the same image. Default `nil`.
     public var imageID: String? { didSet { sourceKey = imageID ?? source.key } }
-    /// The size to decode to (shrink-on-load when smaller than the image). Default `.original`.
-    public var size: TargetSize
-    /// A region of the upright image kept before the resize: ``size`` applies to it, and the decode reads only what
-    /// it needs for it. Default `nil`, the whole image.
-    public var crop: CropRegion?
-    /// With a `fit` ``size``: the smallest size the result may have (``DecodeOptions/minimumSize``). Default `nil`.
-    public var minimumSize: MinimumSize?
-    /// Whether a ``size`` larger than the image (or the crop) enlarges it. Default `false`: thumbnails never upscale.
-    public var allowsUpscaling = false
+    /// What the decode produces: size, crop, minimum size, upscaling, pixel format, orientation and page. Keys the
+    /// caches and the shared decode whole. Default the image at its own size, upright, in the smallest pixel format
+    /// that loses nothing.
+    public var geometry: OutputGeometry
     /// Processors applied in order after decoding; their identifiers key the caches.
     public var processors: [any ImageProcessing] { didSet { processorsKey = Self.key(processors) } }
     /// How urgent the request is; changeable while in flight through ``ImageTask/priority``.
     public var priority: Priority
     /// Cache and decoding switches.
     public var options: Options
-    /// An image-table format name: when set and the pipeline has an ``ImageTableCaching``, the table is asked
-    /// before the disk cache and the processed image is stored in it.
-    public var tableFormat: String?
-    /// Pixel format preference for the decode. Default `.auto`.
-    public var pixelFormat: PixelFormatPreference
 
     /// Creates a request for a URL (`http`, `https` or `file`).
     public init(
         url: URL, size: TargetSize = .original, processors: [any ImageProcessing] = [],
-        priority: Priority = .normal, options: Options = [], tableFormat: String? = nil
+        priority: Priority = .normal, options: Options = []
     ) {
-        self.init(
-            source: .url(url), size: size, processors: processors, priority: priority, options: options,
-            tableFormat: tableFormat)
+        self.init(source: .url(url), size: size, processors: processors, priority: priority, options: options)
     }
 
     /// Creates a request for a local file.
@@ -86,29 +74,23 @@ public struct ImageRequest: Sendable {
     /// Creates a request for any source.
     public init(
         source: Source, size: TargetSize = .original, processors: [any ImageProcessing] = [],
-        priority: Priority = .normal, options: Options = [], tableFormat: String? = nil,
-        pixelFormat: PixelFormatPreference = .auto
+        priority: Priority = .normal, options: Options = [], pixelFormat: PixelFormatPreference = .auto
     ) {
         self.source = source
         self.imageID = nil
-        self.size = size
-        self.crop = nil
-        self.minimumSize = nil
+        self.geometry = OutputGeometry(size: size, pixelFormat: pixelFormat)
         self.processors = processors
         self.sourceKey = source.key
         self.processorsKey = Self.key(processors)
         self.priority = priority
         self.options = options
-        self.tableFormat = tableFormat
-        self.pixelFormat = pixelFormat
     }
 
-    /// The memory-cache key: source, size, pixel format and processor identifiers. Cost: two retains — the
-    /// strings are computed when `source` or `processors` are set, not per lookup.
+    /// The memory-cache key: source, geometry and processor identifiers. Cost: two retains and a copy of the
+    /// geometry — the strings are computed when `source` or `processors` are set, not per lookup.
     public var cacheKey: ImageCacheKey {
         ImageCacheKey(
-            source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, size: size, crop: crop,
-            minimumSize: minimumSize, allowsUpscaling: allowsUpscaling, pixelFormat: pixelFormat,
+            source: options.contains(.animated) ? sourceKey + "#animated" : sourceKey, geometry: geometry,
             processors: processorsKey)
     }
 

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Darkroom
 import DarkroomImage
 import DarkroomSupport
@@ -11,24 +12,28 @@ import Foundation
 /// shown late), frames skipped, frames decoded and shown, the budget and the most the buffers held together,
 /// process CPU seconds and peak RSS. Players are prepared (first frames decoded) before the clock starts, as a
 /// view does while its cell scrolls in.
-package struct AnimationBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct AnimationBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Animated files, cycled over the players (default: every animation in ../shared/photos/animated).
+    @Option(help: "Animated files, cycled over the players (default: every animation in ../shared/photos/animated).")
     package var photos: String?
-    /// Players at once.
-    package var players = 20
-    /// The frame budget all players share, in bytes (split evenly).
-    package var budgetBytes = 16 << 20
-    /// Render-loop rate.
-    package var fps = 60
-    /// How long to play, in seconds.
-    package var seconds = 10.0
-    /// Thumbnail size (longest side).
-    package var size = 128
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Players at once.") package var players = 20
+    @Option(help: "The frame budget all players share, in MiB (split evenly).") package var budgetMb = 16
+    @Option(help: "Render-loop rate.") package var fps = 60
+    @Option(help: "How long to play, in seconds.") package var seconds = 10.0
+    @Option(help: "Thumbnail size (longest side).") package var size = 128
+    @Flag(help: "Print JSON.") package var json = false
+
+    /// The frame budget all players share, in bytes.
+    var budgetBytes: Int { budgetMb << 20 }
+
+    /// Checks the settings before a run.
+    package func validate() throws {
+        guard players > 0, budgetMb > 0, fps > 0, seconds > 0, size > 0 else {
+            throw ValidationError("--players, --budget-mb, --fps, --seconds and --size must be positive")
+        }
+    }
 
     /// Runs the benchmark and prints its report (JSON with ``json``).
     package func run() throws {

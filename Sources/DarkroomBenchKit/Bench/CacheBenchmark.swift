@@ -1,3 +1,4 @@
+import ArgumentParser
 import DarkroomCache
 import DarkroomSupport
 import Dispatch
@@ -13,22 +14,19 @@ import Synchronization
 /// Larger values: the disk cache fsyncs each value file before renaming it (its crash guarantee needs it); one
 /// file per key is measured both without fsync (as those libraries do) and with (`files_fsync_*`). Reads of both
 /// come from the page cache (values just written); the disk cache also verifies size and XXH64 on every read.
-package struct CacheBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct CacheBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Memory-cache operations per thread per measurement.
-    package var memoryOps: Int = 1_000_000
-    /// Repetitions of each measurement (the median is reported).
-    package var repeats: Int = 5
-    /// Scratch directory for the disk measurements (default: a fresh one under the temporary directory).
+    @Option(help: "Memory-cache operations per thread per measurement.") package var memoryOps: Int = 1_000_000
+    @Option(help: "Repetitions of each measurement (the median is reported).") package var repeats: Int = 5
+    @Option(help: "Scratch directory for the disk measurements (default: a fresh one under the temporary directory).")
     package var dir: String?
-    /// Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).
+    @Flag(help: "Also measure write/read speed of inline vs file storage per size (the inline-threshold sweep).")
     package var thresholdSweep = false
-    /// Value sizes of the disk measurements (`2k`, `20k`, `100k`, `1m`); all four when empty.
-    package var diskSizes: [String] = []
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Disk value sizes to measure, comma-separated (2k, 20k, 100k, 1m; default: all).")
+    package var diskSizes: String?
+    @Flag(help: "Print JSON.") package var json = false
 
     /// Runs the benchmark and prints its report (JSON with ``json``).
     package func run() throws {
@@ -36,7 +34,8 @@ package struct CacheBenchmark {
         for (k, v) in MemoryBench(ops: memoryOps, repeats: repeats).run() { result[k] = v }
         let scratch = dir ?? NSTemporaryDirectory() + "darkroom-bench-cache-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let disk = DiskBench(root: scratch, repeats: repeats, only: Set(diskSizes))
+        let disk = DiskBench(
+            root: scratch, repeats: repeats, only: Set(diskSizes?.split(separator: ",").map(String.init) ?? []))
         for (k, v) in try disk.run() { result[k] = v }
         if thresholdSweep { result["threshold_sweep"] = try disk.thresholdSweep() }
         if json {

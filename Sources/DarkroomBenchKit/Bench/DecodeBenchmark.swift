@@ -1,3 +1,4 @@
+import ArgumentParser
 import CTurboJPEG
 import DarkroomImage
 import DarkroomSupport
@@ -5,18 +6,14 @@ import Foundation
 
 /// `darkroom bench decode`: Darkroom's decoders against libjpeg-turbo's own TurboJPEG API on the same bytes,
 /// interleaved in one run, plus PNG/WebP thumbnails, peak decoded bytes and the shrink-on-load quality rule.
-package struct DecodeBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct DecodeBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).
-    package var photos: String?
-    /// Timed iterations per file and variant (the median is reported).
-    package var iterations: Int = 7
-    /// Thumbnail size for the shrink-on-load measurements.
-    package var size: Int = 256
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Folder of 12 MP JPEGs (default: ../shared/photos/jpeg-12mp).") package var photos: String?
+    @Option(help: "Timed iterations per file and variant (the median is reported).") package var iterations: Int = 7
+    @Option(help: "Thumbnail size for the shrink-on-load measurements.") package var size: Int = 256
+    @Flag(help: "Print JSON.") package var json = false
 
     /// Runs the benchmark and prints its report (JSON with ``json``).
     package func run() throws {

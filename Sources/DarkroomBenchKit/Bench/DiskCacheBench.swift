@@ -151,7 +151,7 @@ struct FileStore: BenchStore {
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     }
 
-    func path(_ key: String) -> String { dir + "/" + String(XXHash64.hash(Array(key.utf8)), radix: 16) }
+    func path(_ key: String) -> String { dir + "/" + Hex.encode(XXHash64.hash(Array(key.utf8))) }
 
     func write(_ bytes: [UInt8], key: String) throws {
         let final = path(key)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Darkroom
 import DarkroomCache
 import DarkroomImage
@@ -7,18 +8,14 @@ import Synchronization
 
 /// `darkroom bench pipeline`: the synchronous memory-hit path (key hashing included), and what the pipeline's
 /// machinery costs per request over decoding directly on a thread pool.
-package struct PipelineBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct PipelineBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Folder of JPEGs to decode (default: ../shared/photos/jpeg).
-    package var photos: String?
-    /// Thumbnail size.
-    package var size: Int = 256
-    /// Requests per decode round (distinct images, cycled).
-    package var requests: Int = 64
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Folder of JPEGs to decode (default: ../shared/photos/jpeg).") package var photos: String?
+    @Option(help: "Thumbnail size.") package var size: Int = 256
+    @Option(help: "Requests per decode round (distinct images, cycled).") package var requests: Int = 64
+    @Flag(help: "Print JSON.") package var json = false
 
     /// Runs the benchmark and prints its report (JSON with ``json``).
     package func run() throws {

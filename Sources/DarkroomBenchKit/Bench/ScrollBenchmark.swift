@@ -1,3 +1,4 @@
+import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
 import Foundation
@@ -5,28 +6,22 @@ import Foundation
 /// `darkroom bench scroll`: a simulated photo grid scrolled in real time with five ways of getting its images,
 /// side by side. Each strategy runs in a child process of its own (this command re-invoked with `--strategy`), so
 /// peak RSS and thread counts are per strategy.
-package struct ScrollBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct ScrollBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
     static let strategies = ["naive", "background", "downsampled", "pipeline", "table"]
 
-    /// Folder of photos, cycled over the cells (default: ../shared/photos/jpeg-12mp).
-    package var photos: String?
-    /// Cells in the grid.
-    package var count: Int = 1_000
-    /// Columns (cells are 1080/columns px square on a 1080×1920 viewport).
-    package var columns: Int = 4
-    /// Frames per second (60 or 120).
-    package var fps: Int = 120
-    /// Scroll speed in rows per second.
-    package var speed: Double = 10
-    /// Run only this strategy, in this process (what the parent runs in each child).
-    package var strategy: String?
-    /// Print JSON.
-    package var json = false
-    /// Write an SVG chart here.
-    package var chart: String?
+    @Option(help: "Folder of photos, cycled over the cells (default: ../shared/photos/jpeg-12mp).") package var photos:
+        String?
+    @Option(help: "Cells in the grid.") package var count: Int = 1_000
+    @Option(help: "Columns (cells are 1080/columns px square on a 1080×1920 viewport).") package var columns: Int = 4
+    @Option(help: "Frames per second (60 or 120).") package var fps: Int = 120
+    @Option(help: "Scroll speed in rows per second.") package var speed: Double = 10
+    @Option(help: "Run only this strategy, in this process (what the parent runs in each child).") package var strategy:
+        String?
+    @Flag(help: "Print JSON.") package var json = false
+    @Option(help: "Write an SVG chart here.") package var chart: String?
 
     /// Checks the settings before a run.
     package func validate() throws {

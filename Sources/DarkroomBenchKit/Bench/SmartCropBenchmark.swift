@@ -1,3 +1,4 @@
+import ArgumentParser
 import Darkroom
 import DarkroomImage
 import DarkroomSupport
@@ -10,19 +11,23 @@ import Foundation
 /// `vips smartcrop --interesting attention` on the original. Then, on the 12 MP photos, `rounds` interleaved
 /// rounds of the full thumbnail (decode + crop + nothing else) with the centre crop and with the smart crop give
 /// both rates and their ratio.
-package struct SmartCropBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct SmartCropBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Folders of photos (default: jpeg, jpeg-12mp, png and webp of the sample set).
+    @Option(
+        name: .customLong("folder"),
+        help: "A folder of photos (repeatable; default: the jpeg, jpeg-12mp, png and webp folders of the sample set).")
     package var folders: [String] = []
-    /// The box.
-    package var width = 256
-    package var height = 256
-    /// Rounds of the rate comparison (each decodes every 12 MP photo twice).
-    package var rounds = 5
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Box width.") package var width = 256
+    @Option(help: "Box height.") package var height = 256
+    @Option(help: "Rounds of the rate comparison (each decodes every 12 MP photo twice).") package var rounds = 5
+    @Flag(help: "Print JSON.") package var json = false
+
+    /// Checks the settings before a run.
+    package func validate() throws {
+        guard width > 0, height > 0, rounds >= 0 else { throw ValidationError("sizes must be positive") }
+    }
 
     struct Placement: Encodable {
         let file: String

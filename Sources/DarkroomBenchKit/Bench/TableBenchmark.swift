@@ -1,3 +1,4 @@
+import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
 import DarkroomTables
@@ -6,26 +7,20 @@ import Foundation
 /// `darkroom bench table`: a hot 256×256 BGRA table entry against decoding the same thumbnail from JPEG, PNG and
 /// WebP and against `read()` + copy of its raw pixels from one file per thumbnail; the same reads with a cold page
 /// cache; and a sequential scroll over every entry of a large table. One run, side by side.
-package struct TableBenchmark {
-    /// Runs with the defaults below; set the properties to change them.
+package struct TableBenchmark: ParsableArguments {
+    /// The defaults below; `darkroom bench` parses the options into them.
     package init() {}
 
-    /// Entries in the table (the scroll goes over all of them).
-    package var entries: Int = 10_000
-    /// Raw pixel files, one per thumbnail, for the read()+copy comparison.
-    package var files: Int = 1_000
-    /// Calls per timed batch of entry gets.
-    package var gets: Int = 200_000
-    /// Decodes per timed batch of thumbnail decodes.
-    package var decodes: Int = 200
-    /// Timed batches (medians are reported; gets, decodes and reads alternate).
-    package var batches: Int = 5
-    /// Random entries read per cold-cache measurement.
-    package var coldReads: Int = 300
-    /// Scratch folder (default: a new folder in the temporary directory; removed afterwards).
-    package var dir: String?
-    /// Print JSON.
-    package var json = false
+    @Option(help: "Entries in the table (the scroll goes over all of them).") package var entries: Int = 10_000
+    @Option(help: "Raw pixel files, one per thumbnail, for the read()+copy comparison.") package var files: Int = 1_000
+    @Option(help: "Calls per timed batch of entry gets.") package var gets: Int = 200_000
+    @Option(help: "Decodes per timed batch of thumbnail decodes.") package var decodes: Int = 200
+    @Option(help: "Timed batches (medians are reported; gets, decodes and reads alternate).") package var batches: Int =
+        5
+    @Option(help: "Random entries read per cold-cache measurement.") package var coldReads: Int = 300
+    @Option(help: "Scratch folder (default: a new folder in the temporary directory; removed afterwards).") package
+        var dir: String?
+    @Flag(help: "Print JSON.") package var json = false
 
     /// Checks the settings before a run.
     package func validate() throws {
@@ -61,7 +56,7 @@ package struct TableBenchmark {
 
         // The table: `entries` entries copied in, plus timing of decode-in-place writes.
         let tablePath = scratch + "/bench.table"
-        let format = ImageFormat(
+        let format = ImageTableFormat(
             name: "bench", width: side, height: side, pixelFormat: .bgra8Premultiplied, maximumCount: entries)
         var table: ImageTable? = try ImageTable(path: tablePath, format: format, options: .init(indexSaveInterval: 0))
         let tBuild = MonotonicClock.seconds()

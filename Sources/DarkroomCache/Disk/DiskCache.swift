@@ -8,18 +8,18 @@ import Synchronization
 /// **Costs.** A read of an inline value (≤ ``DiskCacheConfiguration/inlineThreshold``, 20 KiB by default) is one
 /// indexed SQLite lookup; a larger value adds one file read. With `.exclusive` sharing, an inline value is read
 /// without the key index when its rowid is remembered in memory — the newest entries' from open on, then those
-/// this process writes or reads (bounded by ``DiskCacheConfiguration/rowIndexLimit``, about 80 bytes each; loading
-/// adds about 0.5–1 µs per entry to the open) — and the key stored in the row is checked before the value is
+/// this process writes or reads (bounded by ``DiskCacheConfiguration/rowIndexLimit``, tens of bytes each, loaded
+/// at open in O(limit)) — and the key stored in the row is checked before the value is
 /// returned. Every value is checked against its stored size
 /// before it is returned; with ``DiskCacheConfiguration/FileVerification/checksum`` file values are also
-/// checked against their XXH64 (about 0.07 ms per MB). Inline values need no checksum: a SQLite row commits
+/// checked against their XXH64 (one pass over the value). Inline values need no checksum: a SQLite row commits
 /// whole or not at all.
 /// A write is one SQLite transaction, plus, for a large value, a file written, fsynced and renamed before the row
 /// commits. About every 8 MB written, a write also runs SQLite's checkpoint, and then maps the pages it copied into
-/// the manifest so that first reads of new values take no page faults (~2 µs per 20 KiB value, on the writer).
+/// the manifest so that first reads of new values take no page faults (work moved from the reader to the writer).
 /// A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key, written in
 /// batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
-/// or use the `async` variants, which run on a private I/O queue.
+/// or use the `async` variants, which run on the cache's own I/O threads.
 ///
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any
 /// moment, a read returns the old value, the new value or nothing. Files are named once and never rewritten;
@@ -51,8 +51,12 @@ public final class DiskCache: Sendable {
     let clock: @Sendable () -> Double
     let files: ValueFiles
     let state: Locked<DiskCacheState>
-    let maintenance = DispatchQueue(label: "darkroom.disk-cache.maintenance", qos: .utility)
-    let io = DispatchQueue(label: "darkroom.disk-cache.io", qos: .userInitiated, attributes: .concurrent)
+    /// Trims and read-time flushes, one at a time, on a thread of the cache's own.
+    let maintenance = WorkQueue(name: "darkroom.disk-cache.maintenance", maxConcurrent: 1)
+    /// Whether a timed maintenance run is queued and not yet started.
+    let timedRunQueued = Atomic(false)
+    /// The `async` variants' blocking calls (never on Swift's cooperative pool): up to four at once.
+    let io = WorkQueue(name: "darkroom.disk-cache.io", maxConcurrent: 4)
 
     /// Pending read times are written once this many have accumulated (in the background).
     static let touchBatch = 256
@@ -237,7 +241,7 @@ public final class DiskCache: Sendable {
         switch result {
         case .success(let (replaced, scheduleTrim)):
             if let old = replaced?.filename, old != filename { files.remove(old) }
-            if scheduleTrim { maintenance.async { [weak self] in self?.trimToLimits() } }
+            if scheduleTrim { maintenance.enqueue { [weak self] _ in self?.trimToLimits() } }
         case .failure(let error):
             if let filename { files.remove(filename) }
             throw error

@@ -15,7 +15,7 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// How much of a file-backed value a read checks before returning it. Inline values are always checksummed.
     public enum FileVerification: String, Sendable, Codable, CaseIterable {
         /// Size and XXH64 checksum: catches torn, truncated, foreign and bit-rotted files. Costs one pass over the
-        /// value (~0.1 ms per MB), about as much again as reading it from the page cache.
+        /// value, of the order of reading it from the page cache.
         case checksum
         /// Size only. Crash safety does not depend on the checksum — file names are never reused and a file is
         /// complete and fsynced before any row names it — so this still never serves a torn write; it no longer
@@ -42,7 +42,7 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// The cache trims itself while the file system has less free space than this. Default 0: no such limit.
     public var minFreeDiskSpace: Int
     /// Values of at most this many bytes are stored inside SQLite; larger ones as files beside it. Default 20 KiB,
-    /// measured: see docs/PERFORMANCE.md ("Caches").
+    /// chosen by measurement (docs/PERFORMANCE.md, "Caches").
     public var inlineThreshold: Int
     /// What a completed write survives. Default ``Durability/processCrash``.
     public var durability: Durability
@@ -62,10 +62,10 @@ public struct DiskCacheConfiguration: Sendable, Equatable {
     /// flight is never reaped. Default 60 s.
     public var orphanGracePeriod: Duration
     /// With ``ProcessSharing/exclusive``, how many inline entries the cache remembers the rows of (about 80 bytes
-    /// of memory each), so reading one takes one table descent instead of the key index and a statement: measured
-    /// 0.9 µs less per 20 KiB read, 3.4 → 2.5 µs (docs/PERFORMANCE.md, "Row index"). The newest entries are loaded
-    /// at open (about 0.5–1 µs each: 17–37 ms for 50,000 of 2 KiB), then every entry written or read; past the limit, entries
-    /// not read for a while are forgotten first. Default 50,000 (about 4 MB); 0 turns it off.
+    /// of memory each), so reading one takes one table descent instead of the key index and a statement
+    /// (docs/PERFORMANCE.md, "Caches"). The newest entries are loaded at open (one pass over the table's leaf pages,
+    /// O(limit)), then every entry written or read; past the limit, entries not read for a while are forgotten
+    /// first. Default 50,000 (a few MB); 0 turns it off.
     public var rowIndexLimit: Int
 
     /// Creates a configuration; negative limits are treated as zero.

@@ -9,7 +9,7 @@ extension Manifest {
     /// prepare); one that fails to move (its row changed or vanished: SQLite expires the handle) is closed and
     /// opened afresh. With ``keepsInlineBlobOpen`` it stays open until the next write, which closes it first: an
     /// open handle holds the connection's read transaction, and while it is held the WAL can never restart, so it
-    /// would grow by every write (measured: 180 MB after 3,000 interleaved 16 KiB writes, against under 16 MB).
+    /// would grow by every write, without bound.
     /// Otherwise it is closed after each read, so another process's writes are seen.
     func readInline(rowid: Int64) throws(SQLiteError) -> [UInt8] {
         try readBlob(&inlineBlob, column: "inline_data", rowid: rowid)

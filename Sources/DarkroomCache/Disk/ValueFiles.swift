@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -22,8 +24,7 @@ struct ValueFiles: Sendable {
         var rng = SystemRandomNumberGenerator()
         let a = rng.next() as UInt64
         let b = rng.next() as UInt64
-        let hex = String(a, radix: 16) + "-" + String(b, radix: 16)
-        return hex
+        return Hex.encode(a) + Hex.encode(b)
     }
 
     func path(_ name: String) -> String { directory + "/" + name }
@@ -38,7 +39,7 @@ struct ValueFiles: Sendable {
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw POSIX.ioError("cannot create \(temporary)") }
-        let ok = POSIX.writeAll(fd, bytes) && fsync(fd) == 0
+        let ok = POSIXIO.write(fd, bytes) && fsync(fd) == 0
         let failure = ok ? nil : POSIX.ioError("cannot write \(temporary)")
         close(fd)
         if let failure {
@@ -50,7 +51,7 @@ struct ValueFiles: Sendable {
             unlink(temporary)
             throw e
         }
-        if syncDirectory { POSIX.syncDirectory(directory) }
+        if syncDirectory { POSIXIO.syncDirectory(directory) }
     }
 
     /// Reads file `name`, which must be exactly `size` bytes.
@@ -62,7 +63,7 @@ struct ValueFiles: Sendable {
         guard fstat(fd, &st) == 0, Int(st.st_size) == size else { return .wrongSize }
         var ok = true
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            ok = POSIX.readExactly(fd, into: UnsafeMutableRawBufferPointer(buffer))
+            ok = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer)) == buffer.count
             initialized = ok ? size : 0
         }
         return ok ? .found(bytes) : .wrongSize

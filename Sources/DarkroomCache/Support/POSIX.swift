@@ -65,14 +65,6 @@ enum POSIX {
         _ = unlink(path)
     }
 
-    /// fsyncs a directory so a rename inside it is durable.
-    static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
-    }
-
     /// Recursively deletes `path` (a file or a directory tree); best effort.
     static func removeTree(_ path: String) {
         if isDirectory(path) {
@@ -88,16 +80,6 @@ enum POSIX {
         var s = statvfs()
         guard statvfs(path, &s) == 0 else { return nil }
         return Int(s.f_bavail) * Int(s.f_frsize)
-    }
-
-    /// Writes all of `bytes` to `fd`, retrying on EINTR and short writes.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        POSIXIO.write(fd, bytes)
-    }
-
-    /// Reads exactly `buffer.count` bytes from `fd` into `buffer`, retrying on EINTR; false on a short file or error.
-    static func readExactly(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Bool {
-        POSIXIO.read(fd, into: buffer) == buffer.count
     }
 }
 

@@ -30,6 +30,19 @@ struct APNGReader {
     /// Whole `PLTE` and `tRNS` chunks (length, type, payload, CRC), copied into every frame's PNG.
     private let paletteChunks: [Range<Int>]
 
+    /// Reads the animation's structure for a decode: as ``init(_:limits:)``, with a stop reported as the decode's
+    /// error (a file that ends early is `.truncated`).
+    init(opening bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+        do throws(ProbeStop) {
+            self = try APNGReader(bytes, limits: limits)
+        } catch {
+            switch error {
+            case .failed(let failure): throw failure
+            case .needMoreData: throw ImageProber.truncatedError(count: bytes.count)
+            }
+        }
+    }
+
     init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(ProbeStop) {
         let reader = ByteReader(bytes)
         guard reader.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) else {

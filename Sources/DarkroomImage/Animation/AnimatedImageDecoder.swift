@@ -35,7 +35,7 @@ public final class AnimatedImageDecoder {
     private let resampler: RowResampler?
     private let scratchRow: ScratchBuffer<UInt8>?
 
-    /// Opens `source` for frames of `options.size` (orientation ignored) in `options.pixelFormat`
+    /// Opens `source` for frames of `options.geometry.size` (orientation ignored) in `options.geometry.pixelFormat`
     /// (`.bgra8Premultiplied` unless `.rgba8` is asked for exactly), using at most `frameLimit` frames.
     /// - Throws: ``DarkroomImageError``: the limits above (and the still decoder's size limits) as `.limitExceeded`, `.unsupportedFormat` for formats
     ///   that cannot animate (JPEG, HEIC, AVIF), `.corrupt` for a malformed container.
@@ -58,9 +58,9 @@ public final class AnimatedImageDecoder {
         }
         probe.orientation = .up
         var options = options
-        options.applyOrientation = false
-        let plan = try DecodePlan(probe: probe, options: options)
-        let format: PixelFormat = options.pixelFormat == .exactly(.rgba8) ? .rgba8 : .bgra8Premultiplied
+        options.geometry.appliesOrientation = false
+        let plan = try options.geometry.plan(for: probe)
+        let format: PixelFormat = options.geometry.pixelFormat == .exactly(.rgba8) ? .rgba8 : .bgra8Premultiplied
         let canvasBytes = info.canvasWidth * info.canvasHeight * 4
         let heldBytes = canvasBytes * 2 + plan.outputBytes(format)
         guard heldBytes <= limits.maxDecodedBytes else {
@@ -112,16 +112,7 @@ public final class AnimatedImageDecoder {
         case .webp where probe.frameCount > 1:
             return try WebPCompositor(bytes, width: info.canvasWidth, height: info.canvasHeight)
         case .png where probe.frameCount > 1:
-            let reader: APNGReader
-            do throws(ProbeStop) {
-                reader = try APNGReader(bytes, limits: limits)
-            } catch {
-                switch error {
-                case .failed(let failure): throw failure
-                case .needMoreData: throw ImageProber.truncatedError(count: bytes.count)
-                }
-            }
-            return try APNGCompositor(bytes, reader: reader, limits: limits)
+            return try APNGCompositor(bytes, reader: APNGReader(opening: bytes, limits: limits), limits: limits)
         case .jxl where probe.frameCount > 1:
             return try JXLCompositor(bytes, width: info.canvasWidth, height: info.canvasHeight, limits: limits)
         default: return try StillCompositor(bytes, probe: probe, limits: limits)

@@ -79,7 +79,7 @@ final class StillCompositor: FrameCompositor {
         bitmap = try ImageDecoder().decode(
             bytes,
             options: DecodeOptions(
-                applyOrientation: false, pixelFormat: .exactly(.bgra8Premultiplied), limits: limits)
+                pixelFormat: .exactly(.bgra8Premultiplied), appliesOrientation: false, limits: limits)
         ).bitmap
     }
 

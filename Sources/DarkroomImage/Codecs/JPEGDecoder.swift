@@ -11,8 +11,8 @@ struct JPEGDecoder: CodecDecoder {
     /// Output rows read from libjpeg per call.
     static let stripRows = 16
     /// 4:2:0 chroma is taken from DC coefficients alone (1/16 scale) when that resolution is at least this share
-    /// of the output's in both axes — e.g. 12 MP → 256 px (252 chroma samples across for 256 pixels). Measured
-    /// against a full decode box-filtered to 1/16, that costs ~3 dB (52 vs 55 dB) and saves ~30 % of the decode.
+    /// of the output's in both axes — e.g. 12 MP → 256 px (252 chroma samples across for 256 pixels): a little
+    /// colour detail for a large share of the decode (docs/PERFORMANCE.md, "Decode").
     static let halfChromaCoverage = 0.9
 
     func decode(

@@ -57,15 +57,7 @@ struct PNGDecoder: CodecDecoder {
     static func firstAnimationFrame(
         _ bytes: UnsafeRawBufferPointer, canvasWidth: Int, canvasHeight: Int, limits: DecodeLimits
     ) throws(DarkroomImageError) -> [UInt8] {
-        let reader: APNGReader
-        do throws(ProbeStop) {
-            reader = try APNGReader(bytes, limits: limits)
-        } catch {
-            switch error {
-            case .failed(let failure): throw failure
-            case .needMoreData: throw ImageProber.truncatedError(count: bytes.count)
-            }
-        }
+        let reader = try APNGReader(opening: bytes, limits: limits)
         guard let first = reader.frames.first else { throw DarkroomImageError(.corrupt, "APNG has no frame") }
         guard first.x == 0, first.y == 0, first.width == canvasWidth, first.height == canvasHeight else {
             throw DarkroomImageError(.corrupt, "APNG's first frame must cover the canvas")

@@ -199,7 +199,7 @@ struct RAWDecoder: CodecDecoder {
             }
             jpeg.orientation = .up  // the RAW's orientation is applied to the result, not the preview's own
             var jpegOptions = options
-            jpegOptions.applyOrientation = false
+            jpegOptions.geometry.appliesOrientation = false
             var output = try JPEGDecoder().decode(
                 data, probe: jpeg, plan: plan.retargeted(sourceWidth: jpeg.width, sourceHeight: jpeg.height),
                 working: .bgra8Premultiplied, options: jpegOptions, allocate: allocate)

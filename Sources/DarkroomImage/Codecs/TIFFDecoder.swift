@@ -130,10 +130,11 @@ struct TIFFDecoder: CodecDecoder {
     ) throws(DarkroomImageError) -> CodecOutput {
         let handle = try Handle(bytes, limits: options.limits)
         let pages = try Self.pages(handle, limits: options.limits)
-        guard options.page >= 0, options.page < pages.count else {
-            throw DarkroomImageError(.invalidArgument, "page \(options.page) asked of a TIFF with \(pages.count)")
+        guard options.geometry.page >= 0, options.geometry.page < pages.count else {
+            throw DarkroomImageError(
+                .invalidArgument, "page \(options.geometry.page) asked of a TIFF with \(pages.count)")
         }
-        let page = pages[options.page]
+        let page = pages[options.geometry.page]
         var renditions = [(index: page.index, sub: -1, width: Int(page.image.width), height: Int(page.image.height))]
         renditions += page.levels
         let chosen =

@@ -3,7 +3,7 @@ import CWebP
 /// WebP through libwebp.
 ///
 /// Still images use libwebp's own crop-then-scale decode (premultiplied BGRA, external memory with our row
-/// stride): no full-size buffer at any point. libwebp's scaler is a box filter, about 3 dB under Lanczos on fine
+/// stride): no full-size buffer at any point. libwebp's scaler is a box filter, visibly softer than Lanczos on fine
 /// patterns, so a reduction of more than 2× follows libvips's rule: libwebp shrinks on load only to about twice
 /// the output (never below ``DecodeOptions/shrinkOnLoadMargin`` × 2), and the Lanczos resampler does the rest. Animated files decode their first
 /// frame on the full canvas with WebPAnimDecoder (bounded by ``DecodeLimits/maxDecodedBytes``), then stream

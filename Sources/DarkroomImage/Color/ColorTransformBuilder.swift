@@ -6,7 +6,7 @@ import CLCMS2
 /// embed, every intent gives the same result). CMYK converts perceptually, without black point compensation,
 /// through the profile's own A2B0 table, as browsers (skcms reads only A2B0) and Pillow's ImageCms do: press
 /// profiles such as Coated FOGRA39 carry a perceptual table built for viewing on screen that differs from the
-/// colorimetric one by far more than a rounding (about 23 dB PSNR on a photo). Gray images convert to gray with
+/// colorimetric one by far more than a rounding. Gray images convert to gray with
 /// the sRGB curve and stay one byte per pixel.
 enum ColorTransformBuilder {
     /// Builds the conversion for `color` in `layout`, deciding whether it is an identity (every test colour

@@ -8,8 +8,8 @@ struct ColorOutcome {
 
 extension ImageDecoder {
     /// How much a transform may magnify input steps before a JPEG is shrunk on load only to twice the output:
-    /// Display P3 measures 3.1 (left alone: 45.7 dB against Pillow + ImageCms at 256 px), Adobe RGB 4.2 and
-    /// ProPhoto 6.2 (36.8 and 40.6 dB from 1/8 DCT scaling, 41.5 and 47.9 dB from 1/4; docs/PERFORMANCE.md).
+    /// Display P3 stays under it (left alone), Adobe RGB and ProPhoto exceed it (their agreement with Pillow +
+    /// ImageCms either way is in docs/PERFORMANCE.md, "Colour").
     static let wideGamutAmplification = 4.0
 
     /// For a JPEG with an embedded profile converted to sRGB: reads the colour description before decoding and,

@@ -76,25 +76,10 @@ enum RenderCost {
         ((width + 15) / 16 * 2) * ((height + 15) / 16 * 2) * 3
     }
 
-    /// The output's pixel count: the box applied to the upright image (the whole of it: a crop only makes it
-    /// smaller), upscaled only when the request enlarges.
+    /// The output's pixel count: the decode's own output size for the request's geometry (the one sizing rule the
+    /// decoders plan with); 0 for a geometry the decode would refuse.
     static func outputPixels(probe: ImageProbe, parameters: ThumbnailParameters) -> Int {
-        let sw = Double(probe.orientedWidth)
-        let sh = Double(probe.orientedHeight)
-        guard sw > 0, sh > 0 else { return 0 }
-        let bw = Double(parameters.width ?? parameters.openSide)
-        let bh = Double(parameters.height ?? parameters.openSide)
-        let cap = parameters.enlarge ? Double.infinity : 1
-        let scale: Double
-        switch parameters.fit {
-        case .contain: scale = min(cap, bw / sw, bh / sh)
-        case .cover, .fillDown, .force, .auto, .outside:
-            scale = min(
-                cap,
-                max(
-                    Double(parameters.width ?? parameters.height!) / sw,
-                    Double(parameters.height ?? parameters.width!) / sh))
-        }
-        return Int((sw * scale).rounded(.up) * (sh * scale).rounded(.up))
+        guard let size = try? parameters.geometry.outputSize(for: probe) else { return 0 }
+        return size.width * size.height
     }
 }

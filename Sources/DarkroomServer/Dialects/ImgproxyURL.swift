@@ -264,7 +264,7 @@ package struct ImgproxyURL {
         if args.count == 3 {
             let channels = args.compactMap { UInt8($0) }
             guard channels.count == 3 else { throw ServerError(.badRequest, "imgproxy background: R:G:B are 0...255") }
-            return channels.map { String(format: "%02X", $0) }.joined()
+            return Hex.encode(channels, uppercase: true)
         }
         guard args.count == 1, [3, 6].contains(args[0].count), UInt32(args[0], radix: 16) != nil else {
             throw ServerError(.badRequest, "imgproxy background must be R:G:B or a hex colour")

@@ -14,7 +14,7 @@ struct GalleryPage: Sendable {
     let pageSize: Int
     /// ThumbHash placeholders known so far; each cell with one carries it in `data-thumbhash` for the script to
     /// paint while the thumbnail loads.
-    let placeholders: PlaceholderStore?
+    let placeholders: GalleryPlaceholders?
     /// Thumbnail edge in CSS pixels.
     static let thumbSize = 256
     /// Viewer box edge in CSS pixels.

@@ -8,7 +8,7 @@ import Foundation
 /// Canonical form: the path, then, if any query items other than `sig` remain, `?` and those items as
 /// `name=value` joined with `&`: names and values percent-encoded (upper-case hex) keeping only RFC 3986
 /// unreserved characters, then sorted by encoded (name, value) in byte order. Query values passed in are already percent-decoded. Cost: one HMAC over the canonical
-/// string (≈ 1 µs for a typical URL) plus sorting the items.
+/// string plus sorting the items, O(n log n) in the query's items.
 package struct RequestSigner: Sendable {
     private let key: SymmetricKey
 

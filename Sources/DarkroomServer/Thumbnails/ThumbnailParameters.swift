@@ -48,13 +48,12 @@ package struct ThumbnailParameters: Sendable, Hashable {
     var quality: Int?
     /// `fq=jpeg:80:webp:70`: quality per output format, used when `q` is absent (imgproxy's `format_quality`).
     var formatQuality: [ImageFileFormat: Int] = [:]
-    /// `crop=`: the region of the upright source kept before the resize.
-    var crop: CropRegion?
-    /// `min-w=`, `min-h=`: with `contain`, the smallest width and height of the result (scaled up to them within
-    /// `enlarge`, the overflow cropped from the centre; imgproxy's `min-width`/`min-height`).
-    var minimumSize: MinimumSize?
-    /// `enlarge=1`: a box larger than the source (or the crop) enlarges it; off by default.
-    var enlarge = false
+    /// What the decode produces, worked out once from the parameters: the box and fit as a ``TargetSize``
+    /// (``targetSize(openSide:)``), `crop=` (the region of the upright source kept before the
+    /// resize), `min-w=`/`min-h=` (with `contain`, the smallest result: scaled up to it within `enlarge`, the
+    /// overflow cropped from the centre; imgproxy's `min-width`/`min-height`) and `enlarge=1` (a box larger than the
+    /// source or the crop enlarges it; off by default).
+    private(set) var geometry = OutputGeometry()
     /// `strip=0` keeps the source's EXIF (Orientation set to 1), `keep_copyright=1` only its Artist and Copyright;
     /// JPEG and PNG thumbnails only. `nil` (the default): no metadata.
     var keepMetadata: ExifMetadata.Keep?
@@ -82,56 +81,49 @@ package struct ThumbnailParameters: Sendable, Hashable {
         operations.swapsSides ? (height, width) : (width, height)
     }
 
-    /// The decode size: `fit(w, h)` for contain (a missing side is unbounded); for cover `fill(w, h)` (a missing
-    /// side takes the other's value, a square), or `cover(w, h)` when a gravity other than the centre places the
-    /// crop (``processors`` then crops); `fillDown` and `stretch` for the other two.
-    var targetSize: TargetSize {
+    /// ``box`` with a missing side taking the other's value (a square), for the fits that need both sides; parsing
+    /// guarantees them at least one.
+    private var squareBox: (width: Int, height: Int) {
         let (width, height) = box
+        return (width ?? height ?? Self.unbounded, height ?? width ?? Self.unbounded)
+    }
+
+    /// The decode size: `fit(w, h)` for contain (a missing side is `openSide`); for cover `fill(w, h)` (of the
+    /// ``squareBox``), or `cover(w, h)` when a gravity other than the centre or a trim places the crop
+    /// (``processors`` then crops); `fillDown` and `stretch` for the other two.
+    private func targetSize(openSide: Int) -> TargetSize {
+        let (w, h) = squareBox
         switch fit {
-        case .contain:
-            return .fit(width: width ?? openSide, height: height ?? openSide)
+        case .contain: return .fit(width: box.width ?? openSide, height: box.height ?? openSide)
         case .cover:
-            let w = width ?? height!
-            let h = height ?? width!
             return gravity == nil && operations.trim == nil ? .fill(width: w, height: h) : .cover(width: w, height: h)
-        case .outside:
-            return .cover(width: width ?? height!, height: height ?? width!)
-        case .fillDown:
-            return .fillDown(width: width ?? height!, height: height ?? width!)
-        case .force:
-            return .stretch(width: width!, height: height!)
-        case .auto:
-            return .auto(width: width!, height: height!)
+        case .outside: return .cover(width: w, height: h)
+        case .fillDown: return .fillDown(width: w, height: h)
+        case .force: return .stretch(width: w, height: h)
+        case .auto: return .auto(width: w, height: h)
         }
     }
 
     /// The processors after the decode: the gravity crop of a `cover`, then the operations.
     var processors: [any ImageProcessing] {
-        let (width, height) = box
         var list: [any ImageProcessing] = []
         if let trim = operations.trim { list.append(ImageProcessors.Trim(tolerance: trim)) }
         if fit == .cover, gravity != nil || operations.trim != nil {
             // A placed crop, or a centred one after the trim (the decode then keeps the whole image)
-            list.append(
-                ImageProcessors.CropToFill(
-                    width: width ?? height!, height: height ?? width!, gravity: gravity ?? .center()))
+            let (w, h) = squareBox
+            list.append(ImageProcessors.CropToFill(width: w, height: h, gravity: gravity ?? .center()))
         }
-        return list + operations.processors(box: (self.width, self.height))
+        return list + operations.processors(box: (width, height))
     }
 
     /// The size used for a side that was not given: large enough never to bind, small enough not to overflow.
     static let unbounded = 1 << 20
 
-    /// The side a `contain` box leaves open: ``unbounded`` (the source's size binds), or the output limit when
-    /// enlarging, so a long thin image cannot be blown up past it.
-    var openSide = Self.unbounded
-
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     package var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
-            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + (crop.map { "|" + $0.key } ?? "")
-            + (enlarge ? "|up" : "") + (progressive ? "|prog" : "")
-            + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "") + (minimumSize.map { "|" + $0.key } ?? "")
+            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + "|" + geometry.key
+            + (progressive ? "|prog" : "") + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "")
             + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
             .joined()
             + processors.map { "|" + $0.identifier }.joined()
@@ -244,21 +236,22 @@ package struct ThumbnailParameters: Sendable, Hashable {
         self.format = format
         self.quality = quality
         self.still = still
-        self.crop = crop
         self.formatQuality = formatQuality
-        self.minimumSize = minimumSize
         keepMetadata = !strip ? .all : keepCopyright ? .copyright : nil
         if keepMetadata != nil, ![.auto, .source, .jpeg, .png].contains(format) {
             throw ServerError(
                 .badRequest, "metadata can be kept in JPEG and PNG thumbnails only, not format=\(format.rawValue)")
         }
-        self.enlarge = enlarge
-        // Without a box the image keeps its size up to the output limit; enlarging fills the open sides to it too
-        if enlarge || (width == nil && height == nil) { openSide = limits.maxOutputDimension }
         self.progressive = progressive
         self.operations = operations
         self.gravity = gravity
         self.maxBytes = maxBytes
+        // The side a `contain` box leaves open: unbounded (the source's size binds), or the output limit when
+        // enlarging (so a long thin image cannot be blown up past it) or when no box is given at all
+        let openSide = enlarge || (width == nil && height == nil) ? limits.maxOutputDimension : Self.unbounded
+        geometry = OutputGeometry(
+            size: targetSize(openSide: openSide),
+            crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge)
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

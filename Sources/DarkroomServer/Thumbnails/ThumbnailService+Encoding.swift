@@ -12,10 +12,7 @@ extension ThumbnailService {
     {
         stepObserver?("encode")
         do throws(DarkroomImageError) {
-            var options = DecodeOptions(
-                size: parameters.targetSize, allowUpscaling: parameters.enlarge, limits: configuration.limits.decode)
-            options.crop = parameters.crop
-            options.minimumSize = parameters.minimumSize
+            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
             let decoder = try AnimatedImageDecoder(
                 bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
             let quality = quality(parameters, format)
@@ -46,8 +43,10 @@ extension ThumbnailService {
             return EncodedThumbnail(
                 bytes: try encoder.finish(), format: format, width: encoder.width, height: encoder.height)
         } catch {
-            throw Self.serverError(
-                DarkroomError(.decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)
+            throw ServerError(
+                mapping:
+                    DarkroomError(
+                        .decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)
             )
         }
     }

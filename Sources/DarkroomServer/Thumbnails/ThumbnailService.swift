@@ -47,7 +47,7 @@ final class ThumbnailService: Sendable {
     /// The gallery's kept listing of the root; `nil` without a root.
     let gallery: GalleryIndex?
     /// ThumbHash placeholders of local images, from their first rendered thumbnail (the gallery paints them).
-    let placeholders = PlaceholderStore()
+    let placeholders = GalleryPlaceholders()
     /// Disk writes queued and not yet done (tests wait for 0 before reopening the cache).
     let pendingDiskWrites = Locked(0)
     private let logger: Logger
@@ -55,66 +55,21 @@ final class ThumbnailService: Sendable {
     /// that runs it; tests use it to check those threads are the pipeline's.
     let stepObserver: (@Sendable (_ step: String) -> Void)?
 
+    /// Makes the service from its assembled parts (``assemble(_:resolver:)``) and starts the gallery's listing.
     init(
-        configuration: ServerConfiguration, resolver: any HostResolving = SystemHostResolver(),
-        stepObserver: (@Sendable (_ step: String) -> Void)? = nil
-    ) throws(ServerError) {
+        configuration: ServerConfiguration, parts: Parts, stepObserver: (@Sendable (_ step: String) -> Void)? = nil
+    ) {
         self.configuration = configuration
         self.stepObserver = stepObserver
         logger = configuration.logger
-        root = try configuration.root.map { path throws(ServerError) in try RootDirectory(path) }
-        gallery = root.map {
-            GalleryIndex(
-                root: $0, refreshInterval: configuration.galleryRefreshSeconds,
-                maxImages: configuration.galleryMaxImages)
-        }
-        signer = configuration.signingKey.map { RequestSigner(key: $0) }
-        var http = HTTPDataLoader.Configuration()
-        http.maxResponseBytes = Int64(configuration.limits.maxSourceBytes)
-        http.totalTimeout = configuration.requestTimeout
-        loader = GuardedDataLoader(
-            policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger,
-            s3: configuration.s3.map { S3DataLoader(configuration: $0, http: http, logger: configuration.logger) })
-        let cacheDir = configuration.cacheDirectory
-        var problem: String?
-        var thumbnails: ThumbnailCache?
-        var originals: DiskCache?
-        if let cacheDir {
-            do {
-                let disk = DiskCacheConfiguration(
-                    sizeLimit: configuration.diskCacheBytes, minFreeDiskSpace: configuration.minFreeDiskBytes)
-                thumbnails = try ThumbnailCache(
-                    memoryBytes: configuration.memoryCacheBytes, directory: cacheDir + "/thumbnails", disk: disk,
-                    remoteMaxAge: Double(configuration.cacheMaxAge))
-                originals = try DiskCache(directory: cacheDir + "/originals", configuration: disk)
-            } catch {
-                (thumbnails, originals) = (nil, nil)
-                problem = "cannot open the disk caches in \(cacheDir): \(error)"
-                configuration.logger.error("running on memory caches only", metadata: ["problem": "\(problem!)"])
-            }
-        }
-        cache =
-            thumbnails
-            ?? ThumbnailCache(
-                memoryBytes: configuration.memoryCacheBytes, remoteMaxAge: Double(configuration.cacheMaxAge))
-        diskCacheProblem = problem
-        var pipelineConfiguration = ImagePipeline.Configuration(
-            imageCache: MemoryCache<ImageCacheKey, ImageContainer>(
-                limits: MemoryCacheLimits(costLimit: max(1 << 20, configuration.decodedCacheBytes))),
-            dataCache: originals, dataLoader: loader)
-        pipelineConfiguration.diskCachePolicy = .storeOriginalData
-        if configuration.s3 != nil { pipelineConfiguration.loaderSchemes = ["s3"] }
-        pipelineConfiguration.processingLimit = configuration.maxRenders
-        pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
-        pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
-        pipelineConfiguration.decodeOptions.chromaFromDC = !configuration.exactChroma
-        pipelineConfiguration.decodeOptions.colorSpace = configuration.keepColorProfile ? .original : .sRGB
-        pipelineConfiguration.logger = configuration.logger
-        pipelineConfiguration.metricsPrefix = "darkroom_server_pipeline"
-        pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        admission = AdmissionController(
-            maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
-            memoryBudget: configuration.renderMemoryBudget)
+        root = parts.root
+        gallery = parts.gallery
+        signer = parts.signer
+        loader = parts.loader
+        cache = parts.cache
+        diskCacheProblem = parts.diskCacheProblem
+        pipeline = parts.pipeline
+        admission = parts.admission
         gallery?.prepare(on: pipeline)
     }
 
@@ -169,7 +124,7 @@ final class ThumbnailService: Sendable {
             metrics.thumbnail(origin)
             return .thumbnail(thumbnail, validators, origin: origin)
         } catch {
-            throw Self.serverError(error)
+            throw ServerError(mapping: error)
         }
     }
 
@@ -185,11 +140,8 @@ final class ThumbnailService: Sendable {
         if let diskHit { return (diskHit, "disk") }
         defer { metrics.admission(running: admission.running, queued: admission.queued) }
         metrics.admission(running: admission.running, queued: admission.queued)
-        var request = ImageRequest(
-            source: source.imageSource, size: parameters.targetSize, processors: parameters.processors)
-        request.crop = parameters.crop
-        request.minimumSize = parameters.minimumSize
-        request.allowsUpscaling = parameters.enlarge
+        var request = ImageRequest(source: source.imageSource, processors: parameters.processors)
+        request.geometry = parameters.geometry
         request.imageID = source.identity  // a changed file is a new image for the pipeline's caches too
         let probe = await probeFile(request, source: source)
         let cost = RenderCost.estimate(probe: probe, source: source, parameters: parameters)
@@ -204,7 +156,7 @@ final class ThumbnailService: Sendable {
                 do {
                     bytes = try await pipeline.image(for: dataRequest).data ?? []
                 } catch {
-                    throw Self.serverError(error)
+                    throw ServerError(mapping: error)
                 }
                 request.source = .data(id: source.identity, bytes: bytes!)
                 return bytes!
@@ -237,7 +189,7 @@ final class ThumbnailService: Sendable {
             do {
                 response = try await pipeline.image(for: request)
             } catch {
-                throw Self.serverError(error)
+                throw ServerError(mapping: error)
             }
             guard let container = response.container else {
                 throw ServerError(.internalError, "the pipeline returned no image")
@@ -301,7 +253,7 @@ final class ThumbnailService: Sendable {
             }
             return try await pipeline.probe(request, colorProfile: true)
         } catch {
-            throw Self.serverError(error)
+            throw ServerError(mapping: error)
         }
     }
 
@@ -310,14 +262,7 @@ final class ThumbnailService: Sendable {
     /// A strong ETag: the hex XXH64 of the cache key (source identity, parameters, variant).
     static func etag(forKey key: String) -> String {
         var key = key
-        let hash = key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
-        let digits = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: 18) { out in
-            out[0] = UInt8(ascii: "\"")
-            for i in 0..<16 { out[1 + i] = digits[Int(hash >> (60 - 4 * UInt64(i)) & 0xF)] }
-            out[17] = UInt8(ascii: "\"")
-            return 18
-        }
+        return "\"" + Hex.encode(key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }) + "\""
     }
 
     /// `If-None-Match` semantics: `*`, or any listed tag equal to `etag` (weak comparison: `W/` ignored).
@@ -329,39 +274,5 @@ final class ThumbnailService: Sendable {
             if tag == etag { return true }
         }
         return false
-    }
-
-    // MARK: Errors
-
-    /// Maps any failure to the ``ServerError`` the client sees.
-    static func serverError(_ error: any Error) -> ServerError {
-        if let e = error as? ServerError { return e }
-        if error is CancellationError { return ServerError(.timedOut, "the request was cancelled") }
-        guard let e = error as? DarkroomError else {
-            return ServerError(.internalError, "unexpected failure: \(error)", underlying: error)
-        }
-        if let inner = e.underlying as? ServerError { return inner }
-        switch e.code {
-        case .cancelled: return ServerError(.timedOut, "the request was cancelled", underlying: e)
-        case .invalidRequest: return ServerError(.badRequest, e.message, underlying: e)
-        case .httpStatus where [404, 410].contains(e.statusCode ?? 0):
-            return ServerError(.notFound, "the remote source answered \(e.statusCode!)", underlying: e)
-        case .httpStatus, .network, .tooManyRedirects:
-            return ServerError(.upstreamFailed, e.message, underlying: e)
-        case .responseTooLarge: return ServerError(.sourceTooLarge, e.message, underlying: e)
-        case .timedOut: return ServerError(.timedOut, e.message, underlying: e)
-        case .notAnImage:
-            return ServerError(.unsupportedMediaType, "the source is not an image in a supported format", underlying: e)
-        case .decodeFailed:
-            switch (e.underlying as? DarkroomImageError)?.code {
-            case .limitExceeded?, .outOfMemory?: return ServerError(.sourceTooLarge, e.message, underlying: e)
-            case .unsupportedFormat?, .empty?: return ServerError(.unsupportedMediaType, e.message, underlying: e)
-            default: return ServerError(.undecodable, e.message, underlying: e)
-            }
-        case .notFound: return ServerError(.notFound, e.message, underlying: e)
-        case .refused: return ServerError(.hostNotAllowed, e.message, underlying: e)
-        case .fileIO: return ServerError(.internalError, e.message, underlying: e)
-        case .processingFailed: return ServerError(.internalError, e.message, underlying: e)
-        }
     }
 }

@@ -21,7 +21,7 @@ extension TableCore {
     /// LRU order: the index's for confirmed entries, then newer ones by generation. Writable opens then evict
     /// down to the format's maximum count.
     static func open(
-        path: String, format requested: ImageFormat?, readOnly: Bool,
+        path: String, format requested: ImageTableFormat?, readOnly: Bool,
         options: ImageTable.Options
     ) throws(ImageTableError) -> TableCore {
         let start = MonotonicClock.seconds()
@@ -46,7 +46,7 @@ extension TableCore {
         let headerRead = try TableFile.read(fd, into: headerBuffer.baseAddress!, count: headerBuffer.count, at: 0)
         let header = headerRead == TableHeader.encodedBytes ? TableHeader(decoding: Array(headerBuffer)) : nil
         let layout: TableLayout
-        var format: ImageFormat
+        var format: ImageTableFormat
         if readOnly {
             guard let header, let stored = header.layout else {
                 throw ImageTableError(
@@ -65,7 +65,7 @@ extension TableCore {
             layout = stored
             format =
                 requested
-                ?? ImageFormat(
+                ?? ImageTableFormat(
                     name: header.name, width: stored.width, height: stored.height,
                     pixelFormat: stored.pixelFormat, maximumCount: 1)
         } else {
@@ -142,7 +142,7 @@ extension TableCore {
     /// Rebuilds the state from every slot's trailer and the (possibly stale) index; see ``open(path:format:readOnly:options:)``.
     /// Appends slots to clear (torn, superseded) to `clear`.
     private static func reconcile(
-        fd: Int32, layout: TableLayout, slotCount: Int, index: IndexFile?, format: ImageFormat,
+        fd: Int32, layout: TableLayout, slotCount: Int, index: IndexFile?, format: ImageTableFormat,
         options: ImageTable.Options, report: inout OpenReport,
         clear: inout [Int]
     ) throws(ImageTableError) -> TableState {
@@ -240,6 +240,6 @@ extension TableCore {
         page += [UInt8](repeating: 0, count: layout.headerBytes - page.count)
         try TableFile.write(fd, page, at: 0)
         try TableFile.sync(fd)
-        TableFile.syncDirectory(of: path)
+        POSIXIO.syncDirectory(of: path)
     }
 }

@@ -38,7 +38,7 @@ final class TableCore: Sendable {
     let path: String
     let layout: TableLayout
     let fingerprint: UInt64
-    let format: ImageFormat
+    let format: ImageTableFormat
     let readOnly: Bool
     let fd: Int32
     let indexSaveInterval: Int
@@ -53,7 +53,7 @@ final class TableCore: Sendable {
     let indexMarkedDirty: Atomic<Bool>
 
     init(
-        path: String, layout: TableLayout, format: ImageFormat, readOnly: Bool, fd: Int32, indexSaveInterval: Int,
+        path: String, layout: TableLayout, format: ImageTableFormat, readOnly: Bool, fd: Int32, indexSaveInterval: Int,
         openReport: OpenReport, state: consuming sending TableState, fileChunks: Int, indexIsClean: Bool
     ) {
         self.path = path

@@ -47,7 +47,7 @@ struct TableLayout: Sendable, Hashable {
         chunkBytes = entriesPerChunk * entryBytes
     }
 
-    init(_ format: ImageFormat, pageSize: Int) {
+    init(_ format: ImageTableFormat, pageSize: Int) {
         self.init(width: format.width, height: format.height, pixelFormat: format.pixelFormat, pageSize: pageSize)
     }
 
@@ -120,8 +120,8 @@ struct TableHeader: Equatable {
 
     /// The layout this header describes, if it is consistent with this version's arithmetic.
     var layout: TableLayout? {
-        guard layoutVersion == TableLayout.version, (1...ImageFormat.maximumSide).contains(width),
-            (1...ImageFormat.maximumSide).contains(height), pageSize >= 4096, pageSize & (pageSize - 1) == 0
+        guard layoutVersion == TableLayout.version, (1...ImageTableFormat.maximumSide).contains(width),
+            (1...ImageTableFormat.maximumSide).contains(height), pageSize >= 4096, pageSize & (pageSize - 1) == 0
         else { return nil }
         let layout = TableLayout(width: width, height: height, pixelFormat: pixelFormat, pageSize: pageSize)
         guard layout.bytesPerRow == bytesPerRow, layout.entryBytes == entryBytes,

@@ -57,36 +57,15 @@ enum TableFile {
         guard fdatasync(fd) == 0 else { throw ioError("cannot sync the table") }
     }
 
-    /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one: a temporary file in
-    /// the same directory, `fdatasync`, `rename`, then `fsync` of the directory.
+    /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one
+    /// (`POSIXIO.replace(_:with:durable:)`, durable).
     static func replace(_ path: String, with bytes: [UInt8]) throws(ImageTableError) {
-        let temp = path + ".tmp-\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ioError("cannot create \(temp)") }
-        do throws(ImageTableError) {
-            try write(fd, bytes, at: 0)
-            guard fdatasync(fd) == 0 else { throw ioError("cannot sync \(temp)") }
-        } catch {
-            close(fd)
-            unlink(temp)
-            throw error
+        let written = bytes.withUnsafeBytes { raw in
+            Result { () throws(POSIXIO.Failure) in try POSIXIO.replace(path, with: raw, durable: true) }
         }
-        close(fd)
-        guard rename(temp, path) == 0 else {
-            let e = ioError("cannot rename \(temp) to \(path)")
-            unlink(temp)
-            throw e
+        if case .failure(let failure) = written {
+            throw ImageTableError(.io, failure.what, systemMessage: failure.systemMessage)
         }
-        syncDirectory(of: path)
-    }
-
-    /// `fsync` of the directory holding `path`, so a rename in it survives power loss (best effort).
-    static func syncDirectory(of path: String) {
-        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        let fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
     }
 
     /// The whole file at `path`, or `nil` if it cannot be read.

@@ -1,7 +1,6 @@
 import DarkroomDesktop
 import DarkroomSupport
 import Foundation
-import Synchronization
 
 /// The desktop's shared thumbnail cache as a faster source for cold cells: a valid thumbnail that GNOME Files (or
 /// `darkroom thumbnail-cache fill`, or any program following the freedesktop.org specification) already wrote is a
@@ -24,7 +23,7 @@ final class DesktopThumbnails: Sendable {
 
     private let cache: DesktopThumbnailCache
     private let size: DesktopThumbnailCache.Size
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     /// Starts the lookup thread for cells of `side` pixels; nil when no desktop thumbnail size covers that side.

@@ -1,6 +1,5 @@
 import DarkroomSupport
 import Foundation
-import Synchronization
 
 /// One image file found under the folder.
 struct LibraryItem: Sendable, Hashable {
@@ -32,7 +31,7 @@ final class PhotoLibrary: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The folder scanned.
     let root: String
 

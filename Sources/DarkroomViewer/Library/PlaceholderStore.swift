@@ -3,14 +3,13 @@ import DarkroomImage
 import DarkroomSupport
 import Dispatch
 import Foundation
-import Synchronization
 
 /// What the viewer remembers of every image it has shown, across runs: its ThumbHash (a placeholder of ~25 bytes,
 /// whatever size the grid is drawn at) and whether it is animated (so a cell starts its player at once next time,
 /// even when its still comes from the image table, which knows nothing of frames).
 ///
 /// Work happens on one thread of its own at nice 10 (never Swift's cooperative pool, never competing with the
-/// drawing thread for a core): hashing a delivered thumbnail (a resize to ≤ 100 px and the encode, about 1 ms),
+/// drawing thread for a core): hashing a delivered thumbnail (``ThumbHash/placeholder(ofThumbnail:)``),
 /// decoding hashes into 32 px placeholder bitmaps ahead of need, loading and saving the file. The drawing thread
 /// only looks bitmaps up (one lock).
 ///
@@ -33,7 +32,7 @@ final class PlaceholderStore: Sendable {
     let capacity: Int
     /// Most decoded placeholders held (32 × 32 × 4 bytes each).
     let bitmapCapacity = 4096
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = WorkQueue(name: "darkroom.view.placeholders", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
     private let file: String?
 
@@ -73,21 +72,7 @@ final class PlaceholderStore: Sendable {
         queue.enqueue { [self] _ in
             let known = state.withLock { $0.records[imageID] }
             if let known, frames == nil || frames == known.frames { return }
-            var hash = known?.hash
-            if hash == nil {
-                let side = ThumbHash.maxSide
-                var small = thumbnail
-                if thumbnail.width > side || thumbnail.height > side {
-                    let scale = Double(side) / Double(max(thumbnail.width, thumbnail.height))
-                    let resize = ImageProcessors.Resize(
-                        width: max(1, Int(Double(thumbnail.width) * scale)),
-                        height: max(1, Int(Double(thumbnail.height) * scale)))
-                    guard let resized = try? resize.process(thumbnail) else { return }
-                    small = resized
-                }
-                hash = try? ThumbHash.encode(small)
-            }
-            guard let hash else { return }
+            guard let hash = known?.hash ?? ThumbHash.placeholder(ofThumbnail: thumbnail) else { return }
             let record = Record(hash: hash, frames: frames ?? known?.frames ?? 1)
             state.withLock { s in
                 if s.records.count >= capacity, s.records[imageID] == nil { s.records.removeAll() }
@@ -111,12 +96,11 @@ final class PlaceholderStore: Sendable {
             for (id, record) in records where !id.contains("\t") && !id.contains("\n") {
                 text += id + "\t" + Hex.encode(record.hash) + "\t\(record.frames)\n"
             }
-            let temporary = file + ".tmp"
-            do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
-                _ = rename(temporary, file)
+            // Never torn; a failure (a full disk) keeps the previous file and is tried again at the next save
+            do throws(DarkroomImageError) {
+                try FileBytes.writeAtomically(Array(text.utf8), to: file)
             } catch {
-                unlink(temporary)
+                state.withLock { $0.dirty = true }
             }
         }
     }

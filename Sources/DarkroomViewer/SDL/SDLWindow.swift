@@ -119,7 +119,7 @@ final class SDLWindow {
     func destroy(_ texture: OpaquePointer) { SDL_DestroyTexture(texture) }
 
     /// Copies `bitmap`'s rows (BGRA8, premultiplied or opaque) into the top-left of `texture`. Cost: one copy of
-    /// the bitmap (about 30 µs for 256×256).
+    /// the bitmap.
     func upload(_ bitmap: Bitmap, to texture: OpaquePointer) {
         var rect = SDL_Rect(x: 0, y: 0, w: Int32(bitmap.width), h: Int32(bitmap.height))
         _ = SDL_UpdateTexture(texture, &rect, bitmap.row(0), Int32(bitmap.bytesPerRow))

@@ -1,7 +1,7 @@
 import DarkroomImage
 
 /// An SDL texture reused from image to image, and the image it holds: made again only when it has to change size,
-/// uploaded to in place otherwise (one copy of the bitmap, about 30 µs for 256×256). The drawing thread owns it.
+/// uploaded to in place otherwise (one copy of the bitmap). The drawing thread owns it.
 struct ImageTexture {
     private(set) var texture: OpaquePointer?
     private(set) var textureWidth = 0

@@ -23,15 +23,12 @@ struct ScriptRunner {
             done = viewer.isSettled || elapsed >= timeout
             if done { viewer.settleTimes.append(elapsed) }
         case .scroll(let velocity, let seconds):
-            viewer.scriptVelocity = velocity
+            viewer.scroll.setScriptVelocity(velocity)
             done = elapsed >= seconds
-            if done { viewer.scriptVelocity = nil }
+            if done { viewer.scroll.setScriptVelocity(nil) }
         case .fling(let velocity):
-            if entering {
-                viewer.wheelTarget = nil
-                viewer.velocity = velocity
-            }
-            done = viewer.velocity == 0
+            if entering { viewer.scroll.fling(velocity: velocity) }
+            done = viewer.scroll.velocity == 0
         case .key(let key): viewer.handle(.key(key))
         case .wheel(let dy): viewer.handle(.wheel(dy: dy))
         case .click(let x, let y):
@@ -60,7 +57,7 @@ extension Viewer {
     /// Nothing moves and nothing on screen waits for an image: the scan is over, the scroll has stopped, and no
     /// placeholder was drawn last frame (what a script's `settle` waits for).
     var isSettled: Bool {
-        guard scanFinished, lastPlaceholders == 0, wheelTarget == nil, velocity == 0, scriptVelocity == nil else {
+        guard scanFinished, lastPlaceholders == 0, scroll.isAtRest else {
             return false
         }
         if let large { return large.image.hasImage || large.failed }

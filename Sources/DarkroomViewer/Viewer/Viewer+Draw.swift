@@ -14,10 +14,10 @@ extension Viewer {
     func draw(now: Double) -> (cells: Int, placeholders: Int) {
         window.clear(Self.background)
         if large != nil { return drawLarge(now: now) }
-        let visible = layout.visibleCells(offset: offset)
+        let visible = layout.visibleCells(offset: scroll.offset)
         var placeholderCount = 0
         for index in visible {
-            let rect = layout.frame(of: index, offset: offset)
+            let rect = layout.frame(of: index, offset: scroll.offset)
             guard let cell = bound[index] else {
                 placeholderCount += 1
                 window.fill(rect, Self.placeholderGray)
@@ -45,7 +45,7 @@ extension Viewer {
         }
         let track = layout.scrollbarTrack
         window.fill(track, Self.trackColor)
-        if layout.maxOffset > 0 { window.fill(layout.scrollbarThumb(offset: offset), Self.thumbColor) }
+        if layout.maxOffset > 0 { window.fill(layout.scrollbarThumb(offset: scroll.offset), Self.thumbColor) }
         return (visible.count, placeholderCount)
     }
 

@@ -4,6 +4,12 @@ import DarkroomSupport
 import Dispatch
 
 extension Viewer {
+    /// What a grid cell shows: the photo filled into a `side`-pixel square (centre-cropped), premultiplied BGRA as
+    /// the texture takes it. The image table, when there is one, is made from the same value.
+    static func cellGeometry(side: Int) -> OutputGeometry {
+        OutputGeometry(size: .fill(width: side, height: side), pixelFormat: .exactly(.bgra8Premultiplied))
+    }
+
     /// The request for cell `index`: the file at the grid's thumbnail side (filled and centre-cropped), named by the
     /// file's path, modification time and size, through the image table when there is one. A still whose valid
     /// desktop thumbnail is known is read from that small PNG instead of the photo (same name, so the same entry in
@@ -12,10 +18,8 @@ extension Viewer {
         let item = items[index]
         var path = item.path
         if !animated, let thumbnail = desktop?.thumbnail(for: item.imageID) { path = thumbnail }
-        var request = ImageRequest(
-            source: .file(path), size: .fill(width: layout.side, height: layout.side), priority: priority,
-            options: animated ? [.animated] : [], tableFormat: animated ? nil : tableName,
-            pixelFormat: .exactly(.bgra8Premultiplied))
+        var request = ImageRequest(source: .file(path), priority: priority, options: animated ? [.animated] : [])
+        request.geometry = Self.cellGeometry(side: layout.side)
         request.imageID = item.imageID
         return request
     }
@@ -23,14 +27,11 @@ extension Viewer {
     /// Binds the cells that came into view (and one row either side), releases those that left, raises the
     /// priority of bound cells that became visible, and moves the prefetch window ahead of the scroll.
     ///
-    /// While the scroll jumps more than a screen a frame (Home/End, a dragged scrollbar, a wild fling) nothing is
-    /// bound: those cells would be gone by the next frame, and starting and cancelling their work would only cost
-    /// frames. They show grey until the scroll slows down.
+    /// While the scroll jumps more than a screen a frame nothing is bound (``ScrollModel/shouldBindCells(layout:)``):
+    /// those cells show grey until the scroll slows down.
     func updateBindings() {
-        let moving = wheelTarget != nil || velocity != 0 || scriptVelocity != nil || dragGrab != nil
-        defer { lastBindingOffset = offset }
-        if moving, abs(offset - lastBindingOffset) > Double(layout.height) { return }
-        let visible = layout.visibleCells(offset: offset)
+        guard scroll.shouldBindCells(layout: layout) else { return }
+        let visible = layout.visibleCells(offset: scroll.offset)
         let margin = layout.columns
         let wanted = max(0, visible.lowerBound - margin)..<min(items.count, visible.upperBound + margin)
         let now = recorder.now
@@ -40,7 +41,8 @@ extension Viewer {
             for index in visible where bound[index] == nil { bind(index, visible: true) }
             for index in wanted where bound[index] == nil { bind(index, visible: visible.contains(index)) }
             boundRange = wanted
-            desktop?.lookUp(from: direction >= 0 ? wanted.lowerBound : max(0, wanted.lowerBound - 4 * wanted.count))
+            desktop?.lookUp(
+                from: scroll.direction >= 0 ? wanted.lowerBound : max(0, wanted.lowerBound - 4 * wanted.count))
             updatePrefetch(visible: visible, wanted: wanted)
         }
         for index in visible {
@@ -67,8 +69,7 @@ extension Viewer {
         case .naive:
             // On purpose, for comparison: the decode runs here, on the drawing thread.
             cell.generation &+= 1
-            let options = DecodeOptions(
-                size: .fill(width: layout.side, height: layout.side), pixelFormat: .exactly(.bgra8Premultiplied))
+            let options = DecodeOptions(geometry: Self.cellGeometry(side: layout.side))
             if let image = try? ImageDecoder().decode(fileAt: item.path, options: options) {
                 show(image.bitmap, in: cell)
             } else {
@@ -105,7 +106,7 @@ extension Viewer {
     private func updatePrefetch(visible: Range<Int>, wanted: Range<Int>) {
         guard options.strategy == .pipeline else { return }
         let rows = Int((Double(layout.height) / Double(layout.rowHeight) * options.prefetchScreens).rounded(.up))
-        let ahead = layout.cells(beyond: wanted, rows: rows, direction: direction)
+        let ahead = layout.cells(beyond: wanted, rows: rows, direction: scroll.direction)
         let aheadSet = Set(ahead)
         let stale = prefetching.filter { !aheadSet.contains($0.key) }
         if !stale.isEmpty {

@@ -83,8 +83,7 @@ extension Viewer {
         state.image.destroy(window)
         large = nil
         selected = state.index
-        offset = layout.offset(revealing: state.index, from: offset)
-        wheelTarget = nil
+        scroll.jump(to: layout.offset(revealing: state.index, from: scroll.offset), layout: layout)
     }
 
     func applyToLarge(_ delivery: Delivery) {

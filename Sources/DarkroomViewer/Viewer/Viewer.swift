@@ -38,16 +38,8 @@ public final class Viewer {
     var layout: GridLayout
     var recorder: FrameRecorder
 
-    // Scroll state (pixels)
-    var offset = 0.0
-    var lastOffset = 0.0
-    var velocity = 0.0
-    var scriptVelocity: Double?
-    var wheelTarget: Double?
-    var direction = 1
-    var dragGrab: Double?
-    /// The offset at the last ``updateBindings()`` call.
-    var lastBindingOffset = 0.0
+    /// Where the grid is scrolled and how it moves.
+    var scroll = ScrollModel()
 
     // Cells
     var bound: [Int: CellState] = [:]
@@ -112,12 +104,12 @@ public final class Viewer {
         var tableName: String?
         if options.useTables, options.strategy == .pipeline {
             let side = layout.side
-            let format = ImageFormat(
-                name: "grid-\(side)", width: side, height: side, pixelFormat: .bgra8Premultiplied,
-                maximumCount: options.tableEntries)
+            let geometry = Self.cellGeometry(side: side)
             do {
+                let format = try ImageTableFormat(
+                    name: "grid-\(side)", geometry: geometry, maximumCount: options.tableEntries)
                 let table = try ImageTable(path: "\(cacheDirectory)/grid-\(side).table", format: format)
-                configuration.imageTables = ImageTableSet([table])
+                configuration.imageTables = try ImageTableSet([geometry: table])
                 tableName = format.name
             } catch {
                 FileHandle.standardError.write(Data("darkroom view: no image table (\(error))\n".utf8))
@@ -175,7 +167,7 @@ public final class Viewer {
                 if pendingScreenshot == nil { pendingScreenshot = options.screenshotFile }
             }
             takeNewItems()
-            moveScroll(dt: dt)
+            scroll.advance(dt: dt, layout: layout)
             if recorder.frames.isEmpty { waitForFirstScreen() }
             if large == nil { updateBindings() }
             applyDeliveries()
@@ -189,7 +181,7 @@ public final class Viewer {
             let t1 = MonotonicClock.seconds()
             recorder.record(
                 .init(
-                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount, offset: offset,
+                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount, offset: scroll.offset,
                     screenshot: screenshot, uploads: uploads))
             uploads = 0
             lastPlaceholders = placeholderCount
@@ -217,7 +209,7 @@ public final class Viewer {
         // The first screen's files, and their desktop thumbnails, known before any cell is bound
         while MonotonicClock.seconds() < deadline {
             takeNewItems()
-            let visible = layout.visibleCells(offset: offset)
+            let visible = layout.visibleCells(offset: scroll.offset)
             if scanFinished || visible.count >= screenful, desktop?.isDone(visible) ?? true { break }
             Thread.sleep(forTimeInterval: 0.001)
         }
@@ -225,7 +217,7 @@ public final class Viewer {
             if !scanFinished { takeNewItems() }
             updateBindings()
             applyDeliveries()
-            let visible = layout.visibleCells(offset: offset)
+            let visible = layout.visibleCells(offset: scroll.offset)
             if scanFinished || visible.count >= layout.columns * max(1, layout.height / layout.rowHeight) {
                 if visible.allSatisfy({ bound[$0].map { $0.image.hasImage || $0.failed } ?? false }) { return }
             }

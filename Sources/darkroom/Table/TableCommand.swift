@@ -72,7 +72,7 @@ struct TableBuildCommand: ParsableCommand {
         let start = MonotonicClock.seconds()
         let (w, h) = Self.parseSize(size)!
         let name = (table as NSString).lastPathComponent
-        let format = ImageFormat(
+        let format = ImageTableFormat(
             name: name, width: w, height: h, pixelFormat: pixelFormat.pixelFormat, maximumCount: maxCount)
         let tableHandle: ImageTable
         do {
@@ -95,7 +95,7 @@ struct TableBuildCommand: ParsableCommand {
                     return
                 }
                 try tableHandle.set(entity: path, source: source) { writer in
-                    try writer.decode(bytes, mode: mode, options: DecodeOptions(allowUpscaling: true))
+                    try writer.decode(bytes, mode: mode, options: DecodeOptions(allowsUpscaling: true))
                 }
                 counts.withLock { $0.written += 1 }
                 if progress { FileHandle.standardOutput.write(Data("committed\n".utf8)) }

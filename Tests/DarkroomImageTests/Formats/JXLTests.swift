@@ -33,7 +33,7 @@ struct JXLTests {
 
     static func options(_ size: TargetSize) -> DecodeOptions {
         var options = DecodeOptions(size: size)
-        options.pixelFormat = .exactly(.bgra8Premultiplied)
+        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         return options
     }
 

@@ -29,7 +29,7 @@ struct ReferenceSuiteTests {
         #expect(readings.count == files.count)
         let decoder = ImageDecoder()
         var options = DecodeOptions(size: .original)
-        options.pixelFormat = pixelFormat
+        options.geometry.pixelFormat = pixelFormat
         var outcomes: [Outcome] = []
         for reading in readings where reading.ok {
             var outcome = Outcome(
@@ -112,7 +112,7 @@ struct ReferenceSuiteTests {
     func icoOutput(size: Int) throws {
         // Given a square thumbnail with alpha
         var options = DecodeOptions(size: .stretch(width: size, height: size))
-        options.pixelFormat = Self.pixelFormat
+        options.geometry.pixelFormat = Self.pixelFormat
         let thumb = try ImageDecoder().decode(SamplePhotos.bytes("png/cups-alpha-1600x1000.png"), options: options)
         // When it is written as ICO and Pillow reads the file
         let scratch = try TemporaryDirectory("ico")
@@ -123,7 +123,7 @@ struct ReferenceSuiteTests {
         // Then Pillow sees one icon of that size with the same pixels
         #expect(reading.ok && reading.width == size && reading.height == size, "\(reading)")
         var original = DecodeOptions(size: .original)
-        original.pixelFormat = Self.pixelFormat
+        original.geometry.pixelFormat = Self.pixelFormat
         let back = try ImageDecoder().decode(SamplePhotos.bytes(try #require(reading.png)), options: original)
         #expect(PixelCompare.psnr(back.bitmap, thumb.bitmap) >= 50)
     }

@@ -14,8 +14,8 @@ struct TIFFTests {
 
     static func options(_ size: TargetSize, page: Int = 0) -> DecodeOptions {
         var options = DecodeOptions(size: size)
-        options.pixelFormat = .exactly(.bgra8Premultiplied)
-        options.page = page
+        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
+        options.geometry.page = page
         return options
     }
 

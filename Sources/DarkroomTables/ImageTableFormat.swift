@@ -6,7 +6,7 @@ import DarkroomImage
 /// Changing ``width``, ``height`` or ``pixelFormat`` (or Darkroom's table layout version) makes the next writable
 /// open rebuild the table from empty; changing ``maximumCount`` keeps the entries (the least recently used are
 /// evicted down to the new bound) and ``name`` is a label only.
-public struct ImageFormat: Sendable, Hashable {
+public struct ImageTableFormat: Sendable, Hashable {
     /// A label for people and `darkroom table stats` (at most 255 UTF-8 bytes are stored).
     public var name: String
     /// Entry width in pixels, 1...16384. An entry may hold a smaller image (a `.fit` thumbnail of a tall photo).
@@ -31,6 +31,33 @@ public struct ImageFormat: Sendable, Hashable {
         self.height = height
         self.pixelFormat = pixelFormat
         self.maximumCount = maximumCount
+    }
+
+    /// The format of a table that holds images decoded with `geometry`: entries as large as the geometry's box
+    /// (``TargetSize/bounds``) in its exact pixel format (``PixelFormat/bgra8Premultiplied`` for
+    /// ``PixelFormatPreference/auto``). Stating the geometry once keeps a table and the requests it serves in step.
+    /// - Throws: `.invalidArgument` for a geometry with no bound (``TargetSize/original``, ``TargetSize/cover(width:height:)``).
+    public init(name: String, geometry: OutputGeometry, maximumCount: Int) throws(ImageTableError) {
+        guard let bounds = geometry.size.bounds else {
+            throw ImageTableError(
+                .invalidArgument, "an image table needs a bounded size (fit, fill, max…), got \(geometry.size.key)")
+        }
+        let pixelFormat: PixelFormat =
+            switch geometry.pixelFormat {
+            case .auto: .bgra8Premultiplied
+            case .exactly(let format): format
+            }
+        self.init(
+            name: name, width: bounds.width, height: bounds.height, pixelFormat: pixelFormat,
+            maximumCount: maximumCount)
+    }
+
+    /// Whether every image decoded with `geometry` fits an entry of this format: the geometry's box within the entry
+    /// and its pixel format this one's (or ``PixelFormatPreference/auto``, converted on store).
+    public func holds(_ geometry: OutputGeometry) -> Bool {
+        guard let bounds = geometry.size.bounds, bounds.width <= width, bounds.height <= height else { return false }
+        if case .exactly(let format) = geometry.pixelFormat { return format == pixelFormat }
+        return true
     }
 
     /// The largest accepted side and count.
