@@ -92,11 +92,14 @@ extension DiskCache {
             timer.schedule(deadline: .now(), repeating: .nanoseconds(max(ns, 1_000_000)), leeway: .milliseconds(100))
             // Orphans come from crashes, so they are reaped once, in the first run after open (a full table scan);
             // later runs only trim.
-            var first = true
+            // The handler runs on a global queue's threads, one tick at a time but not always on the same thread
+            let first = Locked(true)
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
-                let reaps = first
-                first = false
+                let reaps = first.withLock { isFirst in
+                    defer { isFirst = false }
+                    return isFirst
+                }
                 // Ticks that come while a run waits or runs are one run, as a timer on a busy serial queue coalesces
                 guard !self.timedRunQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
                 self.maintenance.enqueue { [weak self] _ in
