@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run view thumbs test check lint tsan deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
+.PHONY: run view thumbs test check lint tsan docs deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -42,34 +42,52 @@ build: deps
 # timing tests never share the two cores with them.
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
 # `make run`'s release build would rebuild everything each time one follows the other.
+# Every phase runs under scripts/phase.sh: a phase past its limit (seconds; generous, several times a normal run on
+# two cores) is stopped and fails with its log (.build-logs/NAME.log) instead of hanging the run.
 TESTFLAGS  ?= -c release -Xswiftc -enable-testing
 TESTBUILD  ?= .build-test
+PHASE      := scripts/phase.sh
 test: deps
 	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
 		libavif-bin libheif-examples \
 		xvfb xauth
 	@scripts/install-pydeps.sh
-	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
-	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --skip 'ViewerWindowTests|killedBuilds'
-	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --filter ViewerWindowTests
-	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --filter 'CrashTests/killedBuilds'
-	$(MAKE) cluster-test DARKROOM=$(TESTBUILD)/release/darkroom
+	$(PHASE) build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
+	$(PHASE) tests 1800 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
+		--skip 'ViewerWindowTests|killedBuilds'
+	$(PHASE) window-tests 900 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
+		--filter ViewerWindowTests
+	$(PHASE) table-kill 900 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
+		--filter 'CrashTests/killedBuilds'
+	$(PHASE) cluster 900 $(MAKE) cluster-test DARKROOM=$(TESTBUILD)/release/darkroom
+	$(PHASE) docs 600 scripts/docs.sh $(TESTBUILD)/release
 	$(MAKE) check
-	$(MAKE) fuzz-smoke
+	$(PHASE) fuzz-smoke 2400 $(MAKE) fuzz-smoke
 
 # Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
 check: lint tsan
 
 lint:
-	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
+	$(PHASE) lint 600 $(SWIFT) format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 
 # The suites that exercise shared state from many threads, built with ThreadSanitizer in a scratch path of their
-# own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run.
+# own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run; the only suppressions
+# are the runtime artefacts named and argued in scripts/tsan.supp. The Swift runtime's backtracer is off
+# (SWIFT_BACKTRACE): TSan prints its own report, and the backtracer, suspending threads while TSan's symbolizer
+# runs, could loop forever instead of letting the process end.
 TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests
+TSAN_ENV   := SWIFT_BACKTRACE=enable=no \
+	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 print_suppressions=1 suppressions=$(CURDIR)/scripts/tsan.supp"
 tsan: deps
-	$(SWIFT) build --build-tests $(TESTFLAGS) --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" $(SWIFT) test $(TESTFLAGS) --sanitize=thread \
+	$(PHASE) tsan-build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --sanitize=thread --scratch-path .build-tsan
+	$(PHASE) tsan-tests 1200 env $(TSAN_ENV) $(SWIFT) test $(TESTFLAGS) --sanitize=thread \
 		--scratch-path .build-tsan --skip-build --filter '$(TSAN_SUITES)'
+
+# The DocC catalogs of the public modules (Sources/<Module>/<Module>.docc) into .build-docs/, failing on any DocC
+# warning; the symbol graphs come from the test build's modules, so nothing is compiled again.
+docs: deps
+	$(SWIFT) build $(TESTFLAGS) --scratch-path $(TESTBUILD)
+	scripts/docs.sh $(TESTBUILD)/release
 
 bench: release
 	$(DARKROOM) bench decode --json
@@ -118,4 +136,4 @@ fuzz-jpeg: deps
 	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
 
 clean:
-	rm -rf .build .build-test .build-tsan .build-fuzz $(OUT) $(CACHE)
+	rm -rf .build .build-test .build-tsan .build-fuzz .build-docs .build-logs $(OUT) $(CACHE)

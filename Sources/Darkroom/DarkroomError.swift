@@ -2,7 +2,7 @@ import DarkroomImage
 import DarkroomSupport
 
 /// The error every pipeline operation reports: a stable ``code``, a sentence for people, the HTTP status when
-/// one was received, and the error underneath (a ``DarkroomImageError`` for decode failures, an HTTP client
+/// one was received, and the error underneath (a `DarkroomImageError` for decode failures, an HTTP client
 /// error for transport failures).
 public struct DarkroomError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.

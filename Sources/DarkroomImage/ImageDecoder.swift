@@ -1,4 +1,4 @@
-/// What ``ImageDecoder/decode(_:options:)`` returns: the bitmap and what was learned on the way.
+/// What `ImageDecoder.decode(_:options:)` returns: the bitmap and what was learned on the way.
 public struct DecodedImage: Sendable {
     /// The upright, display-ready pixels.
     public var bitmap: Bitmap

@@ -102,7 +102,7 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// from a plain probe.
     public var thumbHash: [UInt8]?
     /// Pages (TIFF directories that are full images, not reduced-resolution levels); 1 for other formats. The
-    /// probe describes the page ``DecodeOptions/page`` names when probed with it, else the first.
+    /// probe describes the page ``OutputGeometry/page`` names when probed with it, else the first.
     public var pageCount: Int = 1
     /// Camera RAW only: the camera and the embedded previews; nil for other formats.
     public var raw: RAWDetails?

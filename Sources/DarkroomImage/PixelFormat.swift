@@ -1,7 +1,7 @@
 /// The layout of one pixel in a ``Bitmap``.
 ///
 /// Decoded images cost `bytesPerRow × height` bytes, so the format is the single largest memory lever:
-/// ``gray8`` is a quarter of ``bgra8Premultiplied``. ``DecodeOptions/pixelFormat`` defaults to the smallest
+/// ``gray8`` is a quarter of ``bgra8Premultiplied``. ``OutputGeometry/pixelFormat`` defaults to the smallest
 /// format that loses nothing.
 public enum PixelFormat: String, Sendable, Hashable, CaseIterable, Codable {
     /// 4 bytes: blue, green, red, alpha; color premultiplied by alpha. The default for color images.

@@ -30,7 +30,7 @@ public struct ServerConfiguration: Sendable {
         /// thumbnail ends there). Default 256 — about 10 s at 25 fps.
         public var maxAnimationFrames = 256
         /// Decoder limits applied to every source (pixels, dimensions, decoded bytes, scans, frames, colour
-        /// profile bytes). Default: ``DecodeLimits/default`` tightened for a public server — sources up to 100 MP,
+        /// profile bytes). Default: `DecodeLimits.default` tightened for a public server — sources up to 100 MP,
         /// 64 MiB of input and 256 MiB of decoded pixels.
         public var decode = DecodeLimits(
             maxInputBytes: 64 << 20, maxSourcePixels: 100_000_000, maxDecodedBytes: 256 << 20)
@@ -39,7 +39,7 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
-    /// imgproxy-compatible URLs under `/imgproxy/` (``ImgproxyURL``).
+    /// imgproxy-compatible URLs under `/imgproxy/` (`ImgproxyURL`).
     public struct Imgproxy: Sendable {
         /// The signing key (imgproxy's `IMGPROXY_KEY`, hex-decoded); `nil` accepts any signature.
         public var key: [UInt8]?
@@ -63,7 +63,7 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
-    /// thumbor-compatible URLs under `/thumbor/` (``ThumborURL``).
+    /// thumbor-compatible URLs under `/thumbor/` (`ThumborURL`).
     public struct Thumbor: Sendable {
         /// The security key (thumbor's `SECURITY_KEY`). `nil`: only `/unsafe/` URLs are served (signed ones are
         /// refused, since nothing can check them).
@@ -137,7 +137,7 @@ public struct ServerConfiguration: Sendable {
     /// Most renders waiting for a slot; past that, 429. Default 4 × ``maxRenders``.
     public var maxQueued = 4 * max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Bytes of working memory the renders running at once may hold together (each render's estimate comes
-    /// from its source's header, see ``AdmissionController``); a render alone may exceed it. Default 256 MiB.
+    /// from its source's header, see `AdmissionController`); a render alone may exceed it. Default 256 MiB.
     public var renderMemoryBudget = 256 << 20
     /// Seconds one request may take, queueing included; then 504. Default 30.
     public var requestTimeout: Double = 30
@@ -168,7 +168,7 @@ public struct ServerConfiguration: Sendable {
     public var minFreeDiskBytes = 256 << 20
     /// Whether JPEG thumbnails keep libjpeg's exact colour detail (`true`), or take 4:2:0 colour from DC
     /// coefficients when the thumbnail is ~1/16 of the source or smaller (`false`, the default: faster renders of
-    /// large photos for a little fine colour detail; see ``DecodeOptions/chromaFromDC``).
+    /// large photos for a little fine colour detail; see `DecodeOptions.chromaFromDC`).
     public var exactChroma = false
     /// Whether `format=auto` answers AVIF to clients whose `Accept` names `image/avif`. Default `false`: an AVIF
     /// encode of a 256 px thumbnail costs several times a WebP one (docs/PERFORMANCE.md); `format=avif` works

@@ -29,6 +29,7 @@ public final class ThumbnailServer: Sendable {
 
     /// Opens the caches and builds the pipeline; binds nothing until ``run(onRunning:)``.
     /// - Parameters:
+    ///   - configuration: the root, caches, limits and policies it serves with.
     ///   - registry: where `/metrics` reads from; bootstrap swift-metrics with a `PrometheusMetricsFactory` on the
     ///     same registry so the pipeline's and the server's instruments land there. `nil`: `/metrics` is empty.
     /// - Throws: ``ServerError`` when the root is not a directory or a cache directory cannot be opened.

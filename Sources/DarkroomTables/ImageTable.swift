@@ -4,7 +4,7 @@ import DarkroomSupport
 /// Thumbnails of one ``ImageTableFormat`` pre-decoded into a memory-mapped file and handed out with zero copies.
 ///
 /// `set(entity:source:draw:)` decodes (or draws) an image straight into a slot of the table file and commits it
-/// with a trailer written after the pixels; `entry(for:)` returns a ``Bitmap`` whose storage *is* the mapping —
+/// with a trailer written after the pixels; `entry(for:)` returns a `Bitmap` whose storage *is* the mapping —
 /// no read, no decode, no copy (a hot hit costs a lock, a dictionary lookup and one small allocation; see
 /// `docs/PERFORMANCE-tables.md`). While any such bitmap is alive its entry is pinned (never evicted, never
 /// overwritten) and its ~2 MiB chunk stays mapped.
@@ -110,6 +110,7 @@ public final class ImageTable: Sendable {
     /// - Parameters:
     ///   - entity: what the entry is for (1...1024 UTF-8 bytes), e.g. a path or URL.
     ///   - source: what it was made from (0...128 UTF-8 bytes), returned by ``sourceID(for:)``.
+    ///   - draw: makes the entry's bitmap, at most the format's size, usually with the writer's `decode` or `canvas`.
     /// - Throws: `.drawFailed` (with the closure's error as `underlying`), `.invalidArgument` (ids too long, a
     ///   drawn bitmap larger than the format), `.full`, `.readOnly`, `.closed`, `.io`. A failed `set` leaves
     ///   `entity`'s previous entry in place.

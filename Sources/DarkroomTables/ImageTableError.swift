@@ -2,7 +2,7 @@ import DarkroomSupport
 
 /// The error every ``ImageTable`` operation throws: a stable ``code``, a human-readable ``message``, the
 /// operating system's words (``systemMessage``, from `errno`) when a system call failed, and the error that caused
-/// this one (say, the ``DarkroomImage/DarkroomImageError`` a draw closure threw) when there is one.
+/// this one (say, the `DarkroomImageError` a draw closure threw) when there is one.
 public struct ImageTableError: Error, Sendable, CustomStringConvertible, CodedError {
     /// What went wrong, as a stable machine-readable value.
     public enum Code: String, Sendable, Codable, CaseIterable {

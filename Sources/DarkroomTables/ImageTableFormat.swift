@@ -13,11 +13,11 @@ public struct ImageTableFormat: Sendable, Hashable {
     public var width: Int
     /// Entry height in pixels, 1...16384.
     public var height: Int
-    /// The pixel format of every entry: ``PixelFormat/bgra8Premultiplied`` and ``PixelFormat/gray8`` are the
-    /// usual ones; every ``PixelFormat`` works.
+    /// The pixel format of every entry: `PixelFormat.bgra8Premultiplied` and `PixelFormat.gray8` are the
+    /// usual ones; every `PixelFormat` works.
     public var pixelFormat: PixelFormat
     /// How many entries the table keeps, 1...1,000,000; when full, the least recently used unpinned entry is
-    /// replaced. Pinned entries (a ``Bitmap`` from the table is alive) are never replaced, so the count can exceed
+    /// replaced. Pinned entries (a `Bitmap` from the table is alive) are never replaced, so the count can exceed
     /// this bound by the number of pinned entries, up to a hard limit of `2 × maximumCount + 64` slots.
     public var maximumCount: Int
 
@@ -34,9 +34,9 @@ public struct ImageTableFormat: Sendable, Hashable {
     }
 
     /// The format of a table that holds images decoded with `geometry`: entries as large as the geometry's box
-    /// (``TargetSize/bounds``) in its exact pixel format (``PixelFormat/bgra8Premultiplied`` for
-    /// ``PixelFormatPreference/auto``). Stating the geometry once keeps a table and the requests it serves in step.
-    /// - Throws: `.invalidArgument` for a geometry with no bound (``TargetSize/original``, ``TargetSize/cover(width:height:)``).
+    /// (`TargetSize.bounds`) in its exact pixel format (`PixelFormat.bgra8Premultiplied` for
+    /// `PixelFormatPreference.auto`). Stating the geometry once keeps a table and the requests it serves in step.
+    /// - Throws: `.invalidArgument` for a geometry with no bound (`TargetSize.original`, `TargetSize.cover(width:height:)`).
     public init(name: String, geometry: OutputGeometry, maximumCount: Int) throws(ImageTableError) {
         guard let bounds = geometry.size.bounds else {
             throw ImageTableError(
@@ -53,7 +53,7 @@ public struct ImageTableFormat: Sendable, Hashable {
     }
 
     /// Whether every image decoded with `geometry` fits an entry of this format: the geometry's box within the entry
-    /// and its pixel format this one's (or ``PixelFormatPreference/auto``, converted on store).
+    /// and its pixel format this one's (or `PixelFormatPreference.auto`, converted on store).
     public func holds(_ geometry: OutputGeometry) -> Bool {
         guard let bounds = geometry.size.bounds, bounds.width <= width, bounds.height <= height else { return false }
         if case .exactly(let format) = geometry.pixelFormat { return format == pixelFormat }
@@ -76,7 +76,7 @@ public struct ImageTableFormat: Sendable, Hashable {
     }
 }
 
-/// How ``TableEntryWriter/decode(_:mode:decoder:options:)`` fits an image into an entry's size.
+/// How `TableEntryWriter.decode(_:mode:decoder:options:)` fits an image into an entry's size.
 public enum TableContentMode: String, Sendable, Hashable, CaseIterable {
     /// Scale to fit inside the entry, keeping aspect; the entry holds a smaller image on one side.
     case fit

@@ -2,7 +2,7 @@ import DarkroomImage
 
 /// Write access to one entry's memory, handed to the draw closure of ``ImageTable/set(entity:source:draw:)``.
 ///
-/// The closure returns the bitmap that becomes the entry. Return one made by ``decode(_:mode:decoder:options:)``
+/// The closure returns the bitmap that becomes the entry. Return one made by `decode(_:mode:decoder:options:)`
 /// or ``canvas(width:height:isOpaque:)`` and nothing is copied: its rows already are the entry's memory, a
 /// read-write mapping of the table file. Return any other bitmap (at most the format's size) and it is converted
 /// to the format's pixel format if needed and copied in (one pass). Do not keep the writer or its bitmaps after
@@ -47,7 +47,7 @@ public struct TableEntryWriter {
     /// (or, when a format conversion or rotation is needed, that last pass) writes its rows into the mapping.
     /// `options.geometry.size` and `options.geometry.pixelFormat` are overridden; the rest (filter, limits, orientation) apply.
     /// Cost: one thumbnail decode (see `docs/PERFORMANCE.md`); memory: the decoder's few working rows.
-    /// - Throws: ``DarkroomImage/DarkroomImageError`` from the decoder.
+    /// - Throws: `DarkroomImageError` from the decoder.
     public func decode(
         _ bytes: UnsafeRawBufferPointer, mode: TableContentMode = .fill,
         decoder: ImageDecoder = ImageDecoder(),

@@ -30,7 +30,7 @@ public final class AnimatedImage: Sendable {
     public var cost: Int { encoded.bytes.count + bufferBudget }
 
     /// A new player over this animation, decoding on the pipeline's processing threads.
-    /// - Throws: ``DarkroomImageError`` as ``AnimationPlayer/init(_:options:frameLimit:budgetBytes:)``.
+    /// - Throws: `DarkroomImageError` as ``AnimationPlayer/init(_:options:frameLimit:budgetBytes:)``.
     public func makePlayer(budgetBytes: Int? = nil) throws(DarkroomImageError) -> AnimationPlayer {
         try AnimationPlayer(
             encoded, options: options, frameLimit: nil, budgetBytes: budgetBytes ?? bufferBudget, queue: queue)

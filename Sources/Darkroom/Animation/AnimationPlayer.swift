@@ -16,7 +16,7 @@ import DarkroomSupport
 ///   Both are counted (``statistics``).
 ///
 /// Thread-safe: the render loop, the decode job and a memory monitor may call in at once. Cost of a lookup: one
-/// lock and a dictionary read; of a frame: the decoder's (``AnimatedImageDecoder``). Memory: the buffer, plus the
+/// lock and a dictionary read; of a frame: the decoder's (`AnimatedImageDecoder`). Memory: the buffer, plus the
 /// frame on screen and the decoder's canvas while frames remain to decode (a player that keeps every frame frees
 /// it after the first loop; one with a window keeps it, since frames composite in order).
 public final class AnimationPlayer: Sendable, MemoryPressureResponding {
@@ -78,7 +78,7 @@ public final class AnimationPlayer: Sendable, MemoryPressureResponding {
     /// Makes a player for `animation` at `options.geometry.size`, drawing at most `frameLimit` frames, with a buffer of
     /// `budgetBytes` (default ``defaultBudget(for:)`` of the system's memory). Decodes nothing until the first
     /// ``frame(at:)`` (or ``prepare()``).
-    /// - Throws: ``DarkroomImageError`` as ``AnimatedImageDecoder/init(_:options:frameLimit:)`` (limits, format).
+    /// - Throws: `DarkroomImageError` as `AnimatedImageDecoder.init(_:options:frameLimit:)` (limits, format).
     public convenience init(
         _ animation: EncodedAnimation, options: DecodeOptions = DecodeOptions(), frameLimit: Int? = nil,
         budgetBytes: Int? = nil

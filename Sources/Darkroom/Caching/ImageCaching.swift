@@ -8,7 +8,7 @@ public struct ImageContainer: Sendable {
     public var probe: ImageProbe?
     /// Whether this is a low-quality preview decoded from part of the bytes.
     public var isPreview: Bool
-    /// The ICC profile the pixels are in, when decoded with ``OutputColorSpace/original`` and the source had one
+    /// The ICC profile the pixels are in, when decoded with `OutputColorSpace.original` and the source had one
     /// (an encoder writes it back out); nil for sRGB pixels.
     public var colorProfile: ColorProfile?
     /// The animation, for ``ImageRequest/Options/animated`` requests whose source has more than one frame.

@@ -7,8 +7,8 @@ import Logging
 /// Loads images: one object an app asks for images, which does each piece of work once, in the right order, on
 /// the right threads.
 ///
-/// A request flows memory cache (synchronous, on the caller's thread) → image table (when the request names a
-/// format) → disk cache of processed bytes → disk cache of original bytes (revalidated when stale) → network or
+/// A request flows memory cache (synchronous, on the caller's thread) → image table (when one holds the request's
+/// geometry) → disk cache of processed bytes → disk cache of original bytes (revalidated when stale) → network or
 /// file → decode/downsample → process → store → deliver. Identical requests in flight share one task; requests
 /// that differ only in processors share the decode; requests for one source share the fetch. Shared work runs at
 /// the highest priority of its waiters and is cancelled when the last one leaves.

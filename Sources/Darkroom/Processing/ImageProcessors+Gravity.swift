@@ -18,7 +18,7 @@ public enum Gravity: Sendable, Hashable {
     case focusPoint(x: Double, y: Double)
     /// Centred on the image's most interesting point (edges, skin, saturation; see ``ImageProcessors/CropToFill``),
     /// found on the resized image, so it costs about what the thumbnail does. Where no image is at hand (a crop
-    /// before the resize, ``Extend``) it is the centre.
+    /// before the resize, `Extend`) it is the centre.
     case smart
 
     /// The crop's top-left corner for a `cropWidth × cropHeight` crop of a `width × height` image, kept inside it.
@@ -45,7 +45,7 @@ public enum Gravity: Sendable, Hashable {
         return (min(max(x, 0), max(spareX, 0)), min(max(y, 0), max(spareY, 0)))
     }
 
-    /// The same placement for a crop made before the resize (``ImageRequest/crop``).
+    /// The same placement for a crop made before the resize (the crop of ``ImageRequest/geometry``).
     public var cropPosition: CropRegion.Position {
         switch self {
         case .focusPoint(let x, let y): .centeredOn(x: x, y: y)
@@ -82,7 +82,7 @@ public enum Gravity: Sendable, Hashable {
 
 extension ImageProcessors {
     /// Crops to `width × height` (or the whole image where it is smaller) at a ``Gravity``: the second half of a
-    /// fill whose decode was ``TargetSize/cover(width:height:)``. Cost: one copy of the crop.
+    /// fill whose decode was `TargetSize.cover(width:height:)`. Cost: one copy of the crop.
     public struct CropToFill: ImageProcessing, Hashable {
         /// The box.
         public var width: Int, height: Int

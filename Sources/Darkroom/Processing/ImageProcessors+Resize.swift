@@ -3,7 +3,7 @@ import DarkroomImage
 extension ImageProcessors {
     /// Resizes a decoded bitmap to exactly `width × height` by area averaging (each output pixel is the mean of
     /// the source pixels it covers; nearest pixel when enlarging). Cost: O(source pixels + output pixels), one
-    /// output allocation. Prefer ``ImageRequest/size`` for thumbnails: it shrinks while decoding, which is far
+    /// output allocation. Prefer ``ImageRequest/geometry`` for thumbnails: it shrinks while decoding, which is far
     /// cheaper; this processor is for a second, exact size after a crop.
     public struct Resize: ImageProcessing, Hashable {
         /// Output width in pixels (> 0).

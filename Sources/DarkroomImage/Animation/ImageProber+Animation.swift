@@ -2,7 +2,7 @@ extension ImageProber {
     /// Reads an animation's canvas, per-frame durations and loop count from its container (GIF blocks, APNG
     /// `acTL`/`fcTL`, WebP `ANIM`/`ANMF`, JPEG XL frame headers), decoding no pixels. A still image (or a PNG without `acTL`) gives one
     /// frame of duration 0. Cost: one walk over the block headers; memory: the durations.
-    /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:)``; `.limitExceeded` past ``DecodeLimits/maxFrames``
+    /// - Throws: ``DarkroomImageError`` as `probe(_:limits:)`; `.limitExceeded` past ``DecodeLimits/maxFrames``
     ///   or ``DecodeLimits/maxAnimationPixels``.
     public static func animationInfo(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
         throws(DarkroomImageError) -> AnimationInfo

@@ -2,7 +2,7 @@ import CDarkroomTIFF
 
 /// TIFF through libtiff (via the C shim), read a band at a time into the row resampler.
 ///
-/// Pages are the top-level directories that are not reduced-resolution images; ``DecodeOptions/page`` picks one
+/// Pages are the top-level directories that are not reduced-resolution images; ``OutputGeometry/page`` picks one
 /// (the first by default). A page's pyramid — its SubIFDs and the reduced-resolution directories that follow it —
 /// offers smaller renditions: the smallest that still covers the output is decoded instead of the page.
 ///

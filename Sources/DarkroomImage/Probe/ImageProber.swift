@@ -12,7 +12,7 @@ public enum ImageProber {
     /// The format named by the first bytes, or nil when they match no supported format.
     ///
     /// JPEG is `FF D8 FF`, PNG its 8-byte signature, WebP `RIFF????WEBP`, GIF `GIF87a` or `GIF89a`; HEIC and
-    /// AVIF an ISO BMFF `ftyp` box whose brands name them (``isoBrandFormat(_:)``).
+    /// AVIF an ISO BMFF `ftyp` box whose brands name them (`isoBrandFormat(_:)`).
     public static func format(of bytes: UnsafeRawBufferPointer) -> ImageFileFormat? {
         let reader = ByteReader(bytes)
         if let isobmff = isoBrandFormat(reader) { return isobmff }
@@ -87,7 +87,7 @@ public enum ImageProber {
     /// before a JPEG frame header, GIF or animated WebP frames to count), reads a prefix twice as long, and so on
     /// up to the whole file.
     ///
-    /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:)`` does, `.limitExceeded` for a file larger than
+    /// - Throws: ``DarkroomImageError`` as `probe(_:limits:)` does, `.limitExceeded` for a file larger than
     ///   ``DecodeLimits/maxInputBytes``, and `.io` (with the system's error text) when the file cannot be read.
     public static func probe(fileAt path: String, limits: DecodeLimits = .default)
         throws(DarkroomImageError) -> ImageProbe

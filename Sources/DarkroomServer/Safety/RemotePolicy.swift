@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which remote sources the server may fetch: an allow list of hosts (`--allow-host`) and the address classes
-/// no connection may reach, checked for the first URL and for every redirect (see ``GuardedDataLoader``).
+/// no connection may reach, checked for the first URL and for every redirect (see `GuardedDataLoader`).
 ///
 /// Cost: both checks are a few string and set operations; no I/O.
 public struct RemotePolicy: Sendable {
