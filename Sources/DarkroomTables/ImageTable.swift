@@ -6,7 +6,7 @@ import DarkroomSupport
 /// `set(entity:source:draw:)` decodes (or draws) an image straight into a slot of the table file and commits it
 /// with a trailer written after the pixels; `entry(for:)` returns a `Bitmap` whose storage *is* the mapping —
 /// no read, no decode, no copy (a hot hit costs a lock, a dictionary lookup and one small allocation; see
-/// `docs/PERFORMANCE-tables.md`). While any such bitmap is alive its entry is pinned (never evicted, never
+/// docs/PERFORMANCE.md, "Image tables"). While any such bitmap is alive its entry is pinned (never evicted, never
 /// overwritten) and its ~2 MiB chunk stays mapped.
 ///
 /// Thread-safe: any number of threads may read and write at once. The table's lock guards only bookkeeping;

@@ -30,7 +30,7 @@ func runDarkroom(_ binary: String, _ arguments: [String]) throws -> (status: Int
 /// where a kill finds what an idle run misses.
 ///
 /// Rounds: `$DARKROOM_TABLE_CRASH_ROUNDS` (default 20 for `make test`; 200 were run and recorded in
-/// docs/PERFORMANCE-tables.md). The binary: `$DARKROOM_BIN`, else `darkroom` beside the test binary or under
+/// docs/history/performance-log-2026-11.md, "Image tables"). The binary: `$DARKROOM_BIN`, else `darkroom` beside the test binary or under
 /// `.build/{release,debug}`; the test fails if it is missing.
 @Suite("Image table crash safety")
 struct CrashTests {
