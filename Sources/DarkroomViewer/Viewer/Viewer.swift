@@ -29,6 +29,7 @@ public final class Viewer {
     let helper = WorkQueue(name: "darkroom.view.helper", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
     /// Samples the RSS once a second.
     let sampler = DispatchQueue(label: "darkroom.view.rss", qos: .utility)
+    /// The image table's name, for the stats file; nil without a table.
     let tableName: String?
     let rss = RSSSamples()
     let rssTimer: any DispatchSourceTimer
