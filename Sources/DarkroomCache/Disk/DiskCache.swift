@@ -19,7 +19,7 @@ import Synchronization
 /// the manifest so that first reads of new values take no page faults (work moved from the reader to the writer).
 /// A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key, written in
 /// batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
-/// or use the `async` variants, which run on the cache's own I/O threads.
+/// or use the `async` variants, which run on a private I/O queue.
 ///
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any
 /// moment, a read returns the old value, the new value or nothing. Files are named once and never rewritten;
@@ -51,12 +51,8 @@ public final class DiskCache: Sendable {
     let clock: @Sendable () -> Double
     let files: ValueFiles
     let state: Locked<DiskCacheState>
-    /// Trims and read-time flushes, one at a time, on a thread of the cache's own.
-    let maintenance = WorkQueue(name: "darkroom.disk-cache.maintenance", maxConcurrent: 1)
-    /// Whether a timed maintenance run is queued and not yet started.
-    let timedRunQueued = Atomic(false)
-    /// The `async` variants' blocking calls (never on Swift's cooperative pool): up to four at once.
-    let io = WorkQueue(name: "darkroom.disk-cache.io", maxConcurrent: 4)
+    let maintenance = DispatchQueue(label: "darkroom.disk-cache.maintenance", qos: .utility)
+    let io = DispatchQueue(label: "darkroom.disk-cache.io", qos: .userInitiated, attributes: .concurrent)
 
     /// Pending read times are written once this many have accumulated (in the background).
     static let touchBatch = 256
@@ -110,7 +106,7 @@ public final class DiskCache: Sendable {
         entry(forKey: key)?.data
     }
 
-    /// The value for `key` with its extended data and times; `nil` as for `data(forKey:)`.
+    /// The value for `key` with its extended data and times; `nil` as for ``data(forKey:)``.
     public func entry(forKey key: String) -> DiskCacheEntry? {
         for attempt in 0..<2 {
             guard let record = lookup(key) else { return nil }
@@ -197,7 +193,7 @@ public final class DiskCache: Sendable {
         try result.get()
     }
 
-    /// `set(_:forKey:extendedData:)` for borrowed bytes (no copy is made of values stored as files).
+    /// ``set(_:forKey:extendedData:)`` for borrowed bytes (no copy is made of values stored as files).
     public func set(bytes: UnsafeRawBufferPointer, forKey key: String, extendedData: [UInt8]? = nil)
         throws(DarkroomCacheError)
     {
@@ -241,7 +237,7 @@ public final class DiskCache: Sendable {
         switch result {
         case .success(let (replaced, scheduleTrim)):
             if let old = replaced?.filename, old != filename { files.remove(old) }
-            if scheduleTrim { maintenance.enqueue { [weak self] _ in self?.trimToLimits() } }
+            if scheduleTrim { maintenance.async { [weak self] in self?.trimToLimits() } }
         case .failure(let error):
             if let filename { files.remove(filename) }
             throw error
