@@ -12,9 +12,19 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `value` as 16 digits, most significant first (lowercase): hashes and random names of a fixed width.
+    /// `value` as 16 digits, most significant first (lowercase): hashes and random names of a fixed width. One
+    /// allocation.
     package static func encode(_ value: UInt64) -> String {
-        encode((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+        String(unsafeUninitializedCapacity: 16) { out in
+            write(value, into: out, at: 0)
+            return 16
+        }
+    }
+
+    /// Writes `value`'s 16 lowercase digits into `out[start ..< start + 16]`, for callers that frame them (an ETag's
+    /// quotes) in the same buffer.
+    package static func write(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        for i in 0..<16 { out[start + i] = digit(UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(i))) & 15) }
     }
 
     /// The bytes `text` spells (an even number of digits, either case), or nil for anything else.

@@ -34,13 +34,13 @@ package struct ThumbnailParameters: Sendable, Hashable {
     }
 
     /// The `src` parameter, percent-decoded: a path relative to the root, or an http(s) URL.
-    var source: String
+    let source: String
     /// Box width in pixels; `nil` means "any" (bounded by the height).
-    var width: Int?
+    let width: Int?
     /// Box height in pixels; `nil` means "any" (bounded by the width).
-    var height: Int?
+    let height: Int?
     /// How to fit. Default `contain`.
-    var fit: Fit
+    let fit: Fit
     /// Output format. Default `auto`.
     var format: Format
     /// Lossy quality 1–100 for JPEG, WebP and AVIF; `nil` takes the output format's default
@@ -62,7 +62,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
-    var operations = ThumbnailOperations()
+    let operations: ThumbnailOperations
 
     /// Whether `source` names a remote resource (http(s) or s3 URL) rather than a path under the root.
     var isRemote: Bool {
@@ -73,7 +73,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// `max_bytes=N`: lower a lossy format's quality until the thumbnail fits in N bytes (1,024…16 MiB).
     var maxBytes: Int?
     /// `g=`: where a `cover` crop sits; nil for the centre.
-    var gravity: Gravity?
+    let gravity: Gravity?
 
     /// The box the image is decoded into: `w × h` (times `dpr`), turned when a quarter turn follows.
     private var box: (width: Int?, height: Int?) {

@@ -262,7 +262,14 @@ final class ThumbnailService: Sendable {
     /// A strong ETag: the hex XXH64 of the cache key (source identity, parameters, variant).
     static func etag(forKey key: String) -> String {
         var key = key
-        return "\"" + Hex.encode(key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }) + "\""
+        let hash = key.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
+        // Built in place: this runs for every thumbnail request, cached ones included
+        return String(unsafeUninitializedCapacity: 18) { out in
+            out[0] = UInt8(ascii: "\"")
+            Hex.write(hash, into: out, at: 1)
+            out[17] = UInt8(ascii: "\"")
+            return 18
+        }
     }
 
     /// `If-None-Match` semantics: `*`, or any listed tag equal to `etag` (weak comparison: `W/` ignored).
