@@ -4,7 +4,7 @@ import Dispatch
 /// cooperative pool (or the main actor) never blocks its thread on disk. Same results and errors as the
 /// synchronous calls; each costs one queue hop (a few microseconds) on top.
 extension DiskCache {
-    /// ``data(forKey:)`` off the caller's thread.
+    /// ``data(forKey:)-ap1k`` off the caller's thread.
     public func data(forKey key: String) async -> [UInt8]? {
         await withCheckedContinuation { continuation in
             io.async { continuation.resume(returning: self.data(forKey: key)) }
@@ -18,7 +18,7 @@ extension DiskCache {
         }
     }
 
-    /// ``set(_:forKey:extendedData:)`` off the caller's thread.
+    /// ``set(_:forKey:extendedData:)-9ezxo`` off the caller's thread.
     public func set(_ data: [UInt8], forKey key: String, extendedData: [UInt8]? = nil) async throws(DarkroomCacheError)
     {
         let result = await withCheckedContinuation {

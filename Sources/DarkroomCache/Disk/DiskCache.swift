@@ -106,7 +106,7 @@ public final class DiskCache: Sendable {
         entry(forKey: key)?.data
     }
 
-    /// The value for `key` with its extended data and times; `nil` as for ``data(forKey:)``.
+    /// The value for `key` with its extended data and times; `nil` as for ``data(forKey:)-ap1k``.
     public func entry(forKey key: String) -> DiskCacheEntry? {
         for attempt in 0..<2 {
             guard let record = lookup(key) else { return nil }
@@ -193,7 +193,7 @@ public final class DiskCache: Sendable {
         try result.get()
     }
 
-    /// ``set(_:forKey:extendedData:)`` for borrowed bytes (no copy is made of values stored as files).
+    /// ``set(_:forKey:extendedData:)-9ezxo`` for borrowed bytes (no copy is made of values stored as files).
     public func set(bytes: UnsafeRawBufferPointer, forKey key: String, extendedData: [UInt8]? = nil)
         throws(DarkroomCacheError)
     {
