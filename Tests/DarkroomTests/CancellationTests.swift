@@ -76,7 +76,7 @@ struct CancellationTests {
             await #expect(throws: DarkroomError.self) { try await t.value }
         }
         #expect(await eventually { server.snapshot.closedEarly["/img/big"] == 1 })
-        #expect(pipeline.imageJobs.count == 0 && pipeline.fetchJobs.count == 0 && pipeline.decodeJobs.count == 0)
+        #expect(pipeline.images.jobs.count == 0 && pipeline.fetches.jobs.count == 0 && pipeline.decodes.jobs.count == 0)
         await server.stop()
     }
 
@@ -97,9 +97,9 @@ struct CancellationTests {
         { r in
             if (try? r.get()) != nil { delivered.add(1, ordering: .relaxed) }
         }
-        #expect(pipeline.decodeQueue.statistics.pending == 1)
+        #expect(pipeline.context.decodeQueue.statistics.pending == 1)
         queued.cancel()
-        #expect(pipeline.decodeQueue.statistics.pending == 0)
+        #expect(pipeline.context.decodeQueue.statistics.pending == 0)
         gate.gate.signal()
         #expect(await eventually { busy.isDone })
         try await Task.sleep(for: .milliseconds(50))

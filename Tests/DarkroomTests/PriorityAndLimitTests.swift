@@ -48,7 +48,7 @@ struct PriorityAndLimitTests {
             try await group.waitForAll()
         }
         #expect(server.snapshot.maxInFlight == 2)
-        #expect(pipeline.network.highWater(host: "127.0.0.1") == 2)
+        #expect(pipeline.context.network.highWater(host: "127.0.0.1") == 2)
         // Two hostnames for the same server are two hosts: 4 at once with a per-host limit of 2.
         let before = server.snapshot.requests.values.reduce(0, +)
         server.hold("q")
@@ -66,7 +66,7 @@ struct PriorityAndLimitTests {
             try await group.waitForAll()
         }
         #expect(server.snapshot.requests.values.reduce(0, +) - before == 8)
-        #expect(pipeline.network.highWater() == 4)
+        #expect(pipeline.context.network.highWater() == 4)
         await server.stop()
     }
 
@@ -113,7 +113,7 @@ struct PriorityAndLimitTests {
         }
         #expect(await eventually(20) { finished.load(ordering: .relaxed) == 1000 })
         // Then: 1,000 decodes ran, never more than `limit` at a time, on at most `limit` threads
-        let stats = pipeline.decodeQueue.statistics
+        let stats = pipeline.context.decodeQueue.statistics
         #expect(pipeline.statistics.decodes == 1000)
         #expect(counter.maxRunning.load(ordering: .relaxed) <= limit)
         #expect(stats.maxRunning <= limit)

@@ -162,11 +162,11 @@ struct PrefetcherTests {
         let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?hold=block"))) }
         #expect(await eventually { server.requests("/img/block") == 1 })
         let other = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/other"))) }
-        #expect(await eventually { pipeline.fetchJobs.count == 2 })
+        #expect(await eventually { pipeline.fetches.jobs.count == 2 })
         let wanted = ImageRequest(url: server.url("/img/wanted"))
         let prefetcher = ImagePrefetcher(pipeline: pipeline)
         prefetcher.startPrefetching(with: [wanted])
-        #expect(pipeline.fetchJobs.count == 3)
+        #expect(pipeline.fetches.jobs.count == 3)
         #expect(server.requests("/img/block") == 1 && server.snapshot.order.count == 1)
 
         // When the app asks for the prefetched image at high priority

@@ -16,7 +16,7 @@ extension ImagePipeline {
     package func performDetached(
         on stage: Stage, priority: ImageRequest.Priority = .normal, _ work: @escaping @Sendable () -> Void
     ) {
-        (stage == .io ? ioQueue : decodeQueue).enqueue(priority: priority.queueLevel) { _ in work() }
+        (stage == .io ? context.ioQueue : context.decodeQueue).enqueue(priority: priority.queueLevel) { _ in work() }
     }
 
     /// Runs `work` on one of the pipeline's own threads and returns its result, so blocking work (an encode, a
@@ -29,7 +29,7 @@ extension ImagePipeline {
         on stage: Stage, priority: ImageRequest.Priority = .normal,
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        let queue = stage == .io ? ioQueue : decodeQueue
+        let queue = stage == .io ? context.ioQueue : context.decodeQueue
         let resumed = Locked<CheckedContinuation<T, any Error>?>(nil)
         let item = Locked<WorkQueue.Item?>(nil)
         return try await withTaskCancellationHandler {

@@ -23,35 +23,27 @@ public final class ImagePipeline: Sendable {
     /// The number of network transfers running, debounced (a network-activity indicator).
     public let networkActivity: NetworkActivity
 
-    let imageCache: (any ImageCaching)?
-    let counters: PipelineCounters
-    let logger: Logger
-    let decodeQueue: WorkQueue
-    let ioQueue: WorkQueue
-    let network: NetworkScheduler
-    let imageJobs = JobPool<ImageJobKey, ImageResult>()
-    let decodeJobs = JobPool<String, DecodeOutput>()
-    let fetchJobs = JobPool<String, FetchOutput>()
+    /// What the stages share: the configuration, the two pools of threads, the network scheduler, the counters.
+    let context: PipelineContext
+    /// A source's bytes (files, the disk cache of originals, the network), once per source.
+    let fetches: FetchStage
+    /// The image at a geometry, once per source and geometry.
+    let decodes: DecodeStage
+    /// What a request's waiters receive: tables, processed disk, decode, processors, stores.
+    let images: ImageStage
 
     /// Creates a pipeline. Cost: no threads start until work arrives.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        imageCache = configuration.imageCache
-        logger = configuration.logger
-        counters = PipelineCounters(prefix: configuration.metricsPrefix)
-        decodeQueue = WorkQueue(
-            name: "darkroom.decode", maxConcurrent: configuration.processingLimit,
-            niceness: configuration.threadNiceness)
-        ioQueue = WorkQueue(
-            name: "darkroom.io", maxConcurrent: configuration.ioLimit, niceness: configuration.threadNiceness)
         networkActivity = NetworkActivity(debounce: configuration.activityDebounce)
-        network = NetworkScheduler(
-            totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
-            activity: networkActivity)
+        context = PipelineContext(configuration: configuration, networkActivity: networkActivity)
+        fetches = FetchStage(context: context)
+        decodes = DecodeStage(context: context, fetch: fetches)
+        images = ImageStage(context: context, fetch: fetches, decode: decodes)
     }
 
     /// What the pipeline has done so far (requests, hits per layer, fetches, decodes, sharing, failures).
-    public var statistics: PipelineStatistics { counters.snapshot }
+    public var statistics: PipelineStatistics { context.counters.snapshot }
 
     // MARK: Memory fast path
 
@@ -60,7 +52,9 @@ public final class ImagePipeline: Sendable {
     /// `nil` for a miss, for ``ImageRequest/Options/returnData`` requests, and when memory reads are disabled.
     @inline(__always)
     public func cachedImage(for request: ImageRequest) -> ImageContainer? {
-        guard let imageCache, request.options.isDisjoint(with: [.disableMemoryCacheReads, .returnData]) else {
+        guard let imageCache = configuration.imageCache,
+            request.options.isDisjoint(with: [.disableMemoryCacheReads, .returnData])
+        else {
             return nil
         }
         return imageCache.image(for: request.cacheKey)
@@ -68,7 +62,7 @@ public final class ImagePipeline: Sendable {
 
     /// Stores an image in the memory cache under `request`'s key (for images made elsewhere).
     public func storeCachedImage(_ image: ImageContainer, for request: ImageRequest) {
-        imageCache?.store(image, for: request.cacheKey)
+        configuration.imageCache?.store(image, for: request.cacheKey)
     }
 
     // MARK: Callback API
@@ -97,7 +91,7 @@ public final class ImagePipeline: Sendable {
     /// request (the shared work stops when its last waiter leaves).
     /// - Throws: ``DarkroomError``.
     public func image(for request: ImageRequest) async throws(DarkroomError) -> ImageResponse {
-        counters.add(.requests)
+        context.counters.add(.requests)
         if let hit = memoryHit(request) { return hit }
         let holder = TaskHolder()
         let result: Result<ImageResponse, DarkroomError> = await withTaskCancellationHandler {
@@ -134,7 +128,7 @@ public final class ImagePipeline: Sendable {
 
     func memoryHit(_ request: ImageRequest) -> ImageResponse? {
         guard let container = cachedImage(for: request) else { return nil }
-        counters.add(.memoryHits)
+        context.counters.add(.memoryHits)
         return ImageResponse(request: request, container: container, data: nil, origin: .memory, timings: .init())
     }
 
@@ -143,34 +137,26 @@ public final class ImagePipeline: Sendable {
         _ request: ImageRequest, counted: Bool = true,
         handler: @escaping @Sendable (ImageTask.Event) -> Void
     ) -> ImageTask {
-        if counted { counters.add(.requests) }
+        if counted { context.counters.add(.requests) }
         let task = ImageTask(request: request, pipeline: self, handler: handler)
         if let hit = memoryHit(request) {
             task.deliver(.finished(.success(hit)))
             return task
         }
         let started = MonotonicClock.seconds()
-        let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits)
-        let (subscription, joined) = imageJobs.subscribe(
-            key: configuration.isSharingEnabled ? key : nil, priority: request.priority,
+        let (subscription, joined) = images.subscribe(
+            request, priority: request.priority,
             handler: { event in
                 switch event {
                 case .progress(let c, let t): task.deliver(.progress(completed: c, total: t))
                 case .preview(let r): task.deliver(.preview(r.response(for: request, started: started)))
                 case .finished(let r): task.deliver(.finished(r.map { $0.response(for: request, started: started) }))
                 }
-            },
-            start: { job in self.startImageJob(job, request: request) })
-        if joined { counters.add(.sharedRequests) }
+            })
+        if joined { context.counters.add(.sharedRequests) }
         task.attach(subscription)
         return task
     }
-}
-
-/// Keys the image-level job: identical requests (same cache key, same cache-relevant options, same table).
-struct ImageJobKey: Hashable, Sendable {
-    let key: ImageCacheKey
-    let options: UInt16
 }
 
 /// Holds the task an async caller waits on, so its cancellation handler can reach it whichever comes first.

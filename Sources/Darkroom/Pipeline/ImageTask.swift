@@ -68,7 +68,7 @@ public final class ImageTask: Sendable {
             return (s.subscription, s.handler)
         }
         guard let (subscription, handler) = taken else { return }
-        pipeline?.counters.add(.cancellations)
+        pipeline?.context.counters.add(.cancellations)
         subscription?.cancel()
         handler?(.finished(.failure(.cancelled)))
     }
@@ -96,7 +96,7 @@ public final class ImageTask: Sendable {
             return s.handler
         }
         if case .finished(.failure(let e)) = event, handler != nil, e.code != .cancelled {
-            pipeline?.counters.add(.failures)
+            pipeline?.context.counters.add(.failures)
         }
         handler?(event)
     }

@@ -10,26 +10,42 @@ struct DecodeOutput: Sendable {
     var timings: ImageResponse.Timings
 }
 
-extension ImagePipeline {
+/// The decode stage: a source's image at the request's geometry, once per source and geometry (requests that differ
+/// only in processors share it).
+///
+/// Waits for the fetch stage's bytes, then decodes on a processing thread at the job's priority; with progressive
+/// previews, a partial JPEG is decoded at low priority as it arrives. Animated requests also get the frames' player.
+final class DecodeStage: Sendable {
+    let context: PipelineContext
+    let fetch: FetchStage
+    /// Decodes in flight, one per source and geometry.
+    let jobs = JobPool<String, DecodeOutput>()
+
+    init(context: PipelineContext, fetch: FetchStage) {
+        self.context = context
+        self.fetch = fetch
+    }
+
+    private var configuration: ImagePipeline.Configuration { context.configuration }
+    private var counters: PipelineCounters { context.counters }
     /// Joins or starts the decode of `request`'s source at its size (shared by requests that differ only in
     /// processors).
-    func subscribeDecode(
+    func subscribe(
         _ request: ImageRequest, priority: ImageRequest.Priority,
         handler: @escaping SharedJob<DecodeOutput>.Handler
     ) -> JobSubscription {
-        let key = fetchKey(request) + "|" + request.cacheKey.decodeKey
-        let (subscription, joined) = decodeJobs.subscribe(
-            key: configuration.isSharingEnabled ? key : nil, priority: priority, handler: handler,
-            start: { job in self.startDecodeJob(job, request: request) })
+        let (subscription, joined) = jobs.subscribe(
+            key: context.sharingKey(FetchStage.key(for: request) + "|" + request.cacheKey.decodeKey),
+            priority: priority, handler: handler,
+            start: { job in self.start(job, request: request) })
         if joined { counters.add(.sharedRequests) }
         return subscription
     }
 
-    private func startDecodeJob(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
+    private func start(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
         let wantsPreviews = request.options.contains(.progressivePreviews)
-        link(
-            job,
-            subscribeFetch(request, priority: job.priority) { [self] event in
+        job.link(
+            fetch.subscribe(request, priority: job.priority) { [self] event in
                 switch event {
                 case .progress(let c, let t):
                     job.send(.progress(completed: c, total: t))
@@ -40,9 +56,8 @@ extension ImagePipeline {
                     job.finish(.failure(error))
                 case .finished(.success(let fetched)):
                     guard !job.isCancelled else { return }
-                    link(
-                        job,
-                        decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+                    job.link(
+                        context.decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
                             guard !job.isCancelled else { return }
                             var timings = fetched.timings
                             timings.queueWait += wait
@@ -59,9 +74,8 @@ extension ImagePipeline {
     /// if the final decode finished first or the bytes are not a JPEG.
     private func decodePreview(_ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
         guard partial.bytes.starts(with: [0xFF, 0xD8]) else { return }
-        link(
-            job,
-            decodeQueue.enqueue(priority: .low) { [self] _ in
+        job.link(
+            context.decodeQueue.enqueue(priority: .low) { [self] _ in
                 guard !job.isCancelled else { return }
                 var timings = ImageResponse.Timings()
                 guard
@@ -106,7 +120,7 @@ extension ImagePipeline {
                 let frame = try AnimatedImageDecoder(encoded, options: animationOptions)
                 container.animation = AnimatedImage(
                     encoded: encoded, options: animationOptions, bufferBudget: configuration.animationBufferBytes,
-                    frameBytes: frame.outputWidth * frame.outputHeight * 4, queue: decodeQueue)
+                    frameBytes: frame.outputWidth * frame.outputHeight * 4, queue: context.decodeQueue)
             }
             return .success(container)
         } catch {

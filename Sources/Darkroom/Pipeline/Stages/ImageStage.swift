@@ -3,13 +3,46 @@ import DarkroomImage
 import DarkroomSupport
 import Logging
 
-extension ImagePipeline {
+/// The image stage: what one request's waiters receive — the image at its geometry after its processors, from the
+/// first layer below memory that holds it.
+///
+/// The image table (when one holds the request's geometry) and the disk cache of processed images are read on an
+/// I/O thread; a miss joins the decode stage and runs the processors on a processing thread. The result is stored
+/// in memory at once and in the table and the processed disk cache in the background. `returnData` requests skip
+/// the decode and hand on the fetch stage's bytes.
+final class ImageStage: Sendable {
+    let context: PipelineContext
+    let fetch: FetchStage
+    let decode: DecodeStage
+    /// Image jobs in flight, one per cache key and cache-relevant options.
+    let jobs = JobPool<ImageJobKey, ImageResult>()
+
+    init(context: PipelineContext, fetch: FetchStage, decode: DecodeStage) {
+        self.context = context
+        self.fetch = fetch
+        self.decode = decode
+    }
+
+    private var configuration: ImagePipeline.Configuration { context.configuration }
+    private var counters: PipelineCounters { context.counters }
+    private var logger: Logger { context.logger }
+
+    /// Joins or starts the image job of `request`; returns the subscription and whether a job in flight was joined.
+    func subscribe(
+        _ request: ImageRequest, priority: ImageRequest.Priority,
+        handler: @escaping SharedJob<ImageResult>.Handler
+    ) -> (JobSubscription, joined: Bool) {
+        let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits)
+        return jobs.subscribe(
+            key: context.sharingKey(key), priority: priority, handler: handler,
+            start: { job in self.start(job, request: request) })
+    }
+
     /// The image job: table → processed disk → (shared) decode → processors → store → deliver.
-    func startImageJob(_ job: SharedJob<ImageResult>, request: ImageRequest) {
+    private func start(_ job: SharedJob<ImageResult>, request: ImageRequest) {
         if request.options.contains(.returnData) {
-            return link(
-                job,
-                subscribeFetch(request, priority: job.priority) { event in
+            return job.link(
+                fetch.subscribe(request, priority: job.priority) { event in
                     switch event {
                     case .progress(let c, let t): job.send(.progress(completed: c, total: t))
                     case .preview: break
@@ -28,9 +61,8 @@ extension ImagePipeline {
         let readProcessed = processedCache != nil && !request.options.contains(.disableDiskCacheReads)
         guard readTable || readProcessed else { return startDecodeStage(job, request: request, timings: .init()) }
 
-        link(
-            job,
-            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
+        job.link(
+            context.ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
                 guard !job.isCancelled else { return }
                 var timings = ImageResponse.Timings()
                 let t0 = MonotonicClock.seconds()
@@ -49,16 +81,15 @@ extension ImagePipeline {
                 }
                 timings.cacheRead = MonotonicClock.seconds() - t0
                 let readTimings = timings
-                link(
-                    job,
-                    decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
+                job.link(
+                    context.decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
                         guard !job.isCancelled else { return }
                         var t = readTimings
                         t.queueWait += wait
                         // The processed entry is the finished image: decoded as it is, no crop, no resize
                         var stored = ImageRequest(source: request.source, pixelFormat: request.geometry.pixelFormat)
                         stored.options = request.options.subtracting(.animated)
-                        switch decode(entry.data, for: stored, timings: &t) {
+                        switch decode.decode(entry.data, for: stored, timings: &t) {
                         case .success(let container):
                             counters.add(.diskProcessedHits)
                             finishImage(
@@ -87,9 +118,8 @@ extension ImagePipeline {
 
     private func startDecodeStage(_ job: SharedJob<ImageResult>, request: ImageRequest, timings: ImageResponse.Timings)
     {
-        link(
-            job,
-            subscribeDecode(request, priority: job.priority) { [self] event in
+        job.link(
+            decode.subscribe(request, priority: job.priority) { [self] event in
                 switch event {
                 case .progress(let c, let t):
                     job.send(.progress(completed: c, total: t))
@@ -108,9 +138,8 @@ extension ImagePipeline {
                             ImageResult(container: output.container, origin: output.origin, timings: decoded))
                     }
                     guard !job.isCancelled else { return }
-                    link(
-                        job,
-                        decodeQueue.enqueue(priority: job.priority.queueLevel) { [self, decoded] wait in
+                    job.link(
+                        context.decodeQueue.enqueue(priority: job.priority.queueLevel) { [self, decoded] wait in
                             guard !job.isCancelled else { return }
                             var t = decoded
                             t.queueWait += wait
@@ -168,9 +197,9 @@ extension ImagePipeline {
     private func store(_ result: ImageResult, request: ImageRequest) {
         guard let container = result.container, !container.isPreview else { return }
         let key = request.cacheKey
-        if !request.options.contains(.disableMemoryCacheWrites) { imageCache?.store(container, for: key) }
+        if !request.options.contains(.disableMemoryCacheWrites) { configuration.imageCache?.store(container, for: key) }
         if result.origin != .table, let tables = imageTables(for: request) {
-            ioQueue.enqueue(priority: .low) { _ in
+            context.ioQueue.enqueue(priority: .low) { _ in
                 tables.store(container.bitmap, forEntity: key.tableEntity, geometry: key.geometry)
             }
         }
@@ -178,7 +207,7 @@ extension ImagePipeline {
             let cache = processedDataCache(for: request)
         {
             let quality = configuration.encodeQuality
-            decodeQueue.enqueue(priority: .veryLow) { [logger] _ in
+            context.decodeQueue.enqueue(priority: .veryLow) { [logger] _ in
                 let bitmap = container.bitmap
                 do throws(DarkroomImageError) {
                     let bytes = try ImageEncoder.encode(
@@ -192,4 +221,10 @@ extension ImagePipeline {
             }
         }
     }
+}
+
+/// Keys the image-level job: identical requests (same cache key, same cache-relevant options, same table).
+struct ImageJobKey: Hashable, Sendable {
+    let key: ImageCacheKey
+    let options: UInt16
 }

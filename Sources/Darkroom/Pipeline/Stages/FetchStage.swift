@@ -12,40 +12,46 @@ struct FetchOutput: Sendable {
     var timings: ImageResponse.Timings
 }
 
-extension ImagePipeline {
+/// The fetch stage: a source's encoded bytes, once per source however many requests wait for them.
+///
+/// Bytes given in the request are checked and passed on; files are read on the I/O threads; HTTP(S) and the
+/// configured loader schemes go to the disk cache of original bytes first (fresh: done; stale with validators: a
+/// conditional request), then to the network through the scheduler's per-host and total limits. What comes back is
+/// checked by its magic bytes, never by a name or a Content-Type, and stored as original bytes when the response's
+/// cache headers allow.
+final class FetchStage: Sendable {
+    let context: PipelineContext
+    /// Fetches in flight, one per source (a reload that skips the disk cache is its own).
+    let jobs = JobPool<String, FetchOutput>()
+
+    init(context: PipelineContext) {
+        self.context = context
+    }
+
+    private var configuration: ImagePipeline.Configuration { context.configuration }
+    private var counters: PipelineCounters { context.counters }
     /// Key of the fetch job: one per source (a reload that skips the disk cache is its own job).
-    func fetchKey(_ request: ImageRequest) -> String {
+    static func key(for request: ImageRequest) -> String {
         (request.options.contains(.disableDiskCacheReads) ? "reload|" : "") + request.sourceKey
     }
 
     /// Joins or starts the fetch of `request`'s source.
-    func subscribeFetch(
+    func subscribe(
         _ request: ImageRequest, priority: ImageRequest.Priority,
         handler: @escaping SharedJob<FetchOutput>.Handler
     ) -> JobSubscription {
-        let (subscription, joined) = fetchJobs.subscribe(
-            key: configuration.isSharingEnabled ? fetchKey(request) : nil, priority: priority, handler: handler,
-            start: { job in self.startFetchJob(job, request: request) })
+        let (subscription, joined) = jobs.subscribe(
+            key: context.sharingKey(Self.key(for: request)), priority: priority, handler: handler,
+            start: { job in self.start(job, request: request) })
         if joined { counters.add(.sharedRequests) }
         return subscription
     }
 
-    /// Ties a subscription to a job: cancelled with it, re-prioritised with it.
-    func link<V>(_ job: SharedJob<V>, _ subscription: JobSubscription) {
-        job.onCancel { subscription.cancel() }
-        job.onPriorityChange { subscription.setPriority($0) }
-    }
-
-    func link<V>(_ job: SharedJob<V>, _ item: WorkQueue.Item) {
-        job.onCancel { item.cancel() }
-        job.onPriorityChange { item.setPriority($0.queueLevel) }
-    }
-
-    private func startFetchJob(_ job: SharedJob<FetchOutput>, request: ImageRequest) {
+    private func start(_ job: SharedJob<FetchOutput>, request: ImageRequest) {
         switch request.source {
         case .data(_, let bytes):
             job.finish(
-                checkImage(bytes, source: request.source).map {
+                Self.checkImage(bytes, source: request.source).map {
                     FetchOutput(bytes: $0, origin: .data, timings: .init())
                 })
         case .file(let path):
@@ -63,9 +69,8 @@ extension ImagePipeline {
 
     private func readFile(_ job: SharedJob<FetchOutput>, path: String, request: ImageRequest) {
         let limit = configuration.maxResponseBytes
-        link(
-            job,
-            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
+        job.link(
+            context.ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
                 counters.add(.fileReads)
@@ -74,7 +79,7 @@ extension ImagePipeline {
                     var timings = ImageResponse.Timings()
                     timings.fetch = MonotonicClock.seconds() - t0
                     job.finish(
-                        checkImage(bytes, source: request.source).map {
+                        Self.checkImage(bytes, source: request.source).map {
                             FetchOutput(bytes: $0, origin: .file, timings: timings)
                         })
                 } catch {
@@ -95,12 +100,11 @@ extension ImagePipeline {
         guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheReads) else {
             return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: 0)
         }
-        link(
-            job,
-            ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
+        job.link(
+            context.ioQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
-                let entry = dataCache.cachedData(forKey: originalDiskKey(request))
+                let entry = dataCache.cachedData(forKey: Self.originalDiskKey(request))
                 let cacheRead = MonotonicClock.seconds() - t0
                 guard let entry else {
                     return fetchNetwork(job, url: url, request: request, stale: nil, cacheRead: cacheRead)
@@ -113,12 +117,12 @@ extension ImagePipeline {
                     return job.finish(.success(FetchOutput(bytes: entry.data, origin: .diskOriginal, timings: timings)))
                 }
                 let stale = metadata!.hasValidators ? (entry, metadata!) : nil
-                logger.debug("stale disk copy", metadata: ["url": "\(url)", "revalidate": "\(stale != nil)"])
+                context.logger.debug("stale disk copy", metadata: ["url": "\(url)", "revalidate": "\(stale != nil)"])
                 fetchNetwork(job, url: url, request: request, stale: stale, cacheRead: cacheRead)
             })
     }
 
-    func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.sourceKey }
+    static func originalDiskKey(_ request: ImageRequest) -> String { "o|" + request.sourceKey }
 
     private func fetchNetwork(
         _ job: SharedJob<FetchOutput>, url: URL, request: ImageRequest,
@@ -127,7 +131,7 @@ extension ImagePipeline {
         let loader = configuration.dataLoader
         let running = Locked<Task<Void, Never>?>(nil)
         let queued = MonotonicClock.seconds()
-        let ticket = network.schedule(host: url.host ?? "", priority: job.priority) { [self] done in
+        let ticket = context.network.schedule(host: url.host ?? "", priority: job.priority) { [self] done in
             guard !job.isCancelled else { return done() }
             counters.add(.networkFetches)
             let task = Task {
@@ -186,7 +190,7 @@ extension ImagePipeline {
             return .failure(DarkroomError(.httpStatus, "unexpected 304 for an unconditional request", statusCode: 304))
         }
         counters.add(.bytesFetched, response.data.count)
-        return checkImage(response.data, source: request.source).map { bytes in
+        return Self.checkImage(response.data, source: request.source).map { bytes in
             if let metadata = HTTPCachePolicy.metadata(
                 for: response.headers, now: now, defaultMaxAge: configuration.defaultMaxAge)
             {
@@ -200,13 +204,13 @@ extension ImagePipeline {
         guard let dataCache = configuration.dataCache, !request.options.contains(.disableDiskCacheWrites),
             configuration.diskCachePolicy != .storeEncodedImages
         else { return }
-        let key = originalDiskKey(request)
+        let key = Self.originalDiskKey(request)
         let encoded = metadata.encoded()
-        ioQueue.enqueue(priority: .low) { _ in dataCache.storeData(bytes, metadata: encoded, forKey: key) }
+        context.ioQueue.enqueue(priority: .low) { _ in dataCache.storeData(bytes, metadata: encoded, forKey: key) }
     }
 
     /// Magic bytes decide whether these are an image, never a name or a Content-Type.
-    func checkImage(_ bytes: [UInt8], source: ImageRequest.Source) -> Result<[UInt8], DarkroomError> {
+    static func checkImage(_ bytes: [UInt8], source: ImageRequest.Source) -> Result<[UInt8], DarkroomError> {
         let format = bytes.withUnsafeBytes { ImageProber.format(of: $0) }
         guard format != nil else {
             let prefix = Hex.encode(bytes.prefix(16))

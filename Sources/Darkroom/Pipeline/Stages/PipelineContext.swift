@@ -1,0 +1,52 @@
+import DarkroomSupport
+import Logging
+
+/// What every stage of one pipeline shares: its configuration, its two pools of threads, the network scheduler,
+/// its counters and its logger. Built once by ``ImagePipeline`` and handed to each stage; holds no mutable state of
+/// its own (the queues, the scheduler and the counters are thread-safe).
+final class PipelineContext: Sendable {
+    let configuration: ImagePipeline.Configuration
+    let counters: PipelineCounters
+    let logger: Logger
+    /// Decoding, processing and encoding: at most ``ImagePipeline/Configuration/processingLimit`` threads.
+    let decodeQueue: WorkQueue
+    /// Disk and file reads and writes: at most ``ImagePipeline/Configuration/ioLimit`` threads.
+    let ioQueue: WorkQueue
+    /// Network transfers: at most ``ImagePipeline/Configuration/networkLimit`` at once, and
+    /// ``ImagePipeline/Configuration/perHostLimit`` per host.
+    let network: NetworkScheduler
+
+    /// Cost: no threads start until work arrives.
+    init(configuration: ImagePipeline.Configuration, networkActivity: NetworkActivity) {
+        self.configuration = configuration
+        logger = configuration.logger
+        counters = PipelineCounters(prefix: configuration.metricsPrefix)
+        decodeQueue = WorkQueue(
+            name: "darkroom.decode", maxConcurrent: configuration.processingLimit,
+            niceness: configuration.threadNiceness)
+        ioQueue = WorkQueue(
+            name: "darkroom.io", maxConcurrent: configuration.ioLimit, niceness: configuration.threadNiceness)
+        network = NetworkScheduler(
+            totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
+            activity: networkActivity)
+    }
+
+    /// The key a stage shares its jobs under, or `nil` (never shared) when sharing is switched off.
+    func sharingKey<Key>(_ key: @autoclosure () -> Key) -> Key? {
+        configuration.isSharingEnabled ? key() : nil
+    }
+}
+
+extension SharedJob {
+    /// Ties an upstream subscription to this job: left when the job is cancelled, re-prioritised with it.
+    func link(_ subscription: JobSubscription) {
+        onCancel { subscription.cancel() }
+        onPriorityChange { subscription.setPriority($0) }
+    }
+
+    /// Ties queued work to this job: dropped from the queue when the job is cancelled, re-prioritised with it.
+    func link(_ item: WorkQueue.Item) {
+        onCancel { item.cancel() }
+        onPriorityChange { item.setPriority($0.queueLevel) }
+    }
+}
