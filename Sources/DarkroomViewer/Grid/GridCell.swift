@@ -1,6 +1,6 @@
 import Darkroom
 import DarkroomImage
-import Synchronization
+import DarkroomSupport
 
 /// What a pipeline thread hands the drawing thread: a cell's image (or failure), tagged with the binding's
 /// generation so the drawing thread can drop it if the cell has been reused since.
@@ -22,7 +22,7 @@ struct Delivery: Sendable {
 /// Deliveries waiting for the drawing thread: pipeline threads post, the drawing thread takes them all at the top of
 /// each frame. One lock, held for an append or a swap.
 final class DeliveryInbox: Sendable {
-    private let pending = Mutex<[Delivery]>([])
+    private let pending = Locked<[Delivery]>([])
 
     func post(_ delivery: Delivery) { pending.withLock { $0.append(delivery) } }
 

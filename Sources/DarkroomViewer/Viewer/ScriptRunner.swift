@@ -60,7 +60,7 @@ extension Viewer {
         guard scanFinished, lastPlaceholders == 0, scroll.isAtRest else {
             return false
         }
-        if let large { return large.image.hasImage || large.failed }
+        if let large { return large.hasImage || large.failed }
         return true
     }
 }

@@ -18,7 +18,7 @@ extension Viewer {
         var placeholderCount = 0
         for index in visible {
             let rect = layout.frame(of: index, offset: scroll.offset)
-            guard let cell = bound[index] else {
+            guard let cell = binder.bound[index] else {
                 placeholderCount += 1
                 window.fill(rect, Self.placeholderGray)
                 continue

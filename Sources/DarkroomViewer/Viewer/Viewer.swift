@@ -6,7 +6,6 @@ import DarkroomSupport
 import DarkroomTables
 import Dispatch
 import Foundation
-import Synchronization
 
 /// `darkroom view`: a window showing every image under a folder as a grid of thumbnails, and one image large.
 ///
@@ -23,7 +22,6 @@ public final class Viewer {
     let library: PhotoLibrary
     let placeholders: PlaceholderStore
     let desktop: DesktopThumbnails?
-    var desktopSources = 0
     let inbox = DeliveryInbox()
     /// Makes animation players (parsing an animation's header) off the drawing thread, at nice 10 like the pipeline.
     let helper = WorkQueue(name: "darkroom.view.helper", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
@@ -42,14 +40,11 @@ public final class Viewer {
     /// Where the grid is scrolled and how it moves.
     var scroll = ScrollModel()
 
-    // Cells
-    var bound: [Int: CellState] = [:]
-    var cellsBySlot: [Int: CellState] = [:]
-    var freeCells: [CellState] = []
-    var prefetching: [Int: ImageRequest] = [:]
-    var boundRange: Range<Int> = 0..<0
+    /// Which cells are bound to which images.
+    let binder: CellBinder
+    /// The open image, when the large view is showing.
+    var large: LargeView?
     var selected = 0
-    var large: LargeState?
 
     // Loop state
     var running = true
@@ -105,7 +100,7 @@ public final class Viewer {
         var tableName: String?
         if options.useTables, options.strategy == .pipeline {
             let side = layout.side
-            let geometry = Self.cellGeometry(side: side)
+            let geometry = CellBinder.cellGeometry(side: side)
             do {
                 let format = try ImageTableFormat(
                     name: "grid-\(side)", geometry: geometry, maximumCount: options.tableEntries)
@@ -126,6 +121,9 @@ public final class Viewer {
             ? DesktopThumbnails(
                 side: layout.side, root: options.desktopThumbnailRoot ?? DesktopThumbnailCache.userRoot())
             : nil
+        binder = CellBinder(
+            pipeline: pipeline, prefetcher: prefetcher, placeholders: placeholders, desktop: desktop, inbox: inbox,
+            strategy: options.strategy, prefetchScreens: options.prefetchScreens)
 
         let samples = rss
         rssTimer = DispatchSource.makeTimerSource(queue: sampler)
@@ -220,7 +218,7 @@ public final class Viewer {
             applyDeliveries()
             let visible = layout.visibleCells(offset: scroll.offset)
             if scanFinished || visible.count >= layout.columns * max(1, layout.height / layout.rowHeight) {
-                if visible.allSatisfy({ bound[$0].map { $0.image.hasImage || $0.failed } ?? false }) { return }
+                if visible.allSatisfy({ binder.bound[$0].map { $0.image.hasImage || $0.failed } ?? false }) { return }
             }
             Thread.sleep(forTimeInterval: 0.001)
         }
@@ -250,9 +248,9 @@ public final class Viewer {
         library.cancel()
         desktop?.stop()
         prefetcher.stopPrefetching()
-        for cell in bound.values { unbind(cell, now: recorder.now) }
+        binder.unbindAll(recorder: &recorder)
         closeLarge()
-        for cell in cellsBySlot.values { cell.destroyTextures(window) }
+        for cell in binder.cellsBySlot.values { cell.destroyTextures(window) }
         placeholders.save()
     }
 
@@ -274,7 +272,7 @@ public final class Viewer {
             "scanFinishedAt": scanFinishedAt ?? NSNull(),
             "window": ["width": layout.width, "height": layout.height, "scale": layout.scale],
             "thumbnailSide": layout.side, "columns": layout.columns, "images": items.count,
-            "table": tableName ?? NSNull(), "desktopThumbnailsUsed": desktopSources,
+            "table": tableName ?? NSNull(), "desktopThumbnailsUsed": binder.desktopSources,
             "desktopLookups": desktop?.lookups ?? 0, "firstCellsAt": firstCellsAt ?? NSNull(),
             "firstScreenAt": firstScreenAt ?? NSNull(), "settleSeconds": settleTimes,
             "peakRSSMiB": Double(ProcessStats.peakRSSBytes) / 1_048_576,
@@ -294,7 +292,7 @@ public final class Viewer {
 
 /// The process's resident set size, sampled once a second off the drawing thread (reading `/proc`), MiB.
 final class RSSSamples: Sendable {
-    private let samples = Mutex<[Double]>([])
+    private let samples = Locked<[Double]>([])
     func sample() { samples.withLock { $0.append(Double(ProcessStats.currentRSSBytes) / 1_048_576) } }
     var values: [Double] { samples.withLock { $0 } }
 }

@@ -1,0 +1,100 @@
+import Darkroom
+import DarkroomImage
+
+/// The large view: one image decoded to fit the window (never enlarged), its animation, and the neighbours
+/// prefetched so stepping is quick.
+///
+/// Only the drawing thread calls it. It never touches the window: a delivered image or a new animation frame waits
+/// in ``frameToUpload(now:)`` for the viewer to upload when it draws, so it runs in tests without a display.
+/// Cost: one request and two prefetches per image opened.
+final class LargeView {
+    let target: LargeTarget
+    /// The image shown, as an index into the library's items.
+    private(set) var index = 0
+    /// The generation of the current request; deliveries with another are stale.
+    private(set) var generation: UInt64 = 0
+    /// The uploaded image (the viewer's texture).
+    var image = ImageTexture()
+    /// Whether the current image failed to load.
+    private(set) var failed = false
+    private(set) var player: AnimationPlayer?
+    private var frameShown = -1
+    /// A delivered image not uploaded yet.
+    private var delivered: Bitmap?
+
+    init(inbox: DeliveryInbox) {
+        target = LargeTarget(inbox: inbox)
+    }
+
+    /// Whether the current image is on screen or waiting to be uploaded.
+    var hasImage: Bool { image.hasImage || delivered != nil }
+
+    /// The request for `item` at a `width`×`height` window: fit, never enlarged, animated when it has frames.
+    static func request(
+        for item: LibraryItem, width: Int, height: Int, priority: ImageRequest.Priority
+    ) -> ImageRequest {
+        var request = ImageRequest(
+            source: .file(item.path), size: .fit(width: width, height: height), priority: priority,
+            options: [.animated], pixelFormat: .exactly(.bgra8Premultiplied))
+        request.imageID = item.imageID
+        return request
+    }
+
+    /// Shows image `index` (clamped to `items`), forgetting the one before, and prefetches its neighbours.
+    func open(
+        _ index: Int, items: [LibraryItem], width: Int, height: Int, pipeline: ImagePipeline,
+        prefetcher: ImagePrefetcher
+    ) {
+        guard !items.isEmpty else { return }
+        let index = min(max(0, index), items.count - 1)
+        self.index = index
+        image.forget()
+        delivered = nil
+        failed = false
+        player?.stop()
+        player = nil
+        frameShown = -1
+        pipeline.setImage(
+            with: Self.request(for: items[index], width: width, height: height, priority: .veryHigh), on: target)
+        generation = target.darkroom.generation
+        let neighbours = [index + 1, index - 1].filter { $0 >= 0 && $0 < items.count }
+        prefetcher.startPrefetching(
+            with: neighbours.map { Self.request(for: items[$0], width: width, height: height, priority: .low) })
+    }
+
+    /// Takes a delivery for the large view. Returns the animation to make a player for, if the image has one.
+    func apply(_ delivery: Delivery) -> AnimatedImage? {
+        guard delivery.slot == Delivery.largeView, delivery.generation == generation else { return nil }
+        switch delivery.content {
+        case .image(let bitmap, let animation, _):
+            delivered = bitmap
+            return animation
+        case .player(let player):
+            self.player?.stop()
+            self.player = player
+            frameShown = -1
+        case .failure:
+            failed = true
+        }
+        return nil
+    }
+
+    /// What to upload before drawing at `now`: the animation's frame when it changed, else a delivered image not
+    /// uploaded yet, else nil.
+    func frameToUpload(now: Double) -> Bitmap? {
+        if let player, let frame = player.frame(at: now), frame.index != frameShown {
+            frameShown = frame.index
+            delivered = nil
+            return frame.bitmap
+        }
+        defer { delivered = nil }
+        return delivered
+    }
+
+    /// Stops the request and the animation (the viewer destroys the texture).
+    func close() {
+        target.darkroom.cancel()
+        player?.stop()
+        delivered = nil
+    }
+}
