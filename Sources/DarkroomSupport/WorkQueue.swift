@@ -20,21 +20,25 @@ package final class WorkQueue: Sendable {
     /// A queued closure's handle. The closure itself is kept by the queue only while the item is pending, so a
     /// cancelled item releases what its closure captured (say the bytes of a file waiting for a decode) at once,
     /// even if the item itself is still referenced.
+    ///
+    /// The handle holds its queue strongly and the queue knows its items only by number, so there is no cycle and
+    /// no weak reference (a weak reference gives the queue a side table that LeakSanitizer cannot trace, and
+    /// reports as a leak at exit). A handle kept after its work ran keeps the queue's memory, not its threads.
     package final class Item: Sendable {
-        fileprivate let enqueuedAt: Double
-        fileprivate weak let queue: WorkQueue?
+        fileprivate let id: UInt64
+        fileprivate let queue: WorkQueue
 
-        fileprivate init(queue: WorkQueue) {
+        fileprivate init(queue: WorkQueue, id: UInt64) {
             self.queue = queue
-            self.enqueuedAt = MonotonicClock.seconds()
+            self.id = id
         }
 
         /// Removes the item if it has not started; returns whether it was removed.
         @discardableResult
-        package func cancel() -> Bool { queue?.remove(self) ?? false }
+        package func cancel() -> Bool { queue.remove(id) }
 
         /// Moves a queued item to another level; no effect once it has started.
-        package func setPriority(_ priority: Priority) { queue?.move(self, to: priority) }
+        package func setPriority(_ priority: Priority) { queue.move(id, to: priority) }
     }
 
     /// Counters for tests and the CLI.
@@ -50,30 +54,32 @@ package final class WorkQueue: Sendable {
 
     private struct Pending {
         var level: Priority
+        let enqueuedAt: Double
         let work: @Sendable (_ queueWait: Double) -> Void
     }
 
     private struct State {
-        var levels = [[Item]](repeating: [], count: Priority.allCases.count)
+        /// Item numbers by level, in arrival order; numbers are never reused.
+        var levels = [[UInt64]](repeating: [], count: Priority.allCases.count)
         var heads = [Int](repeating: 0, count: Priority.allCases.count)
-        /// Queued items, their current level and their closure; an item in a level array but not here (or at
-        /// another level) is a tombstone skipped when popped. (A tombstone holds the item, so its identifier cannot
-        /// be reused while it is in an array.)
-        var pending: [ObjectIdentifier: Pending] = [:]
+        var nextID: UInt64 = 0
+        /// Queued items, their current level and their closure; a number in a level array but not here (or at
+        /// another level) is a tombstone skipped when popped.
+        var pending: [UInt64: Pending] = [:]
         /// Tombstones in the level arrays; past the number pending (and 64) the arrays are swept.
         var tombstones = 0
         var stats = Statistics()
 
-        mutating func pop() -> (Item, Pending)? {
+        mutating func pop() -> Pending? {
             for level in Priority.allCases.reversed() {
                 let l = level.rawValue
                 while heads[l] < levels[l].count {
-                    let item = levels[l][heads[l]]
+                    let id = levels[l][heads[l]]
                     heads[l] += 1
-                    if let entry = pending[ObjectIdentifier(item)], entry.level == level {
-                        pending[ObjectIdentifier(item)] = nil
+                    if let entry = pending[id], entry.level == level {
+                        pending[id] = nil
                         compact(l)
-                        return (item, entry)
+                        return entry
                     }
                     tombstones = max(0, tombstones - 1)
                 }
@@ -88,7 +94,7 @@ package final class WorkQueue: Sendable {
             guard tombstones > max(64, pending.count) else { return }
             for level in Priority.allCases {
                 let l = level.rawValue
-                levels[l] = levels[l][heads[l]...].filter { pending[ObjectIdentifier($0)]?.level == level }
+                levels[l] = levels[l][heads[l]...].filter { pending[$0]?.level == level }
                 heads[l] = 0
             }
             tombstones = 0
@@ -131,22 +137,24 @@ package final class WorkQueue: Sendable {
     package func enqueue(priority: Priority = .normal, _ work: @escaping @Sendable (_ queueWait: Double) -> Void)
         -> Item
     {
-        let item = Item(queue: self)
-        let spawn: Bool = state.withLock { s in
-            s.levels[priority.rawValue].append(item)
-            s.pending[ObjectIdentifier(item)] = Pending(level: priority, work: work)
+        let now = MonotonicClock.seconds()
+        let (id, spawn): (UInt64, Bool) = state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.levels[priority.rawValue].append(id)
+            s.pending[id] = Pending(level: priority, enqueuedAt: now, work: work)
             s.stats.pending = s.pending.count
             guard s.stats.threads < maxConcurrent, s.stats.threads - s.stats.running < s.pending.count else {
-                return false
+                return (id, false)
             }
             s.stats.threads += 1
             s.stats.threadsStarted += 1
             s.stats.maxThreads = max(s.stats.maxThreads, s.stats.threads)
-            return true
+            return (id, true)
         }
         if spawn { startThread() }
         wakeups.signal()
-        return item
+        return Item(queue: self, id: id)
     }
 
     /// Running, queued and thread counts, with high-water marks.
@@ -168,9 +176,9 @@ package final class WorkQueue: Sendable {
         }
     }
 
-    fileprivate func remove(_ item: Item) -> Bool {
+    fileprivate func remove(_ id: UInt64) -> Bool {
         state.withLock { s in
-            let removed = s.pending.removeValue(forKey: ObjectIdentifier(item)) != nil
+            let removed = s.pending.removeValue(forKey: id) != nil
             s.stats.pending = s.pending.count
             if removed {
                 s.tombstones += 1
@@ -180,11 +188,11 @@ package final class WorkQueue: Sendable {
         }
     }
 
-    fileprivate func move(_ item: Item, to priority: Priority) {
+    fileprivate func move(_ id: UInt64, to priority: Priority) {
         state.withLock { s in
-            guard let current = s.pending[ObjectIdentifier(item)]?.level, current != priority else { return }
-            s.pending[ObjectIdentifier(item)]?.level = priority
-            s.levels[priority.rawValue].append(item)
+            guard let current = s.pending[id]?.level, current != priority else { return }
+            s.pending[id]?.level = priority
+            s.levels[priority.rawValue].append(id)
             s.tombstones += 1
             s.sweepIfNeeded()
         }
@@ -216,15 +224,15 @@ package final class WorkQueue: Sendable {
                 if exit { return }
                 continue
             }
-            let next: (Item, Pending)? = state.withLock { s in
-                guard let item = s.pop() else { return nil }
+            let next: Pending? = state.withLock { s in
+                guard let entry = s.pop() else { return nil }
                 s.stats.pending = s.pending.count
                 s.stats.running += 1
                 s.stats.maxRunning = max(s.stats.maxRunning, s.stats.running)
-                return item
+                return entry
             }
-            guard let (item, entry) = next else { continue }
-            entry.work(MonotonicClock.seconds() - item.enqueuedAt)
+            guard let entry = next else { continue }
+            entry.work(MonotonicClock.seconds() - entry.enqueuedAt)
             state.withLock { s in
                 s.stats.running -= 1
                 s.stats.executed += 1

@@ -1,5 +1,6 @@
 import DarkroomSupport
 import Dispatch
+import Synchronization
 
 /// Trimming, batched access-time writes and orphan reaping. Each step holds the lock for one small SQLite
 /// transaction (at most ``DiskCache/trimBatch`` rows) and deletes files after dropping it, so callers are never
@@ -86,17 +87,28 @@ extension DiskCache {
     func startMaintenance() {
         let ns = Int(min(configuration.trimInterval.nanoseconds, UInt64(Int.max)))
         state.withLock { s in
-            let timer = DispatchSource.makeTimerSource(queue: maintenance)
+            // The timer only wakes; the work runs on the maintenance thread, after any trim already queued there
+            let timer = DispatchSource.makeTimerSource()
             timer.schedule(deadline: .now(), repeating: .nanoseconds(max(ns, 1_000_000)), leeway: .milliseconds(100))
             // Orphans come from crashes, so they are reaped once, in the first run after open (a full table scan);
             // later runs only trim.
-            var first = true
+            // The handler runs on a global queue's threads, one tick at a time but not always on the same thread
+            let first = Locked(true)
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
-                self.flush()
-                self.trimToLimits()
-                if first { self.reapOrphans() }
-                first = false
+                let reaps = first.withLock { isFirst in
+                    defer { isFirst = false }
+                    return isFirst
+                }
+                // Ticks that come while a run waits or runs are one run, as a timer on a busy serial queue coalesces
+                guard !self.timedRunQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                self.maintenance.enqueue { [weak self] _ in
+                    guard let self else { return }
+                    self.timedRunQueued.store(false, ordering: .releasing)
+                    self.flush()
+                    self.trimToLimits()
+                    if reaps { self.reapOrphans() }
+                }
             }
             timer.resume()
             s.timer = timer
@@ -106,7 +118,7 @@ extension DiskCache {
     /// Writes the pending read times in the background.
     func scheduleTouchFlush() {
         state.withLock { $0.flushScheduled = true }
-        maintenance.async { [weak self] in
+        maintenance.enqueue { [weak self] _ in
             guard let self else { return }
             self.state.withLock { $0.flushScheduled = false }
             self.flush()

@@ -19,7 +19,7 @@ import Synchronization
 /// the manifest so that first reads of new values take no page faults (work moved from the reader to the writer).
 /// A read records its time at most once per ``DiskCacheConfiguration/accessTimeResolution`` per key, written in
 /// batches off the read path. Calls block the calling thread on disk I/O: call them off a render loop,
-/// or use the `async` variants, which run on a private I/O queue.
+/// or use the `async` variants, which run on the cache's own I/O threads.
 ///
 /// **Never a torn value.** After `kill -9` (or, see ``DiskCacheConfiguration/Durability``, power loss) at any
 /// moment, a read returns the old value, the new value or nothing. Files are named once and never rewritten;
@@ -40,6 +40,10 @@ import Synchronization
 /// ``DiskCacheConfiguration/orphanGracePeriod``. Don't share a directory between processes with different limits.
 ///
 /// Layout: `DIR/manifest.sqlite` (+ `-wal`; `-shm` when shared) and `DIR/data/<random name>`.
+///
+/// Its facets are files of their own: reads and writes here, maintenance (trim, batched read times, orphan reaping)
+/// in `DiskCache+Maintenance.swift`, the `async` variants in `DiskCache+Async.swift`; the SQLite rows live in
+/// `Manifest` and the value files in `ValueFiles`.
 public final class DiskCache: Sendable {
     /// The cache directory.
     public let directory: String
@@ -51,8 +55,12 @@ public final class DiskCache: Sendable {
     let clock: @Sendable () -> Double
     let files: ValueFiles
     let state: Locked<DiskCacheState>
-    let maintenance = DispatchQueue(label: "darkroom.disk-cache.maintenance", qos: .utility)
-    let io = DispatchQueue(label: "darkroom.disk-cache.io", qos: .userInitiated, attributes: .concurrent)
+    /// Trims and read-time flushes, one at a time, on a thread of the cache's own.
+    let maintenance = WorkQueue(name: "darkroom.disk-cache.maintenance", maxConcurrent: 1)
+    /// Whether a timed maintenance run is queued and not yet started.
+    let timedRunQueued = Atomic(false)
+    /// The `async` variants' blocking calls (never on Swift's cooperative pool): up to four at once.
+    let io = WorkQueue(name: "darkroom.disk-cache.io", maxConcurrent: 4)
 
     /// Pending read times are written once this many have accumulated (in the background).
     static let touchBatch = 256
@@ -237,7 +245,7 @@ public final class DiskCache: Sendable {
         switch result {
         case .success(let (replaced, scheduleTrim)):
             if let old = replaced?.filename, old != filename { files.remove(old) }
-            if scheduleTrim { maintenance.async { [weak self] in self?.trimToLimits() } }
+            if scheduleTrim { maintenance.enqueue { [weak self] _ in self?.trimToLimits() } }
         case .failure(let error):
             if let filename { files.remove(filename) }
             throw error
