@@ -3,6 +3,10 @@ import CSQLite
 /// The SQLite manifest of a ``DiskCache``: one row per key with its size, checksum, times, the value itself when
 /// inline or the name of its file, and optional extended data. WAL mode; every statement prepared once.
 /// Not thread-safe: the cache keeps it inside its `Mutex`.
+///
+/// Its parts are in three files by facet: the statements and transactions here, the in-memory row index
+/// (`Manifest+RowIndex.swift`) and inline-value blobs (`Manifest+InlineBlob.swift`). One type, because all three
+/// share the one SQLite connection and the lock around it.
 final class Manifest {
     static let schemaVersion = 3
     /// Bytes of the database file reads map (`PRAGMA mmap_size`).

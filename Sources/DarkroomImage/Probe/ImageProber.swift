@@ -8,6 +8,9 @@
 /// Size limits (``DecodeLimits/maxDimension``, ``DecodeLimits/maxSourcePixels``) are the decoder's to enforce:
 /// a probe reports the stored size as it is. The probe does enforce ``DecodeLimits/maxInputBytes`` and
 /// ``DecodeLimits/maxFrames``.
+///
+/// A namespace without state, one file per container format (`ImageProber+JPEG.swift`, `+PNG`, `+WebP`, `+GIF`,
+/// files, animation timing): the whole is long because the formats are many, and each reader stays small.
 public enum ImageProber {
     /// The format named by the first bytes, or nil when they match no supported format.
     ///

@@ -34,6 +34,9 @@ struct OpenReport: Sendable {
 /// file descriptor (and with it the `flock`) stays open until the table is closed *and* the last bitmap is gone.
 /// The lock is held only for O(1) bookkeeping; mapping, decoding, checksums, trailer writes and index saves all
 /// run outside it, so reading one entry never waits for a write to another.
+///
+/// Opening and recovery (`TableCore+Open.swift`: header checks, the index load or rebuild, the scan of a table
+/// left by a crash) are a second file of this type because they build the very state the rest guards.
 final class TableCore: Sendable {
     let path: String
     let layout: TableLayout
