@@ -33,6 +33,10 @@ struct FrameRecorder {
     private(set) var cellsShownAtOnce = 0
     /// Resident set size samples, MiB.
     private(set) var rssSamples: [Double] = []
+    /// When the library scan finished, seconds since the start.
+    private(set) var scanFinishedAt: Double?
+    /// How long each script `settle` step waited, seconds.
+    private(set) var settleTimes: [Double] = []
     private let start = MonotonicClock.seconds()
 
     init(fps: Double) { budget = 1 / fps }
@@ -46,6 +50,13 @@ struct FrameRecorder {
     }
     mutating func recordShownAtOnce() { cellsShownAtOnce += 1 }
     mutating func recordRSS(_ mib: Double) { rssSamples.append(mib) }
+    mutating func recordScanFinished() { scanFinishedAt = now }
+    mutating func recordSettle(seconds: Double) { settleTimes.append(seconds) }
+
+    /// The first frame with cells on screen.
+    var firstCellsAt: Double? { frames.first { $0.cells > 0 }?.t }
+    /// The first frame with cells on screen and none of them a placeholder.
+    var firstScreenAt: Double? { frames.first { $0.cells > 0 && $0.placeholders == 0 }?.t }
 
     /// The summary and the frames as JSON.
     func json(extra: [String: Any]) throws -> Data {
@@ -74,6 +85,10 @@ struct FrameRecorder {
             "cellsShownAtOnce": cellsShownAtOnce,
             "rssMiB": ["first": rssSamples.first ?? 0, "max": rssSamples.max() ?? 0, "last": rssSamples.last ?? 0],
             "rssSamples": rssSamples,
+            "scanFinishedAt": scanFinishedAt ?? NSNull(),
+            "firstCellsAt": firstCellsAt ?? NSNull(),
+            "firstScreenAt": firstScreenAt ?? NSNull(),
+            "settleSeconds": settleTimes,
         ]
         summary.merge(extra) { _, new in new }
         var object = summary

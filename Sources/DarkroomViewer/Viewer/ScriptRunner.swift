@@ -21,7 +21,7 @@ struct ScriptRunner {
         case .wait(let seconds): done = elapsed >= seconds
         case .settle(let timeout):
             done = viewer.isSettled || elapsed >= timeout
-            if done { viewer.settleTimes.append(elapsed) }
+            if done { viewer.recorder.recordSettle(seconds: elapsed) }
         case .scroll(let velocity, let seconds):
             viewer.scroll.setScriptVelocity(velocity)
             done = elapsed >= seconds

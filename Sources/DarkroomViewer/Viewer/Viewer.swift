@@ -14,6 +14,10 @@ import Foundation
 /// delivered, uploads them to textures and draws. It never decodes, resamples or reads a file (with
 /// ``ViewerOptions/Strategy/naive`` it does, on purpose, for comparison). Frames are paced at
 /// ``ViewerOptions/fps``; every frame's work time and placeholder count go to ``FrameRecorder``.
+///
+/// What holds state of its own is a part that needs no window: ``ScrollModel``, ``CellBinder``, ``LargeView``,
+/// ``FrameRecorder``, ``RSSSampler``. What is left here is the loop and its facets, a file each (input, drawing,
+/// deliveries, the large view's window side), which share the window, the layout and the scroll.
 public final class Viewer {
     let options: ViewerOptions
     let window: SDLWindow
@@ -25,12 +29,10 @@ public final class Viewer {
     let inbox = DeliveryInbox()
     /// Makes animation players (parsing an animation's header) off the drawing thread, at nice 10 like the pipeline.
     let helper = WorkQueue(name: "darkroom.view.helper", maxConcurrent: 1, idleTimeout: 30, niceness: 10)
-    /// Samples the RSS once a second.
-    let sampler = DispatchQueue(label: "darkroom.view.rss", qos: .utility)
     /// The image table's name, for the stats file; nil without a table.
     let tableName: String?
-    let rss = RSSSamples()
-    let rssTimer: any DispatchSourceTimer
+    /// The resident set size, once a second off the drawing thread.
+    let rss = RSSSampler()
 
     var items: [LibraryItem] = []
     var scanFinished = false
@@ -51,10 +53,6 @@ public final class Viewer {
     var script: ScriptRunner?
     var pendingScreenshot: String?
     var lastPlaceholders = 0
-    var firstScreenAt: Double?
-    var firstCellsAt: Double?
-    var settleTimes: [Double] = []
-    var scanFinishedAt: Double?
     var titleUpdatedAt = -1.0
     /// Texture uploads in the frame being made.
     var uploads = 0
@@ -124,12 +122,7 @@ public final class Viewer {
         binder = CellBinder(
             pipeline: pipeline, prefetcher: prefetcher, placeholders: placeholders, desktop: desktop, inbox: inbox,
             strategy: options.strategy, prefetchScreens: options.prefetchScreens)
-
-        let samples = rss
-        rssTimer = DispatchSource.makeTimerSource(queue: sampler)
-        rssTimer.schedule(deadline: .now(), repeating: .seconds(1))
-        rssTimer.setEventHandler { samples.sample() }
-        rssTimer.resume()
+        rss.start()
     }
 
     /// Pixels per point: the drawable's width over the window's, else `DARKROOM_SCALE` or `GDK_SCALE`, else 1.
@@ -184,10 +177,6 @@ public final class Viewer {
                     screenshot: screenshot, uploads: uploads))
             uploads = 0
             lastPlaceholders = placeholderCount
-            if cells > 0 {
-                if firstCellsAt == nil { firstCellsAt = now }
-                if placeholderCount == 0, firstScreenAt == nil { firstScreenAt = now }
-            }
             if exiting { break }
             next += period
             if next < t1 { next = t1 }
@@ -239,12 +228,12 @@ public final class Viewer {
         } else if finished {
             window.setTitle("Darkroom — \(options.root) — \(items.count) images")
         }
-        if finished, !scanFinished { scanFinishedAt = recorder.now }
+        if finished, !scanFinished { recorder.recordScanFinished() }
         scanFinished = finished
     }
 
     private func shutDown() {
-        rssTimer.cancel()
+        rss.stop()
         library.cancel()
         desktop?.stop()
         prefetcher.stopPrefetching()
@@ -265,16 +254,14 @@ public final class Viewer {
     }
 
     private func writeStats(_ file: String) throws(ViewerError) {
-        for sample in rss.values { recorder.recordRSS(sample) }
+        for sample in rss.samples { recorder.recordRSS(sample) }
         let statistics = pipeline.statistics
         let extra: [String: Any] = [
             "strategy": options.strategy.rawValue, "renderer": window.rendererName, "fps": fps,
-            "scanFinishedAt": scanFinishedAt ?? NSNull(),
             "window": ["width": layout.width, "height": layout.height, "scale": layout.scale],
             "thumbnailSide": layout.side, "columns": layout.columns, "images": items.count,
             "table": tableName ?? NSNull(), "desktopThumbnailsUsed": binder.desktopSources,
-            "desktopLookups": desktop?.lookups ?? 0, "firstCellsAt": firstCellsAt ?? NSNull(),
-            "firstScreenAt": firstScreenAt ?? NSNull(), "settleSeconds": settleTimes,
+            "desktopLookups": desktop?.lookups ?? 0,
             "peakRSSMiB": Double(ProcessStats.peakRSSBytes) / 1_048_576,
             "pipeline": [
                 "requests": statistics.requests, "memoryHits": statistics.memoryHits,
@@ -288,11 +275,4 @@ public final class Viewer {
             throw ViewerError(.io, "cannot write stats \(file)", underlying: error)
         }
     }
-}
-
-/// The process's resident set size, sampled once a second off the drawing thread (reading `/proc`), MiB.
-final class RSSSamples: Sendable {
-    private let samples = Locked<[Double]>([])
-    func sample() { samples.withLock { $0.append(Double(ProcessStats.currentRSSBytes) / 1_048_576) } }
-    var values: [Double] { samples.withLock { $0 } }
 }
