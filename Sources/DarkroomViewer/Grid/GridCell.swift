@@ -35,6 +35,7 @@ final class DeliveryInbox: Sendable {
 }
 
 /// A reusable grid cell as the pipeline sees it: an ``ImageTarget`` whose `display` posts to the drawing thread.
+/// The large view is one too, in the slot ``Delivery/largeView``.
 ///
 /// The pipeline calls ``display(_:)`` only while the binding it belongs to is current (its generation check runs
 /// under the target's display lock), so the generation read there is that binding's; the drawing thread keeps the
@@ -42,7 +43,7 @@ final class DeliveryInbox: Sendable {
 /// the image of the photo it showed before.
 final class GridCell: ImageTarget {
     let darkroom = ImageTargetState()
-    /// Which cell this is (its texture on the drawing thread).
+    /// Which cell this is (its texture on the drawing thread), or ``Delivery/largeView``.
     let slot: Int
     private let inbox: DeliveryInbox
 

@@ -8,7 +8,8 @@ import DarkroomImage
 /// in ``frameToUpload(now:)`` for the viewer to upload when it draws, so it runs in tests without a display.
 /// Cost: one request and two prefetches per image opened.
 final class LargeView {
-    let target: LargeTarget
+    /// The pipeline's target: a cell in the slot reserved for the large view, posting to the same inbox.
+    let target: GridCell
     /// The image shown, as an index into the library's items.
     private(set) var index = 0
     /// The generation of the current request; deliveries with another are stale.
@@ -23,7 +24,7 @@ final class LargeView {
     private var delivered: Bitmap?
 
     init(inbox: DeliveryInbox) {
-        target = LargeTarget(inbox: inbox)
+        target = GridCell(slot: Delivery.largeView, inbox: inbox)
     }
 
     /// Whether the current image is on screen or waiting to be uploaded.
