@@ -111,13 +111,15 @@ cluster-test: $(if $(filter .build/release/darkroom,$(DARKROOM)),release,)
 	python3 scripts/cluster-test.py --darkroom $(DARKROOM) --photos $(PHOTOS)
 
 # Every fuzz target under libFuzzer with ASan (and UBSan on the C shims), each long enough for a million executions
-# (180 s; animation 4 min, icc 8, decode 20, manifest 40; FUZZ_SECONDS=N for one length; 8 minutes to build first);
-# findings land in Fuzz/crashers/. `fuzz-smoke` is CI's 30 s a target from the seeds.
+# (180 s; animation 4 min, icc 8, decode 20, manifest 40; FUZZ_SECONDS=N for one length); findings land in
+# Fuzz/crashers/. `fuzz-smoke` is CI's 30 s a target from the seeds. The driver builds in the test build's scratch
+# path with its flags, so after `make test`'s build only Darkroom's own modules compile again, instrumented.
+FUZZENV    = FUZZ_SCRATCH=$(TESTBUILD) FUZZ_BUILD_FLAGS="$(TESTFLAGS)" PHOTOS=$(PHOTOS)
 fuzz: deps
-	FUZZ_SECONDS=$(FUZZ_SECONDS) PHOTOS=$(PHOTOS) scripts/fuzz.sh
+	$(FUZZENV) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 fuzz-smoke: deps
-	FUZZ_SECONDS=30 PHOTOS=$(PHOTOS) scripts/fuzz.sh
+	$(FUZZENV) FUZZ_SECONDS=30 scripts/fuzz.sh
 
 # 10 minutes of mixed traffic with SIGKILLs, a disk-full and a read-only spell on the cache (needs root for its
 # tmpfs); checks every body, the cache, RSS and descriptors. Report in .build-bench/soak/.

@@ -233,11 +233,28 @@ let package = Package(
     ]
 )
 
-// The libFuzzer driver, only when `make fuzz` asks for it (DARKROOM_FUZZ=1): every module is then built with
-// `-sanitize=fuzzer,address` (scripts/fuzz.sh).
+// The libFuzzer driver, only when `make fuzz` asks for it (DARKROOM_FUZZ=1). Darkroom's own modules are then built
+// with coverage and AddressSanitizer (`-sanitize=fuzzer,address`; UndefinedBehaviorSanitizer too on the C shims,
+// whose setjmp/longjmp paths are where undefined behaviour would hide) and the driver links libFuzzer and the
+// sanitizer runtimes. The dependencies keep the flags of the build they are shared with: scripts/fuzz.sh builds in
+// the test build's scratch path, so only Darkroom's modules compile again. Coverage then guides the fuzzer through
+// Darkroom's code alone, and an input reaching a dependency is still checked where it comes back into Darkroom.
 if Context.environment["DARKROOM_FUZZ"] == "1" {
+    for target in package.targets where target.type == .regular {
+        if target.name.hasPrefix("CDarkroom") {
+            target.cSettings =
+                (target.cSettings ?? []) + [
+                    .unsafeFlags(["-fsanitize=fuzzer-no-link,address,undefined", "-fno-sanitize-recover=undefined"])
+                ]
+        } else if !target.name.hasPrefix("C") {
+            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"])]
+        }
+    }
     package.targets.append(
-        .executableTarget(name: "darkroom-fuzz", dependencies: ["DarkroomFuzzing"], path: "Fuzz/Driver"))
+        .executableTarget(
+            name: "darkroom-fuzz", dependencies: ["DarkroomFuzzing"], path: "Fuzz/Driver",
+            swiftSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])],
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-Xclang-linker", "-fuse-ld=lld"])]))
     package.products.append(.executable(name: "darkroom-fuzz", targets: ["darkroom-fuzz"]))
 }
 
