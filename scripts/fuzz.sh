@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Darkroom's fuzz targets under libFuzzer with AddressSanitizer on Darkroom's own modules (Swift and C) and
-# UndefinedBehaviorSanitizer on the C shims, one target per core at a time, and prints executions and findings per target. Each target runs long enough to pass a million
+# UndefinedBehaviorSanitizer on the C shims, one target per core at a time, and prints executions and findings per
+# target. Each target runs long enough to pass a million
 # executions at the rate measured on a 2-core machine (docs/PERFORMANCE.md): 180 s for most, 240 s for `animation`,
 # 480 s for `icc`, 1,200 s for `decode` (~1,000 exec/s: two full decodes of every input) and 2,400 s for `manifest`
 # (~450 exec/s: a SQLite open, quick_check, recovery and writes per input). FUZZ_SECONDS sets one length for all.
@@ -30,8 +31,9 @@ seconds_for() {
 TARGETS=${FUZZ_TARGETS:-manifest decode icc animation probe exif url}
 PHOTOS=${PHOTOS:-../shared/photos}
 RUN=${FUZZ_DIR:-.build-fuzz/run}
-# The driver builds in the test build's scratch path with the test build's flags (the Makefile passes both), so the
-# dependencies are reused as they are and only Darkroom's own modules compile again, instrumented (Package.swift).
+# The driver builds in the test build's scratch path with the test build's flags, so the dependencies are reused as
+# they are and only Darkroom's own modules compile again, instrumented (Package.swift). The Makefile passes both (its
+# TESTBUILD and TESTFLAGS); the defaults here are theirs, for running the script by itself.
 SCRATCH=${FUZZ_SCRATCH:-.build-test}
 read -r -a FLAGS <<<"${FUZZ_BUILD_FLAGS:--c release -Xswiftc -enable-testing}"
 BIN=$SCRATCH/release/darkroom-fuzz
@@ -72,7 +74,7 @@ run_target() {
   local target=$1
   local corpus=$RUN/corpus/$target seeds=$RUN/seeds/$target findings=$RUN/findings/$target log=$RUN/$target.log
   mkdir -p "$corpus" "$seeds" "$findings" "Fuzz/crashers/$target"
-  rm -f "$findings"/* "$RUN/$target.failed"
+  rm -f "$findings"/* "$RUN/$target.failed" "$RUN/$target.row"
   DARKROOM_FUZZ_TARGET=$target DARKROOM_FUZZ_SEEDS=$seeds DARKROOM_PHOTOS=$PHOTOS "$BIN" >/dev/null
   DARKROOM_FUZZ_TARGET=$target "$BIN" "$corpus" "$seeds" "Fuzz/crashers/$target" \
     -dict="$(dictionary "$target")" -max_total_time="$(seconds_for "$target")" -timeout=1 -rss_limit_mb=3072 \
