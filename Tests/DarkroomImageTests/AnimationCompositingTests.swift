@@ -115,15 +115,15 @@ import Testing
         #expect(frames == [[Self.red], [Self.clear]])
     }
 
-    @Test func malformedAnimationsGetTypedErrors() throws {
-        // A frame outside the canvas
+    @Test func malformedAnimationsFallBackToTheirDefaultImage() throws {
+        // A frame outside the canvas breaks the APNG specification: the file plays as its default image alone
         let outside = AnimationFiles.apng(
             width: 2, height: 2,
             frames: [
                 .init(width: 2, height: 2, rgba: [UInt8](repeating: 255, count: 16)),
-                .init(x: 1, y: 1, width: 2, height: 2, rgba: [UInt8](repeating: 255, count: 16)),
+                .init(x: 1, y: 1, width: 2, height: 2, rgba: [UInt8](repeating: 0, count: 16)),
             ])
-        #expect(throws: DarkroomImageError.self) { _ = try Self.grid(outside) }
+        #expect(try Self.grid(outside) == [Array(repeating: [255, 255, 255, 255], count: 4)])
         // JPEG is not an animation format, but a still PNG plays as one frame
         let still = try ImageEncoder.encode(try TestBitmaps.gradient(8, 8, alpha: false), as: .png)
         #expect(try Self.grid(still).count == 1)

@@ -98,6 +98,22 @@ package enum AnimationFiles {
         return out
     }
 
+    /// A PNG made of `chunks` in the order given, each a type and its payload (lengths and CRCs are filled in):
+    /// for files that break a rule on purpose, such as the APNG conformance cases.
+    package static func png(_ chunks: [(type: String, payload: [UInt8])]) -> [UInt8] {
+        chunks.reduce([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { $0 + chunk($1.type, $1.payload) }
+    }
+
+    /// The zlib data of a `width × height` 8-bit RGBA image of one colour (every row filter type 0), as an `IDAT`
+    /// or an `fdAT` after its sequence number carries it.
+    package static func solidImageData(width: Int, height: Int, rgba: [UInt8]) -> [UInt8] {
+        let row: [UInt8] = [0] + Array(repeating: rgba, count: width).joined()
+        return zlibStored(Array(Array(repeating: row, count: height).joined()))
+    }
+
+    /// `value` as four big-endian bytes, as PNG chunk fields are written.
+    package static func bigEndian32(_ value: Int) -> [UInt8] { be32(value) }
+
     // MARK: - Encoding pieces
 
     private static func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }

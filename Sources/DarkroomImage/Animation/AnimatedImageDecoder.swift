@@ -112,7 +112,10 @@ public final class AnimatedImageDecoder {
         case .webp where probe.frameCount > 1:
             return try WebPCompositor(bytes, width: info.canvasWidth, height: info.canvasHeight)
         case .png where probe.frameCount > 1:
-            return try APNGCompositor(bytes, reader: APNGReader(opening: bytes, limits: limits), limits: limits)
+            guard case .animation(let reader) = try APNGReader.opening(bytes, limits: limits) else {
+                return try StillCompositor(bytes, probe: probe, limits: limits)
+            }
+            return try APNGCompositor(bytes, reader: reader, limits: limits)
         case .jxl where probe.frameCount > 1:
             return try JXLCompositor(bytes, width: info.canvasWidth, height: info.canvasHeight, limits: limits)
         default: return try StillCompositor(bytes, probe: probe, limits: limits)

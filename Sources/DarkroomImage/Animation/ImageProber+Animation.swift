@@ -22,7 +22,12 @@ extension ImageProber {
             case .gif: info = try gifAnimation(reader, probe: probe, limits: limits)
             case .webp where probe.frameCount > 1: info = try webPAnimation(reader, probe: probe)
             case .png where probe.frameCount > 1:
-                let apng = try APNGReader(bytes, limits: limits)
+                guard case .animation(let apng) = try APNGReader.read(bytes, isComplete: true, limits: limits) else {
+                    info = AnimationInfo(
+                        format: .png, canvasWidth: probe.width, canvasHeight: probe.height, durations: [0],
+                        loopCount: nil)
+                    break
+                }
                 info = AnimationInfo(
                     format: .png, canvasWidth: apng.width, canvasHeight: apng.height,
                     durations: apng.frames.map(\.durationMilliseconds), loopCount: apng.plays)

@@ -9,7 +9,8 @@ import CSPNG
 ///
 /// An APNG whose default image is not part of its animation (no `fcTL` before the first `IDAT`) shows the
 /// animation's first frame, as browsers, libpng's APNG patch and Pillow do: the `IDAT` image is only for decoders
-/// that know nothing of APNG.
+/// that know nothing of APNG — and for files whose animation chunks break the specification (``APNGReader``),
+/// which show the default image.
 struct PNGDecoder: CodecDecoder {
     let format = ImageFileFormat.png
 
@@ -17,9 +18,10 @@ struct PNGDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        if Self.defaultImageIsHidden(bytes) {
+        if Self.defaultImageIsHidden(bytes),
             let frame = try Self.firstAnimationFrame(
                 bytes, canvasWidth: probe.width, canvasHeight: probe.height, limits: options.limits)
+        {
             let result: Result<CodecOutput, DarkroomImageError> = frame.withUnsafeBytes { raw in
                 Result { () throws(DarkroomImageError) in
                     try decodeImage(
@@ -53,11 +55,12 @@ struct PNGDecoder: CodecDecoder {
     }
 
     /// The animation's first frame as a PNG of its own (the canvas's header, palette and transparency, the frame's
-    /// data). The specification makes the first frame cover the canvas; a file whose first frame does not is corrupt.
+    /// data); nil when the animation chunks break the specification, so the default image is what shows. The
+    /// specification makes the first frame cover the canvas; a file whose first frame does not is corrupt.
     static func firstAnimationFrame(
         _ bytes: UnsafeRawBufferPointer, canvasWidth: Int, canvasHeight: Int, limits: DecodeLimits
-    ) throws(DarkroomImageError) -> [UInt8] {
-        let reader = try APNGReader(opening: bytes, limits: limits)
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        guard case .animation(let reader) = try APNGReader.opening(bytes, limits: limits) else { return nil }
         guard let first = reader.frames.first else { throw DarkroomImageError(.corrupt, "APNG has no frame") }
         guard first.x == 0, first.y == 0, first.width == canvasWidth, first.height == canvasHeight else {
             throw DarkroomImageError(.corrupt, "APNG's first frame must cover the canvas")

@@ -11,8 +11,12 @@ extension ImageProber {
     }
 
     /// Reads IHDR, then walks the chunks before the first IDAT for iCCP, tRNS, acTL (APNG) and eXIf.
-    /// CRCs are not checked; every chunk length must be valid and stay inside the data.
-    static func probePNG(_ reader: ByteReader, limits: DecodeLimits) throws(ProbeStop) -> ImageProbe {
+    /// CRCs are not checked; every chunk length must be valid and stay inside the data. An APNG's chunks are then
+    /// walked to the end (``APNGReader``): its frame count is `acTL`'s when its animation chunks follow the
+    /// specification, and 1 when they do not (the file is then its default image).
+    static func probePNG(_ reader: ByteReader, isComplete: Bool, limits: DecodeLimits) throws(ProbeStop)
+        -> ImageProbe
+    {
         // Signature (8 bytes), then IHDR: length 13, "IHDR", 13 bytes of data, CRC.
         guard try reader.u32be(12) == PNGChunk.ihdr else { throw .corrupt("PNG does not start with IHDR") }
         guard try reader.u32be(8) == 13 else { throw .corrupt("PNG IHDR length is not 13") }
@@ -38,6 +42,7 @@ extension ImageProber {
             isGrayscale: colorType == 0 || colorType == 4,
             isProgressive: interlace == 1, bitDepth: bitDepth)
         var position = 8 + 12 + 13
+        var hasAnimationControl = false
         while true {
             let length = try reader.u32be(position)
             guard length <= 0x7FFF_FFFF else { throw .corrupt("PNG chunk length \(length) is over 2^31-1") }
@@ -46,6 +51,17 @@ extension ImageProber {
             let data = position + 8
             switch type {
             case PNGChunk.idat:
+                guard hasAnimationControl else { return result }
+                do throws(ProbeStop) {
+                    if case .animation(let animation) = try APNGReader.read(
+                        reader.bytes, isComplete: isComplete, limits: limits)
+                    {
+                        result.frameCount = animation.declaredFrameCount
+                    }
+                } catch {
+                    // A whole input cut before its first frame is complete: its default image is what there is.
+                    guard case .needMoreData = error, isComplete else { throw error }
+                }
                 return result
             case PNGChunk.iend:
                 throw .corrupt("PNG has no image data (IEND before IDAT)")
@@ -56,10 +72,7 @@ extension ImageProber {
             case PNGChunk.trns:
                 result.hasAlpha = true
             case PNGChunk.actl:
-                guard length >= 8 else { throw .corrupt("APNG acTL chunk is \(length) bytes, expected 8") }
-                let frames = try reader.u32be(data)
-                if frames > limits.maxFrames { throw .tooManyFrames(frames, limits) }
-                if frames > 0 { result.frameCount = frames }  // 0 is invalid: show the still image
+                hasAnimationControl = true
             case PNGChunk.exif:
                 let payload = try reader.slice(data, length)
                 if let orientation = ExifReader.orientation(exifPayload: payload) {

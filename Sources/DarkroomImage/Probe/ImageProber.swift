@@ -108,7 +108,7 @@ public enum ImageProber {
         let reader = ByteReader(bytes)
         switch format(of: bytes) {
         case .jpeg: return try probeJPEG(reader)
-        case .png: return try probePNG(reader, limits: limits)
+        case .png: return try probePNG(reader, isComplete: isComplete, limits: limits)
         case .webp: return try probeWebP(reader, limits: limits)
         case .gif: return try probeGIF(reader, isComplete: isComplete, limits: limits)
         case .heic: return try HEIFDecoder.probe(bytes, isComplete: isComplete, limits: limits)
