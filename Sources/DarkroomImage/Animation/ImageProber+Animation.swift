@@ -16,6 +16,8 @@ extension ImageProber {
     {
         let probe = try self.probe(bytes, limits: limits)
         let reader = ByteReader(bytes)
+        let still = AnimationInfo(
+            format: probe.format, canvasWidth: probe.width, canvasHeight: probe.height, durations: [0], loopCount: nil)
         let info: AnimationInfo
         do throws(ProbeStop) {
             switch probe.format {
@@ -23,9 +25,7 @@ extension ImageProber {
             case .webp where probe.frameCount > 1: info = try webPAnimation(reader, probe: probe)
             case .png where probe.frameCount > 1:
                 guard case .animation(let apng) = try APNGReader.read(bytes, isComplete: true, limits: limits) else {
-                    info = AnimationInfo(
-                        format: .png, canvasWidth: probe.width, canvasHeight: probe.height, durations: [0],
-                        loopCount: nil)
+                    info = still
                     break
                 }
                 info = AnimationInfo(
@@ -38,9 +38,7 @@ extension ImageProber {
                     throw .failed(error)
                 }
             default:
-                info = AnimationInfo(
-                    format: probe.format, canvasWidth: probe.width, canvasHeight: probe.height, durations: [0],
-                    loopCount: nil)
+                info = still
             }
         } catch {
             switch error {
