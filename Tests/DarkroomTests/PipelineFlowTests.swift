@@ -125,12 +125,16 @@ struct PipelineFlowTests {
     func previews() async throws {
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(width: 200, height: 200, seed: 5))
+        // The body stops after its first half until the preview has arrived, so a loaded machine cannot deliver
+        // the rest before the preview's decode has run (which would rightly drop the preview).
+        server.hold("half")
+        defer { server.release("half") }
         let pipeline = makePipeline()
         var kinds: [String] = []
         var preview: ImageResponse?
         var final: ImageResponse?
         let request = ImageRequest(
-            source: .url(server.url("/img/big?slow=3")), size: .maxPixelSize(100),
+            source: .url(server.url("/img/big?slow=3&pause=half")), size: .maxPixelSize(100),
             options: .progressivePreviews)
         for try await event in pipeline.imageEvents(for: request) {
             switch event {
@@ -138,6 +142,7 @@ struct PipelineFlowTests {
             case .preview(let r):
                 kinds.append("preview")
                 preview = r
+                server.release("half")
             case .finished(let r):
                 kinds.append("finished")
                 final = try r.get()

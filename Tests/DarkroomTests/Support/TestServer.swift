@@ -14,7 +14,7 @@ import NIOPosix
 ///
 /// Routes (query `?v=` makes distinct URLs for the same content):
 /// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks;
-///   `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
+///   `pause=NAME` stops after half the body until NAME is released; `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
 ///   `nostore=1` sends `Cache-Control: no-store`.
 /// - `/html`: an HTML page served as `image/jpeg`.
 /// - `/stall`: headers and 100 bytes of a 10 KB body, then silence (≤ 10 s).
@@ -89,11 +89,13 @@ final class TestServer: Sendable {
         }
         defer { stats.withLock { $0.inFlight -= 1 } }
         if let ms = query["delay"].flatMap(Int.init) { try await Task.sleep(for: .milliseconds(ms)) }
-        if let name = query["hold"] {
+        @Sendable func waitWhileHeld(_ name: String?) async throws {
+            guard let name else { return }
             for _ in 0..<4_000 where holds.withLock({ $0.contains(name) }) {
                 try await Task.sleep(for: .milliseconds(5))
             }
         }
+        try await waitWhileHeld(query["hold"])
 
         func send(
             _ status: HTTPResponseStatus, _ headers: [(String, String)], _ body: [UInt8], chunkDelayMS: Int? = nil
@@ -102,8 +104,13 @@ final class TestServer: Sendable {
             if h["Content-Length"].isEmpty { h.add(name: "Content-Length", value: "\(body.count)") }
             try await out.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: h)))
             var offset = 0
+            var paused = false
             let chunk = chunkDelayMS == nil ? max(1, body.count) : 1024
             while offset < body.count {
+                if !paused, let name = query["pause"], offset * 2 >= body.count {
+                    paused = true
+                    try await waitWhileHeld(name)
+                }
                 let end = min(body.count, offset + chunk)
                 if let d = chunkDelayMS { try await Task.sleep(for: .milliseconds(d)) }
                 guard channel.isActive else {
