@@ -3,11 +3,15 @@
 clean apertures and rotations: heif-enc writes neither, and files from cameras are not ours to copy.
 
     scripts/heif-transform.py IN OUT --item ID --crop X,Y,W,H [--irot N] [--imir AXIS] [--item ID ...]
+    scripts/heif-transform.py IN OUT [--thumbnail-of FROM:TO ...] [--pitm ID]
 
 Each `--item` starts a group of options for that item ID (`primary` for the primary item, `thumbnails` for every
 thumbnail item). The boxes are appended to `ipco` and associated (as essential) in `ipma` in the order the HEIF
 specification requires: clap, then irot, then imir. `--crop` is a rectangle of the coded image; it is written as a
 clap box (ISO/IEC 14496-12 §12.1.4: width, height and the centre's offset from the coded image's centre).
+`--thumbnail-of FROM:TO` adds an `iref` `thmb` reference that makes item FROM a thumbnail of item TO (the `iref`
+box is created when the file has none), and `--pitm ID` names the primary item: together they make the files other
+writers produce, such as a primary item that is itself marked as a thumbnail of another image.
 The `iloc` offsets of data after the `meta` box are moved by the bytes added. Prints nothing; exits 1 on a layout
 it does not know (a `meta` after `mdat` is fine; `iloc` versions 0-2 are handled).
 """
@@ -63,9 +67,11 @@ def ispe(data, ipco_start, ipco_end, indices):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("input")
     parser.add_argument("output")
+    parser.add_argument("--thumbnail-of", action="append", default=[], metavar="FROM:TO")
+    parser.add_argument("--pitm", type=int)
     args, rest = parser.parse_known_args()
     groups = []
     for token in rest:
@@ -161,7 +167,26 @@ def main():
     for name, start, header, end in boxes(data, iprp_start + iprp_header, iprp_end):
         iprp_children += bytes(new_ipco) if name == "ipco" else new_ipma if name == "ipma" else bytes(data[start:end])
     new_iprp = box("iprp", iprp_children)
-    delta = len(new_iprp) - (iprp_end - iprp_start)
+    # iref: the thmb references asked for, added to the existing box (or a new one) with the item ID size it uses.
+    iref = next(((start, header, end) for name, start, header, end in boxes(data, body, meta_end) if name == "iref"), None)
+    new_iref = None
+    if args.thumbnail_of:
+        iref_version = data[iref[0] + iref[1]] if iref else 0
+        id_format = ">H" if iref_version == 0 else ">I"
+        references = bytes(data[iref[0] + iref[1] + 4:iref[2]]) if iref else b""
+        for pair in args.thumbnail_of:
+            source, target = (int(v) for v in pair.split(":"))
+            references += box("thmb", struct.pack(id_format, source) + struct.pack(">H", 1) + struct.pack(id_format, target))
+        new_iref = box("iref", references, full=iref_version << 24)
+    # The new meta box: iprp and iref replaced (iref appended when there was none), pitm renamed in place.
+    children = []
+    for name, start, header, end in boxes(data, body, meta_end):
+        children.append((name, start, end))
+    sizes = sum(len(new_iprp) if name == "iprp" else len(new_iref) if name == "iref" and new_iref else end - start
+                for name, start, end in children)
+    if new_iref and not iref:
+        sizes += len(new_iref)
+    delta = (body - meta_start) + sizes - (meta_end - meta_start)
     # iloc: move absolute offsets that point past the meta box.
     iloc_start, iloc_header, iloc_end = child(data, body, meta_end, "iloc")
     at = iloc_start + iloc_header
@@ -211,11 +236,19 @@ def main():
                 read(index_size)
                 read(offset_size)
                 read(length_size)
-    data[iprp_start:iprp_end] = new_iprp
-    meta_size = struct.unpack(">I", data[meta_start:meta_start + 4])[0] + delta
-    data[meta_start:meta_start + 4] = struct.pack(">I", meta_size)
+    if args.pitm is not None:
+        pitm_version = data[pitm_start + pitm_header]
+        at = pitm_start + pitm_header + 4
+        data[at:at + (2 if pitm_version == 0 else 4)] = struct.pack(">H" if pitm_version == 0 else ">I", args.pitm)
+    meta = bytearray(data[meta_start:body])
+    for name, start, end in children:
+        meta += new_iprp if name == "iprp" else new_iref if name == "iref" and new_iref else data[start:end]
+    if new_iref and not iref:
+        meta += new_iref
+    meta[0:4] = struct.pack(">I", len(meta))
+    assert len(meta) - (meta_end - meta_start) == delta
+    data[meta_start:meta_end] = meta
     open(args.output, "wb").write(data)
-
 
 if __name__ == "__main__":
     main()

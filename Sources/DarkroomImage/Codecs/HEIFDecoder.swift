@@ -33,14 +33,52 @@ package struct HEIFDecoder: CodecDecoder {
             if error.code == heif_error_Ok {
                 error = heif_context_get_primary_image_handle(context, &handle)
             }
-            guard error.code == heif_error_Ok, let handle else {
+            guard error.code == heif_error_Ok, var handle else {
                 // The error's message lives in the context: read it before the context goes
                 let failure = HEIFDecoder.failure(error, "reading the container")
                 heif_context_free(context)
                 throw failure
             }
+            if let master = Self.masterOfPrimary(in: context) {
+                heif_image_handle_release(handle)
+                handle = master
+            }
             self.context = context
             self.primary = handle
+        }
+
+        /// The image a `pitm` item is a thumbnail of, when the file names a thumbnail as its primary item (libheif's
+        /// own writer made such files while its thumbnail-assignment arguments were swapped); nil when the
+        /// primary is a top-level image, as it should be. Readers (`heif-info`, pillow-heif, browsers) show the
+        /// top-level image that lists the item among its thumbnails, else the first top-level image: so does
+        /// Darkroom, rather than showing a thumbnail at its own size and shape.
+        private static func masterOfPrimary(in context: OpaquePointer) -> OpaquePointer? {
+            var primaryID: heif_item_id = 0
+            guard heif_context_get_primary_image_ID(context, &primaryID).code == heif_error_Ok,
+                heif_context_is_top_level_image_ID(context, primaryID) == 0
+            else { return nil }
+            let count = Int(heif_context_get_number_of_top_level_images(context))
+            guard count > 0 else { return nil }
+            var ids = [heif_item_id](repeating: 0, count: count)
+            let listed = Int(heif_context_get_list_of_top_level_image_IDs(context, &ids, Int32(count)))
+            var fallback: OpaquePointer?
+            for id in ids.prefix(listed) {
+                var handle: OpaquePointer?
+                guard heif_context_get_image_handle(context, id, &handle).code == heif_error_Ok, let handle else {
+                    continue
+                }
+                let thumbnailCount = Int(heif_image_handle_get_number_of_thumbnails(handle))
+                var thumbnailIDs = [heif_item_id](repeating: 0, count: thumbnailCount)
+                if thumbnailCount > 0 {
+                    _ = heif_image_handle_get_list_of_thumbnail_IDs(handle, &thumbnailIDs, Int32(thumbnailCount))
+                }
+                if thumbnailIDs.contains(primaryID) {
+                    if let fallback { heif_image_handle_release(fallback) }
+                    return handle
+                }
+                if fallback == nil { fallback = handle } else { heif_image_handle_release(handle) }
+            }
+            return fallback
         }
 
         deinit {
@@ -144,10 +182,12 @@ package struct HEIFDecoder: CodecDecoder {
         defer { for t in thumbs { heif_image_handle_release(t.handle) } }
         // The smallest thumbnail that still covers the output (at the shrink-on-load margin), else the primary.
         // libheif applies each thumbnail's own clap/irot/imir; one whose displayed shape is not the primary's
-        // (written without the primary's crop or rotation) shows another picture and is passed over.
+        // (written without the primary's crop or rotation, or another picture altogether) is passed over, and so
+        // is one no smaller than the primary, which would cost more to decode than the primary itself.
         let margin = max(options.shrinkOnLoadMargin, 1)
         let chosen = thumbs.last {
-            Self.hasSameShape($0.width, $0.height, as: probe.width, probe.height)
+            $0.width < probe.width && $0.height < probe.height
+                && Self.hasSameShape($0.width, $0.height, as: probe.width, probe.height)
                 && Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width
                     / Double(plan.sourceWidth)
                 && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height
@@ -272,11 +312,14 @@ package struct HEIFDecoder: CodecDecoder {
             matrix: matrix, fullRange: fullRange)
     }
 
-    /// Whether a `width × height` thumbnail has the shape of a `primaryWidth × primaryHeight` image, to within
-    /// a pixel and a half of rounding along either side.
+    /// Whether a `width × height` thumbnail has the shape of a `primaryWidth × primaryHeight` image to within a
+    /// pixel of rounding: some scale `s` puts `width` within a pixel of `primaryWidth · s` and `height` within a
+    /// pixel of `primaryHeight · s`. The intervals `(width ± 1) / primaryWidth` and `(height ± 1) / primaryHeight`
+    /// overlap exactly when `|width · primaryHeight − height · primaryWidth| ≤ primaryWidth + primaryHeight`.
     static func hasSameShape(_ width: Int, _ height: Int, as primaryWidth: Int, _ primaryHeight: Int) -> Bool {
+        guard width > 0, height > 0, primaryWidth > 0, primaryHeight > 0 else { return false }
         let crossError = abs(width * primaryHeight - height * primaryWidth)
-        return 2 * crossError <= 3 * max(primaryWidth, primaryHeight)
+        return crossError <= primaryWidth + primaryHeight
     }
 
     /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
