@@ -4,7 +4,8 @@ import DarkroomImage
 extension ServerError {
     /// The error a client sees for any failure: a ``ServerError`` as it is; a pipeline or decode error by its
     /// code (a missing source 404, a remote failure 502, a source over a limit 413, not an image 415, an image
-    /// that cannot be decoded 422, cancellation 504); anything else 500. The one place a library error becomes
+    /// that cannot be decoded 422, a request the image cannot answer such as a page it does not have 400,
+    /// cancellation 504); anything else 500. The one place a library error becomes
     /// an HTTP status (``status``).
     init(mapping error: any Error) {
         self = Self.mapped(error)
@@ -32,6 +33,7 @@ extension ServerError {
             switch (e.underlying as? DarkroomImageError)?.code {
             case .limitExceeded?, .outOfMemory?: return ServerError(.sourceTooLarge, e.message, underlying: e)
             case .unsupportedFormat?, .empty?: return ServerError(.unsupportedMediaType, e.message, underlying: e)
+            case .invalidArgument?: return ServerError(.badRequest, e.message, underlying: e)
             default: return ServerError(.undecodable, e.message, underlying: e)
             }
         case .notFound: return ServerError(.notFound, e.message, underlying: e)

@@ -18,6 +18,8 @@ struct FetchCommand: ParsableCommand {
     @Option(help: "Decode so the longest side is at most N pixels.") var maxPixelSize: Int?
     @Option(help: "Request each source once per size (comma-separated max pixel sizes), e.g. 128,256,512.")
     var sizes: String?
+    @Option(help: "Which page of a multi-page file (TIFF) to load, from 0; a source without it fails.")
+    var page: Int = 0
     @Option(help: "Write each result here as PNG (alpha) or JPEG.") var out: String?
     @Option(name: .customLong("repeat"), help: "Issue each request K times.") var repeatCount: Int = 1
     @Option(help: "Requests in flight at once.") var concurrency: Int = 8
@@ -33,6 +35,7 @@ struct FetchCommand: ParsableCommand {
         guard repeatCount >= 1, concurrency >= 1 else {
             throw ValidationError("--repeat and --concurrency must be ≥ 1")
         }
+        guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
         if let sizes, parsedSizes(sizes) == nil {
             throw ValidationError("--sizes must be positive integers, e.g. 128,256")
         }
@@ -51,7 +54,8 @@ struct FetchCommand: ParsableCommand {
         var requests: [ImageRequest] = []
         for source in sources {
             for size in targets {
-                let request = ImageRequest(source: Self.source(source), size: size)
+                var request = ImageRequest(source: Self.source(source), size: size)
+                request.geometry.page = page
                 requests += Array(repeating: request, count: repeatCount)
             }
         }

@@ -24,7 +24,7 @@ struct ProbeCommand: ParsableCommand {
                         "path": path, "format": p.format.rawValue, "width": p.width, "height": p.height,
                         "orientation": p.orientation.rawValue, "hasAlpha": p.hasAlpha, "frames": p.frameCount,
                         "progressive": p.isProgressive, "grayscale": p.isGrayscale, "hasICCProfile": p.hasICCProfile,
-                        "bitDepth": p.bitDepth, "cmyk": p.isCMYK,
+                        "bitDepth": p.bitDepth, "cmyk": p.isCMYK, "pageCount": p.pageCount,
                     ]
                     if let color { object["colorProfile"] = JSONLine.object(color) }
                     if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
@@ -35,6 +35,7 @@ struct ProbeCommand: ParsableCommand {
                         + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
                         + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)"
                     if p.isCMYK { line += " cmyk=yes" }
+                    if p.pageCount > 1 { line += " pages=\(p.pageCount)" }
                     if let color {
                         line +=
                             " colour=\"\(color.description ?? color.source.rawValue)\" (\(color.model.rawValue)"

@@ -29,6 +29,8 @@ struct ThumbCommand: ParsableCommand {
             "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB."
     )
     var keepColorProfile = false
+    @Option(help: "Which page of a multi-page file (TIFF) to thumbnail, from 0; a file without it fails.")
+    var page: Int = 0
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
     @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
@@ -40,6 +42,7 @@ struct ThumbCommand: ParsableCommand {
         guard (0...10).contains(avifSpeed) else { throw ValidationError("--avif-speed must be 0...10") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
         if frames != nil && still { throw ValidationError("--frames and --still exclude each other") }
     }
 
@@ -49,7 +52,9 @@ struct ThumbCommand: ParsableCommand {
         let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
         let failures = Locked<[(String, DarkroomImageError)]>(plan.failures)
-        let options = DecodeOptions(size: .maxPixelSize(maxPixelSize), colorSpace: keepColorProfile ? .original : .sRGB)
+        let options = DecodeOptions(
+            geometry: OutputGeometry(size: .maxPixelSize(maxPixelSize), page: page),
+            colorSpace: keepColorProfile ? .original : .sRGB)
         let baseEncodeOptions = EncodeOptions(quality: quality, speed: avifSpeed)
         let jobs = plan.jobs
         // One read buffer a worker, kept across files: later reads reuse its pages instead of faulting fresh ones

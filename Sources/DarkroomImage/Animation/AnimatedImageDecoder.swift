@@ -56,6 +56,10 @@ public final class AnimatedImageDecoder {
         guard [.gif, .webp, .png, .jxl].contains(probe.format) else {
             throw DarkroomImageError(.unsupportedFormat, "\(probe.format.rawValue) is not an animation format")
         }
+        guard options.geometry.page == 0 else {  // frames are not pages: an animation has one page
+            throw DarkroomImageError(
+                .invalidArgument, "page \(options.geometry.page) asked of a \(probe.format.rawValue) with one page")
+        }
         probe.orientation = .up
         var options = options
         options.geometry.appliesOrientation = false

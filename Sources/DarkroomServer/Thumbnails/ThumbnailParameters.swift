@@ -51,8 +51,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// What the decode produces, worked out once from the parameters: the box and fit as a ``TargetSize``
     /// (``targetSize(openSide:)``), `crop=` (the region of the upright source kept before the
     /// resize), `min-w=`/`min-h=` (with `contain`, the smallest result: scaled up to it within `enlarge`, the
-    /// overflow cropped from the centre; imgproxy's `min-width`/`min-height`) and `enlarge=1` (a box larger than the
-    /// source or the crop enlarges it; off by default).
+    /// overflow cropped from the centre; imgproxy's `min-width`/`min-height`), `enlarge=1` (a box larger than the
+    /// source or the crop enlarges it; off by default) and `page=N` (a multi-page file's page, from 0; imgproxy's
+    /// `page`).
     private(set) var geometry = OutputGeometry()
     /// `strip=0` keeps the source's EXIF (Orientation set to 1), `keep_copyright=1` only its Artist and Copyright;
     /// JPEG and PNG thumbnails only. `nil` (the default): no metadata.
@@ -150,6 +151,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         var gravity: Gravity?
         var maxBytes: Int?
         var dpr = 1.0
+        var page = 0
         for (name, value) in query {
             if try operations.read(name, value, maxPadding: limits.maxOutputDimension) { continue }
             switch name {
@@ -207,6 +209,14 @@ package struct ThumbnailParameters: Sendable, Hashable {
                 }
                 dpr = d
             case "still": still = try Self.flag(value, name: name)
+            case "page":
+                // Pages a file does not have are refused when it is decoded (400 as well), never drawn as page 0
+                guard let n = Int(value), (0..<limits.decode.maxPages).contains(n) else {
+                    throw ServerError(
+                        .badRequest,
+                        "page must be an integer 0...\(limits.decode.maxPages - 1), got '\(value.prefix(40))'")
+                }
+                page = n
             default: continue
             }
         }
@@ -251,7 +261,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         let openSide = enlarge || (width == nil && height == nil) ? limits.maxOutputDimension : Self.unbounded
         geometry = OutputGeometry(
             size: targetSize(openSide: openSide),
-            crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge)
+            crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge, page: page)
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.
