@@ -3,12 +3,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <tiffio.h>
+#include <unistd.h>
 
 struct dr_tiff {
     TIFF *tif;
-    const uint8_t *data;
+    const uint8_t *data; /* the bytes, or NULL when reading from fd */
+    int fd;
     uint64_t length;
     uint64_t position;
     char message[512];
@@ -27,7 +30,18 @@ static tsize_t proc_read(thandle_t h, tdata_t buf, tsize_t size) {
     if (size < 0 || t->position >= t->length) return 0;
     uint64_t n = (uint64_t)size;
     if (n > t->length - t->position) n = t->length - t->position;
-    memcpy(buf, t->data + t->position, (size_t)n);
+    if (t->data) {
+        memcpy(buf, t->data + t->position, (size_t)n);
+    } else {
+        uint64_t done = 0;
+        while (done < n) {
+            ssize_t got = pread(t->fd, (uint8_t *)buf + done, (size_t)(n - done), (off_t)(t->position + done));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break; /* an error or a file cut short: libtiff sees a short read */
+            done += (uint64_t)got;
+        }
+        n = done;
+    }
     t->position += n;
     return (tsize_t)n;
 }
@@ -50,6 +64,7 @@ static toff_t proc_size(thandle_t h) { return ((dr_tiff *)h)->length; }
 
 static int proc_map(thandle_t h, tdata_t *base, toff_t *size) {
     dr_tiff *t = (dr_tiff *)h;
+    if (!t->data) return 0; /* a file: libtiff reads each strip or tile into its own buffer */
     *base = (tdata_t)t->data; /* libtiff only reads mapped data */
     *size = t->length;
     return 1;
@@ -71,13 +86,31 @@ static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt
     return 1;
 }
 
+static int open_client(dr_tiff *t, uint64_t max_single_alloc, dr_tiff **out);
+
 int dr_tiff_open(const void *data, size_t length, uint64_t max_single_alloc, dr_tiff **out) {
     if (!data || !out) return DR_TIFF_ERR_ARGUMENT;
     *out = NULL;
     dr_tiff *t = calloc(1, sizeof *t);
     if (!t) return DR_TIFF_ERR_NO_MEMORY;
     t->data = data;
+    t->fd = -1;
     t->length = length;
+    return open_client(t, max_single_alloc, out);
+}
+
+int dr_tiff_open_fd(int fd, uint64_t length, uint64_t max_single_alloc, dr_tiff **out) {
+    if (fd < 0 || !out) return DR_TIFF_ERR_ARGUMENT;
+    *out = NULL;
+    dr_tiff *t = calloc(1, sizeof *t);
+    if (!t) return DR_TIFF_ERR_NO_MEMORY;
+    t->fd = fd;
+    t->length = length;
+    return open_client(t, max_single_alloc, out);
+}
+
+/* Opens libtiff over `t` (bytes or a descriptor); frees `t` on failure. */
+static int open_client(dr_tiff *t, uint64_t max_single_alloc, dr_tiff **out) {
     t->tile_band_row = -1;
     TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
     if (!options) {
@@ -87,7 +120,7 @@ int dr_tiff_open(const void *data, size_t length, uint64_t max_single_alloc, dr_
     TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, t);
     TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, t);
     if (max_single_alloc > 0) TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)max_single_alloc);
-    t->tif = TIFFClientOpenExt("memory", "rm", (thandle_t)t, proc_read, proc_write, proc_seek, proc_close,
+    t->tif = TIFFClientOpenExt(t->data ? "memory" : "file", "rm", (thandle_t)t, proc_read, proc_write, proc_seek, proc_close,
                                proc_size, proc_map, proc_unmap, options);
     TIFFOpenOptionsFree(options);
     if (!t->tif) {

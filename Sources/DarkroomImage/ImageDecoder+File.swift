@@ -10,8 +10,8 @@ extension ImageDecoder {
     /// Decodes the file at `path`, reading no more of it than the format needs.
     ///
     /// A camera RAW (recognised by its first 64 KiB) is opened by libraw, which reads its structures and then only
-    /// the preview — a small part of the file — or, without a large enough preview, the sensor data; it never
-    /// holds the whole file. Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
+    /// the preview — a small part of the file — or, without a large enough preview, the sensor data; a TIFF is read
+    /// by libtiff, a strip or tile at a time as it decodes: neither is held whole. Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
     /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. Thread-safe.
     /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for the file, `.limitExceeded` past
     ///   ``DecodeLimits/maxInputBytes``, and everything the bytes overload throws.
@@ -26,13 +26,26 @@ extension ImageDecoder {
     package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)
         throws(DarkroomImageError) -> DecodedImage
     {
-        guard customDecoders.isEmpty, try ImageProber.format(ofFileAt: path, limits: options.limits) == .raw else {
-            if let buffer {
-                return try decode(buffer.read(path, limit: options.limits.maxInputBytes), options: options)
+        if customDecoders.isEmpty {
+            switch try ImageProber.format(ofFileAt: path, limits: options.limits) {
+            case .raw: return try decodeCameraRAW(fileAt: path, options: options)
+            case .tiff: return try decodeTIFF(fileAt: path, options: options)
+            default: break
             }
-            return try decode(FileBytes.read(path, limit: options.limits.maxInputBytes), options: options)
         }
-        return try decodeCameraRAW(fileAt: path, options: options)
+        if let buffer {
+            return try decode(buffer.read(path, limit: options.limits.maxInputBytes), options: options)
+        }
+        return try decode(FileBytes.read(path, limit: options.limits.maxInputBytes), options: options)
+    }
+
+    /// A TIFF read by libtiff itself (see ``decode(fileAt:options:)``): its directories, then only the strips or
+    /// tiles of the page (or the pyramid level) being decoded, one at a time; never the whole file.
+    package func decodeTIFF(fileAt path: String, options: DecodeOptions) throws(DarkroomImageError) -> DecodedImage {
+        let handle = try TIFFDecoder.Handle(path: path, limits: options.limits)
+        let probe = try TIFFDecoder.probe(handle, page: options.geometry.page, limits: options.limits)
+        try Self.checkSource(probe, options.limits)
+        return try decode(.tiffFile(handle), probe: probe, options: options, into: Bitmap.allocateOnHeap)
     }
 
     /// A camera RAW file read by libraw itself (see ``decode(fileAt:options:)``), for callers that already know the

@@ -98,6 +98,25 @@ public struct ImageDecoder: Sendable {
         guard let codec = codecs.first(where: { $0.format == probe.format }) else {
             throw DarkroomImageError(.unsupportedFormat, "no decoder for \(probe.format.rawValue)")
         }
+        return try decode(.bytes(bytes, codec), probe: probe, options: options, into: allocate)
+    }
+
+    /// What the codec step reads: bytes with the format's decoder, or a TIFF file libtiff reads itself.
+    enum CodecInput {
+        case bytes(UnsafeRawBufferPointer, any CodecDecoder)
+        case tiffFile(TIFFDecoder.Handle)
+    }
+
+    /// The decode after the probe: plans it, runs the codec over `input`, then manages colour, converts the pixel
+    /// format and turns the image upright.
+    func decode(_ input: CodecInput, probe: ImageProbe, options: DecodeOptions, into allocate: BitmapAllocator)
+        throws(DarkroomImageError) -> DecodedImage
+    {
+        let bytes: UnsafeRawBufferPointer
+        switch input {
+        case .bytes(let b, _): bytes = b
+        case .tiffFile: bytes = UnsafeRawBufferPointer(start: nil, count: 0)  // the codec reads the colour itself
+        }
         var options = options
         // A JPEG in a wide-gamut profile: read its colour first, since the conversion magnifies DCT-scaling errors
         // (see ImageDecoder+Color); the codec then shrinks on load less.
@@ -118,14 +137,19 @@ public struct ImageDecoder: Sendable {
         // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
         // the working format, so this is decided by the format the codec asks for); CMYK never is.
         let orient = options.geometry.appliesOrientation && probe.orientation != .up
-        let output = try codec.decode(
-            bytes, probe: probe, plan: plan, working: working, options: options,
-            allocate: {
-                (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
-                format == final && !orient && !probe.isCMYK
-                    ? try allocate(w, h, format, opaque)
-                    : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
-            })
+        let codecAllocate = { (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+            format == final && !orient && !probe.isCMYK
+                ? try allocate(w, h, format, opaque)
+                : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)
+        }
+        let output: CodecOutput
+        switch input {
+        case .bytes(_, let codec):
+            output = try codec.decode(
+                bytes, probe: probe, plan: plan, working: working, options: options, allocate: codecAllocate)
+        case .tiffFile(let handle):
+            output = try TIFFDecoder.decode(handle, plan: plan, options: options, allocate: codecAllocate)
+        }
         var codecOutput = output
         if codecOutput.colorReading == nil { codecOutput.colorReading = colorReading }
         let color = try Self.manageColor(

@@ -64,8 +64,10 @@ struct ThumbCommand: ParsableCommand {
             let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
             defer { buffers.withLock { $0.append(buffer) } }
             do {
-                // A camera RAW is read by libraw itself, which needs its preview, not the whole file
-                if try ImageProber.format(ofFileAt: job.input, limits: options.limits) == .raw {
+                // A camera RAW is read by libraw itself, which needs its preview, not the whole file; a TIFF by
+                // libtiff, a strip or tile at a time
+                let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
+                if sourceFormat == .raw {
                     let image = try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
                     let format = job.format(hasAlpha: false)
                     try FileBytes.writeAtomically(
@@ -74,18 +76,24 @@ struct ThumbCommand: ParsableCommand {
                     progress.advance()
                     return
                 }
-                let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
-                if !still, let animated = job.animatedFormat,
-                    try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
-                {
-                    let decoder = try AnimatedImageDecoder(
-                        EncodedAnimation(copying: bytes, limits: options.limits), options: options, frameLimit: frames)
-                    let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
-                    try FileBytes.writeAtomically(encoded, to: job.output(animated))
-                    progress.advance()
-                    return
+                let image: DecodedImage
+                if sourceFormat == .tiff {
+                    image = try ImageDecoder().decodeTIFF(fileAt: job.input, options: options)
+                } else {
+                    let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
+                    if !still, let animated = job.animatedFormat,
+                        try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
+                    {
+                        let decoder = try AnimatedImageDecoder(
+                            EncodedAnimation(copying: bytes, limits: options.limits), options: options,
+                            frameLimit: frames)
+                        let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
+                        try FileBytes.writeAtomically(encoded, to: job.output(animated))
+                        progress.advance()
+                        return
+                    }
+                    image = try ImageDecoder().decode(bytes, options: options)
                 }
-                let image = try ImageDecoder().decode(bytes, options: options)
                 if let problem = image.colorProblem {
                     FileHandle.standardError.write(
                         Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))

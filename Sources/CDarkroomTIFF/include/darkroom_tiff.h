@@ -40,6 +40,10 @@ typedef struct {
 
 /* Opens `data`; libtiff will not allocate more than `max_single_alloc` bytes at once (0: libtiff's default). */
 int dr_tiff_open(const void *data, size_t length, uint64_t max_single_alloc, dr_tiff **out);
+/* Opens the TIFF in the open file `fd` (of `length` bytes), read with pread as libtiff asks: only the directories
+   and the strips or tiles being decoded are in memory, never the whole file. The caller keeps `fd` open until
+   dr_tiff_close and closes it after. */
+int dr_tiff_open_fd(int fd, uint64_t length, uint64_t max_single_alloc, dr_tiff **out);
 void dr_tiff_close(dr_tiff *tiff);
 /* The last error libtiff reported for this handle ("" when none). */
 const char *dr_tiff_message(const dr_tiff *tiff);

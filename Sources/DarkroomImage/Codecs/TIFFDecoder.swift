@@ -1,5 +1,11 @@
 import CDarkroomTIFF
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// TIFF through libtiff (via the C shim), read a band at a time into the row resampler.
 ///
 /// Pages are the top-level directories that are not reduced-resolution images; ``OutputGeometry/page`` picks one
@@ -15,9 +21,11 @@ import CDarkroomTIFF
 struct TIFFDecoder: CodecDecoder {
     let format = ImageFileFormat.tiff
 
-    /// An open TIFF over bytes that outlive it.
+    /// An open TIFF over bytes that outlive it, or over a file it reads as libtiff asks.
     final class Handle {
         let tiff: OpaquePointer
+        /// The file's descriptor, closed with the handle; -1 over bytes.
+        private let fd: Int32
 
         init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
             var tiff: OpaquePointer?
@@ -26,9 +34,28 @@ struct TIFFDecoder: CodecDecoder {
                 throw DarkroomImageError(.corrupt, "libtiff cannot open the data as TIFF")
             }
             self.tiff = tiff
+            fd = -1
         }
 
-        deinit { dr_tiff_close(tiff) }
+        /// Opens the file at `path` (a regular file within ``DecodeLimits/maxInputBytes``). libtiff reads its
+        /// directories and then only the strips or tiles a decode needs, one at a time: the file is never held
+        /// whole in memory.
+        init(path: String, limits: DecodeLimits) throws(DarkroomImageError) {
+            let (fd, size) = try FileBytes.openRegularFile(path, limit: limits.maxInputBytes)
+            var tiff: OpaquePointer?
+            let status = dr_tiff_open_fd(fd, UInt64(size), UInt64(limits.maxDecodedBytes), &tiff)
+            guard status == Int32(DR_TIFF_OK.rawValue), let tiff else {
+                close(fd)
+                throw DarkroomImageError(.corrupt, "libtiff cannot open \(path) as TIFF")
+            }
+            self.tiff = tiff
+            self.fd = fd
+        }
+
+        deinit {
+            dr_tiff_close(tiff)
+            if fd >= 0 { close(fd) }
+        }
 
         var message: String { String(cString: dr_tiff_message(tiff)) }
 
@@ -85,25 +112,29 @@ struct TIFFDecoder: CodecDecoder {
     {
         guard isComplete else { throw .needMoreData(atLeast: Int.max) }
         do throws(DarkroomImageError) {
-            let handle = try Handle(bytes, limits: limits)
-            let pages = try pages(handle, limits: limits)
-            guard page >= 0, page < pages.count else {
-                throw DarkroomImageError(.invalidArgument, "page \(page) asked of a TIFF with \(pages.count)")
-            }
-            let image = pages[page].image
-            let base = Int(image.samples_per_pixel) - (image.alpha != 0 ? 1 : 0)
-            var probe = ImageProbe(
-                format: .tiff, width: Int(image.width), height: Int(image.height),
-                orientation: ExifOrientation(rawValue: Int(image.orientation)) ?? .up,
-                hasAlpha: image.alpha != 0,
-                isGrayscale: (image.photometric == 0 || image.photometric == 1) && base == 1,
-                hasICCProfile: image.icc_length > 0, bitDepth: Int(image.bits_per_sample),
-                isCMYK: image.photometric == 5 && image.ink_set == 1 && base >= 4)
-            probe.pageCount = pages.count
-            return probe
+            return try probe(Handle(bytes, limits: limits), page: page, limits: limits)
         } catch {
             throw .failed(error)
         }
+    }
+
+    /// The header of page `page` of an open TIFF. See ``probe(_:isComplete:page:limits:)``.
+    static func probe(_ handle: Handle, page: Int, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe {
+        let pages = try pages(handle, limits: limits)
+        guard page >= 0, page < pages.count else {
+            throw DarkroomImageError(.invalidArgument, "page \(page) asked of a TIFF with \(pages.count)")
+        }
+        let image = pages[page].image
+        let base = Int(image.samples_per_pixel) - (image.alpha != 0 ? 1 : 0)
+        var probe = ImageProbe(
+            format: .tiff, width: Int(image.width), height: Int(image.height),
+            orientation: ExifOrientation(rawValue: Int(image.orientation)) ?? .up,
+            hasAlpha: image.alpha != 0,
+            isGrayscale: (image.photometric == 0 || image.photometric == 1) && base == 1,
+            hasICCProfile: image.icc_length > 0, bitDepth: Int(image.bits_per_sample),
+            isCMYK: image.photometric == 5 && image.ink_set == 1 && base >= 4)
+        probe.pageCount = pages.count
+        return probe
     }
 
     /// The embedded ICC profile of the first page.
@@ -128,7 +159,14 @@ struct TIFFDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        let handle = try Handle(bytes, limits: options.limits)
+        try Self.decode(Handle(bytes, limits: options.limits), plan: plan, options: options, allocate: allocate)
+    }
+
+    /// Decodes the page ``OutputGeometry/page`` of an open TIFF (or the smallest rendition of it that covers the
+    /// plan's output), a band of rows at a time.
+    static func decode(_ handle: Handle, plan: DecodePlan, options: DecodeOptions, allocate: BitmapAllocator)
+        throws(DarkroomImageError) -> CodecOutput
+    {
         let pages = try Self.pages(handle, limits: options.limits)
         guard options.geometry.page >= 0, options.geometry.page < pages.count else {
             throw DarkroomImageError(

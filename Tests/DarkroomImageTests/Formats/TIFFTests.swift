@@ -240,4 +240,63 @@ struct TIFFTests {
         let psnr = PixelCompare.psnr(a, b)
         #expect(codec == "webp" ? psnr >= 35 : psnr == .infinity, "\(codec): \(psnr) dB")
     }
+
+    @Test("a TIFF file is read by libtiff a strip or tile at a time: the same image as from its bytes; a cut file fails")
+    func readFromTheFile() throws {
+        let directory = try TemporaryDirectory("tiff")
+        defer { directory.remove() }
+        // Given striped LZW, tiled Deflate, a pyramid, a CMYK file with its profile and a three-page file
+        let photo = SamplePhotos.path("orientation/fallenleaf-600x400-orientation-1.jpg")
+        let striped = directory.file("striped.tif")
+        _ = try ReferenceTool.run("vips", ["copy", photo, striped + "[compression=lzw]"])
+        let tiled = directory.file("tiled.tif")
+        _ = try ReferenceTool.run("tiffcp", ["-t", "-w", "64", "-l", "64", "-c", "zip", striped, tiled])
+        let pyramid = directory.file("pyramid.tif")
+        _ = try ReferenceTool.run("vips", ["tiffsave", photo, pyramid, "--tile", "--pyramid", "--tile-width", "64",
+            "--tile-height", "64"])
+        let cmyk = directory.file("cmyk.tif")
+        let cmykSource = try #require(
+            SamplePhotos.files("icc").first { $0.lowercased().contains("cmyk") && $0.hasSuffix(".jpg") })
+        _ = try PythonReference.run(
+            """
+            import sys
+            from PIL import Image
+            im = Image.open(sys.argv[1])
+            im.resize((im.width // 4, im.height // 4)).save(sys.argv[2], compression="tiff_lzw", icc_profile=im.info["icc_profile"])
+            """, [cmykSource, cmyk])
+        let pages = directory.file("pages.tif")
+        _ = try PythonReference.run(
+            """
+            import sys
+            from PIL import Image
+            ims = [Image.open(sys.argv[2]).convert("RGB").rotate(90 * i, expand=True) for i in range(3)]
+            ims[0].save(sys.argv[1], save_all=True, append_images=ims[1:], compression="tiff_deflate")
+            """, [pages, photo])
+        for (file, size, page) in [
+            (striped, TargetSize.original, 0), (striped, .maxPixelSize(100), 0), (tiled, .maxPixelSize(100), 0),
+            (pyramid, .maxPixelSize(100), 0), (cmyk, .maxPixelSize(200), 0), (pages, .maxPixelSize(100), 1),
+        ] {
+            // When it is decoded from the file and from its bytes
+            let options = Self.options(size, page: page)
+            let fromFile = try decoder.decode(fileAt: file, options: options)
+            let fromBytes = try decoder.decode(SamplePhotos.bytes(file), options: options)
+            // Then both give the same image, colour converted alike
+            let name = (file as NSString).lastPathComponent
+            #expect(PixelCompare.psnr(fromFile.bitmap, fromBytes.bitmap) == .infinity, "\(name) \(size)")
+            #expect(fromFile.usedEmbeddedThumbnail == fromBytes.usedEmbeddedThumbnail, "\(name)")
+            #expect(fromFile.convertedToSRGB == fromBytes.convertedToSRGB && fromFile.probe.pageCount == fromBytes.probe.pageCount)
+        }
+        // And the pyramid's level and the CMYK conversion were really exercised
+        #expect(try decoder.decode(fileAt: pyramid, options: Self.options(.maxPixelSize(100))).usedEmbeddedThumbnail)
+        #expect(try decoder.decode(fileAt: cmyk, options: Self.options(.maxPixelSize(100))).convertedToSRGB)
+        // When the file is cut in half, or a page it lacks is asked for, Then typed errors, from the file as from bytes
+        let bytes = try SamplePhotos.bytes(striped)
+        let cut = directory.file("cut.tif")
+        try FileBytes.writeAtomically(Array(bytes.prefix(bytes.count / 2)), to: cut)
+        #expect(throws: DarkroomImageError.self) { try decoder.decode(fileAt: cut, options: Self.options(.original)) }
+        let missing = #expect(throws: DarkroomImageError.self) {
+            try decoder.decode(fileAt: pages, options: Self.options(.original, page: 3))
+        }
+        #expect(missing?.code == .invalidArgument)
+    }
 }
