@@ -49,6 +49,7 @@ struct ThumbCommand: ParsableCommand {
     func run() throws {
         let start = MonotonicClock.seconds()
         let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: format)
+        try plan.createOutputFolders()
         let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
         let failures = Locked<[(String, DarkroomImageError)]>(plan.failures)
@@ -224,6 +225,16 @@ struct ThumbPlan {
                     input: input, stem: stem, keepsExtension: stems[stem, default: 0] > 1, oldExtension: ext,
                     fixed: fixed))
         }
+        self.outputDirectory = outputDirectory
+    }
+
+    /// The output folder given to the plan.
+    let outputDirectory: String
+
+    /// Creates the output folder and the folders below it that the jobs write into. Planning alone creates nothing,
+    /// so a caller that only wants the inputs (the thumbnail cache's fill) leaves no empty tree behind.
+    func createOutputFolders() throws {
+        let fm = FileManager.default
         let directories = Set(jobs.map { ($0.stem as NSString).deletingLastPathComponent })
         for dir in directories { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         if jobs.isEmpty { try fm.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true) }

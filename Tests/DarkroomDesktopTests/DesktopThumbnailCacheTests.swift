@@ -125,6 +125,24 @@ struct DesktopThumbnailCacheTests {
             let thumb = try ImageProber.probe(fileAt: try #require(glib["thumbnail::path"]))
             #expect(thumb.width == 256 && thumb.height == 160, "\(path)")
         }
+        // When a library with nested folders is filled with TMPDIR pointing at an empty folder
+        let library = directory.file("library/2026/summer")
+        let scratch = directory.file("tmp")
+        for folder in [library, scratch] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(
+            atPath: SamplePhotos.path("orientation/fallenleaf-600x400-orientation-1.jpg"),
+            toPath: library + "/leaf.jpg")
+        let nested = try #require(
+            try JSONSerialization.jsonObject(
+                with: ReferenceTool.run(
+                    "env",
+                    ["TMPDIR=\(scratch)", binary, "thumbnail-cache", "fill", directory.file("library"), "--cache-dir",
+                        root, "--json"])) as? [String: Any])
+        // Then the image is rendered and nothing is left in TMPDIR (no copy of the folder tree)
+        #expect(nested["rendered"] as? Int == 1, "\(nested)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [])
         // And the thumbnailer entry point writes a PNG of the size asked for, from a file URI
         let out = directory.file("one.png")
         _ = try ReferenceTool.run(

@@ -34,8 +34,8 @@ struct ThumbnailCacheCommand: ParsableCommand {
             let start = MonotonicClock.seconds()
             let size = DesktopThumbnailCache.Size(rawValue: size)!
             let cache = cacheDir.map { DesktopThumbnailCache(root: $0) } ?? DesktopThumbnailCache()
-            let scratch = NSTemporaryDirectory()
-            let files = try ThumbPlan(paths: paths, outputDirectory: scratch, format: .png).jobs.map {
+            // The plan's inputs only: the cache names its own files, so no output folder is made
+            let files = try ThumbPlan(paths: paths, outputDirectory: cache.root, format: .png).jobs.map {
                 URL(fileURLWithPath: $0.input).standardizedFileURL.path
             }
             let counts = Locked<[String: Int]>([:])
