@@ -32,9 +32,24 @@ import Testing
             ])
     }
 
+    @Test(
+        "screenshot takes the rest of its line, spaces and # included; a quoted name may hold ' #'",
+        arguments: [
+            ("screenshot shots/grid 1.png", "shots/grid 1.png"),
+            ("screenshot  /tmp/my shots/#2.png   # the second", "/tmp/my shots/#2.png"),
+            ("screenshot \"/tmp/a #1.png\"", "/tmp/a #1.png"),
+            ("screenshot \"/tmp/q.png\"  # quoted", "/tmp/q.png"),
+            ("screenshot /tmp/x.png\t", "/tmp/x.png"),
+        ])
+    func screenshotNames(line: String, name: String) throws {
+        // Given a screenshot step, When it is parsed, Then the file name is kept whole
+        #expect(try ViewerScript(parsing: line).steps == [.screenshot(name)])
+    }
+
     @Test(arguments: [
         ("jump 3", "unknown step 'jump'"), ("scroll 100", "expected 2 numbers"), ("key Space", "expected one of"),
         ("wait soon", "expected 1 number"), ("resize 10 10", "size out of"), ("wait nan", "expected 1 number"),
+        ("screenshot", "expected a file name"), ("screenshot \"/tmp/open.png", "not closed"),
     ])
     func badLinesAreNamed(line: String, why: String) {
         // Given a script whose second line is wrong

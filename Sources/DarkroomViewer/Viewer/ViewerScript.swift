@@ -1,5 +1,7 @@
 /// A scripted session for benchmarks and tests (`darkroom view --script FILE`): one step per line, run in order
-/// on the drawing thread, through the same handlers as real input. `#` starts a comment.
+/// on the drawing thread, through the same handlers as real input. `#` at the start of a line or after a space or
+/// tab starts a comment (outside double quotes); `screenshot` takes the rest of its line as the file name, spaces
+/// included, or a name in double quotes (which may hold ` #`).
 ///
 /// ```
 /// wait 0.5                  # seconds
@@ -11,7 +13,7 @@
 /// click 200 150             # left click at a point (window points)
 /// drag 1275 10 1275 700 1   # press, move over 1 s, release (the scrollbar's thumb, say)
 /// resize 900 600            # the window's new size in points
-/// screenshot FILE.png       # what the window shows now
+/// screenshot FILE.png       # what the window shows now (`screenshot shots/grid 1.png`, `screenshot "a #1.png"`)
 /// quit
 /// ```
 /// A script ends the viewer after its last step.
@@ -37,7 +39,7 @@ struct ViewerScript: Sendable, Equatable {
     init(parsing text: String) throws(ViewerError) {
         var steps: [Step] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let line = Self.withoutComment(raw)
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard let verb = words.first else { continue }
             let args = Array(words.dropFirst())
@@ -75,18 +77,42 @@ struct ViewerScript: Sendable, Equatable {
                 guard n[0] >= 64, n[1] >= 64, n[0] <= 16384, n[1] <= 16384 else { throw fail("size out of 64…16384") }
                 steps.append(.resize(width: Int(n[0]), height: Int(n[1])))
             case "screenshot":
-                guard args.count == 1 else { throw fail("expected a file name") }
-                steps.append(.screenshot(args[0]))
+                var name = line.trimmingSpaces.dropFirst(verb.count).trimmingSpaces.trimmingTrailingSpaces
+                if name.first == "\"" {
+                    guard name.count >= 2, name.last == "\"" else { throw fail("the quoted file name is not closed") }
+                    name = name.dropFirst().dropLast()
+                }
+                guard !name.isEmpty else { throw fail("expected a file name") }
+                steps.append(.screenshot(String(name)))
             case "quit": steps.append(.quit)
             default: throw fail("unknown step '\(verb)'")
             }
         }
         self.steps = steps
     }
+
+    /// `line` up to its comment: a `#` that begins the line or follows a space or tab, outside double quotes.
+    static func withoutComment(_ line: Substring) -> Substring {
+        var quoted = false
+        var previous: Character = " "
+        for index in line.indices {
+            let c = line[index]
+            if c == "\"" { quoted.toggle() }
+            if c == "#", !quoted, previous == " " || previous == "\t" { return line[..<index] }
+            previous = c
+        }
+        return line
+    }
 }
 
 extension Substring {
     fileprivate var trimmingSpaces: Substring {
         drop(while: { $0 == " " || $0 == "\t" })
+    }
+
+    fileprivate var trimmingTrailingSpaces: Substring {
+        var end = endIndex
+        while end > startIndex, [" ", "\t", "\r"].contains(self[index(before: end)]) { end = index(before: end) }
+        return self[..<end]
     }
 }
