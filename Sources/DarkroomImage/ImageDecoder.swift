@@ -137,7 +137,8 @@ public struct ImageDecoder: Sendable {
         // output is final when it is upright and already in the final format (some codecs decode to BGRA whatever
         // the working format, so this is decided by the format the codec asks for); CMYK never is.
         let orient = options.geometry.appliesOrientation && probe.orientation != .up
-        let codecAllocate = { (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
+        let codecAllocate = {
+            (w: Int, h: Int, format: PixelFormat, opaque: Bool) throws(DarkroomImageError) -> Bitmap in
             format == final && !orient && !probe.isCMYK
                 ? try allocate(w, h, format, opaque)
                 : try Bitmap.allocateOnHeap(width: w, height: h, format: format, isOpaque: opaque)

@@ -138,8 +138,11 @@ struct DesktopThumbnailCacheTests {
             try JSONSerialization.jsonObject(
                 with: ReferenceTool.run(
                     "env",
-                    ["TMPDIR=\(scratch)", binary, "thumbnail-cache", "fill", directory.file("library"), "--cache-dir",
-                        root, "--json"])) as? [String: Any])
+                    [
+                        "TMPDIR=\(scratch)", binary, "thumbnail-cache", "fill", directory.file("library"),
+                        "--cache-dir",
+                        root, "--json",
+                    ])) as? [String: Any])
         // Then the image is rendered and nothing is left in TMPDIR (no copy of the folder tree)
         #expect(nested["rendered"] as? Int == 1, "\(nested)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [])

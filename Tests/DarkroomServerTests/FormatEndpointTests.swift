@@ -148,7 +148,8 @@ struct FormatEndpointTests {
                     let pixel = bitmap.row(bitmap.height / 2) + 4 * (bitmap.width / 2)
                     let colour = (0..<3).map { Int(pixel.load(fromByteOffset: $0, as: UInt8.self)) }
                     #expect(
-                        colour.indices.allSatisfy { abs(colour[$0] - ($0 == page ? 220 : 20)) <= 2 }, "\(uri): \(colour)")
+                        colour.indices.allSatisfy { abs(colour[$0] - ($0 == page ? 220 : 20)) <= 2 },
+                        "\(uri): \(colour)")
                 }
             }
             // When a page past the end, a negative one or a word is asked for, Then 400 with the reason

@@ -66,7 +66,9 @@ struct PageCommandTests {
             // Then the thumbnail is that page's colour
             #expect(run.status == 0, "page \(page): \(run.errors)")
             let colour = try Self.centre(out + "/pages.png")
-            #expect(colour.indices.allSatisfy { abs(colour[$0] - ($0 == dominant ? 220 : 20)) <= 2 }, "page \(page): \(colour)")
+            #expect(
+                colour.indices.allSatisfy { abs(colour[$0] - ($0 == dominant ? 220 : 20)) <= 2 },
+                "page \(page): \(colour)")
         }
         // When a page the file does not have is asked for
         let missing = try Self.darkroom([
@@ -74,7 +76,8 @@ struct PageCommandTests {
         ])
         // Then the file fails with the decoder's typed error and nothing is written
         #expect(missing.status != 0)
-        #expect(missing.errors.contains("invalid_argument") || missing.output.contains("invalid_argument"), "\(missing)")
+        #expect(
+            missing.errors.contains("invalid_argument") || missing.output.contains("invalid_argument"), "\(missing)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("page3") + "/pages.jpg"))
         // And fetch takes the page too
         let fetched = try Self.darkroom(["fetch", file, "--page", "2", "--out", directory.file("fetched")])

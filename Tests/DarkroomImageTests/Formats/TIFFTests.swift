@@ -241,7 +241,8 @@ struct TIFFTests {
         #expect(codec == "webp" ? psnr >= 35 : psnr == .infinity, "\(codec): \(psnr) dB")
     }
 
-    @Test("a TIFF file is read by libtiff a strip or tile at a time: the same image as from its bytes; a cut file fails")
+    @Test(
+        "a TIFF file is read by libtiff a strip or tile at a time: the same image as from its bytes; a cut file fails")
     func readFromTheFile() throws {
         let directory = try TemporaryDirectory("tiff")
         defer { directory.remove() }
@@ -252,8 +253,12 @@ struct TIFFTests {
         let tiled = directory.file("tiled.tif")
         _ = try ReferenceTool.run("tiffcp", ["-t", "-w", "64", "-l", "64", "-c", "zip", striped, tiled])
         let pyramid = directory.file("pyramid.tif")
-        _ = try ReferenceTool.run("vips", ["tiffsave", photo, pyramid, "--tile", "--pyramid", "--tile-width", "64",
-            "--tile-height", "64"])
+        _ = try ReferenceTool.run(
+            "vips",
+            [
+                "tiffsave", photo, pyramid, "--tile", "--pyramid", "--tile-width", "64",
+                "--tile-height", "64",
+            ])
         let cmyk = directory.file("cmyk.tif")
         let cmykSource = try #require(
             SamplePhotos.files("icc").first { $0.lowercased().contains("cmyk") && $0.hasSuffix(".jpg") })
@@ -284,7 +289,9 @@ struct TIFFTests {
             let name = (file as NSString).lastPathComponent
             #expect(PixelCompare.psnr(fromFile.bitmap, fromBytes.bitmap) == .infinity, "\(name) \(size)")
             #expect(fromFile.usedEmbeddedThumbnail == fromBytes.usedEmbeddedThumbnail, "\(name)")
-            #expect(fromFile.convertedToSRGB == fromBytes.convertedToSRGB && fromFile.probe.pageCount == fromBytes.probe.pageCount)
+            #expect(
+                fromFile.convertedToSRGB == fromBytes.convertedToSRGB
+                    && fromFile.probe.pageCount == fromBytes.probe.pageCount)
         }
         // And the pyramid's level and the CMYK conversion were really exercised
         #expect(try decoder.decode(fileAt: pyramid, options: Self.options(.maxPixelSize(100))).usedEmbeddedThumbnail)
