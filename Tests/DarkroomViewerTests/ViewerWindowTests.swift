@@ -83,6 +83,29 @@ import Testing
         #expect(frames.allSatisfy { ($0["placeholders"] as? Int) == 0 })
     }
 
+    @Test func quittingRightAfterAScrollLeavesEveryDecodedThumbnailInTheTable() throws {
+        // Given 300 images never viewed
+        let harness = try ViewerHarness("quit")
+        defer { harness.work.remove() }
+        try harness.writeSolidImages(300)
+        // When a fast scroll is followed at once by quitting
+        let stats = try harness.run("scroll 6000 1.5\nquit\n")
+        // Then the table writes still queued at the quit were finished before the process ended
+        #expect(stats["cacheWritesFinished"] as? Bool == true, "\(stats["cacheWritesPendingAtQuit"] ?? "-")")
+        // And the table holds every thumbnail the run queued for it (the next visit decodes none of them again)
+        let decodes = Self.pipeline(stats, "decodes")
+        let queued = Self.pipeline(stats, "tableWrites")
+        let table = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: harness.cache).first { $0.hasSuffix(".table") })
+        let listed = try ReferenceTool.run(
+            try SamplePhotos.darkroomBinary(), ["table", "list", "--table", harness.cache + "/" + table])
+        let entries = String(decoding: listed, as: UTF8.self).split(separator: "\n").count
+        print(
+            "quit at once: \(decodes) decodes, \(queued) table writes queued, \(entries) table entries, "
+                + "\(stats["cacheWritesPendingAtQuit"] ?? "-") writes pending at the quit")
+        #expect(queued > 42 && entries == queued, "\(entries) entries for \(queued) writes queued")
+    }
+
     @Test func coldCellsReadTheDesktopsThumbnailsWhenValid() throws {
         // Given 60 images whose desktop thumbnails (freedesktop.org `large`) were written by `thumbnail-cache fill`,
         // and image 0's replaced by a valid thumbnail of another colour (so its use shows on screen)

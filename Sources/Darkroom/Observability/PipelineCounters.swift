@@ -25,6 +25,8 @@ public struct PipelineStatistics: Sendable, Equatable, Codable {
     public var cancellations = 0
     /// Body bytes received from the network.
     public var bytesFetched = 0
+    /// Images queued to be written to an image table (written at low priority after delivery).
+    public var tableWrites = 0
 
     /// All zero.
     public init() {}
@@ -34,13 +36,13 @@ public struct PipelineStatistics: Sendable, Equatable, Codable {
 final class PipelineCounters: Sendable {
     enum Name: Int, CaseIterable {
         case requests, memoryHits, tableHits, diskProcessedHits, diskOriginalHits, networkFetches, revalidated,
-            fileReads, decodes, processings, sharedRequests, failures, cancellations, bytesFetched
+            fileReads, decodes, processings, sharedRequests, failures, cancellations, bytesFetched, tableWrites
     }
 
     // One atomic per name (Atomic is ~Copyable, so no array of them): a fixed block of 16.
     private let a0 = Atomic(0), a1 = Atomic(0), a2 = Atomic(0), a3 = Atomic(0), a4 = Atomic(0), a5 = Atomic(0),
         a6 = Atomic(0), a7 = Atomic(0), a8 = Atomic(0), a9 = Atomic(0), a10 = Atomic(0), a11 = Atomic(0),
-        a12 = Atomic(0), a13 = Atomic(0)
+        a12 = Atomic(0), a13 = Atomic(0), a14 = Atomic(0)
     private let metrics: [Counter]
     let decodeTimer: Metrics.Timer
     let processTimer: Metrics.Timer
@@ -80,6 +82,7 @@ final class PipelineCounters: Sendable {
         case .failures: body(a11)
         case .cancellations: body(a12)
         case .bytesFetched: body(a13)
+        case .tableWrites: body(a14)
         }
     }
 
@@ -107,6 +110,7 @@ final class PipelineCounters: Sendable {
         s.failures = get(.failures)
         s.cancellations = get(.cancellations)
         s.bytesFetched = get(.bytesFetched)
+        s.tableWrites = get(.tableWrites)
         return s
     }
 }

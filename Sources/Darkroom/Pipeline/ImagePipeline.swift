@@ -45,6 +45,22 @@ public final class ImagePipeline: Sendable {
     /// What the pipeline has done so far (requests, hits per layer, fetches, decodes, sharing, failures).
     public var statistics: PipelineStatistics { context.counters.snapshot }
 
+    /// Blocks the calling thread until the cache writes queued so far — image-table entries and processed disk
+    /// bytes, written at low priority after delivery — have finished, or `timeout` seconds have passed. Returns
+    /// whether they all finished. For quitting: a process that exits without it loses the writes still queued.
+    /// Cost: a poll every few milliseconds while it waits; never call it on a latency-critical thread.
+    public func waitForCacheWrites(timeout: Double) -> Bool {
+        let deadline = MonotonicClock.seconds() + max(0, timeout)
+        while context.pendingCacheWrites.withLock({ $0 }) > 0 {
+            guard MonotonicClock.seconds() < deadline else { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+
+    /// Cache writes queued and not yet finished (see ``waitForCacheWrites(timeout:)``).
+    public var pendingCacheWrites: Int { context.pendingCacheWrites.withLock { $0 } }
+
     // MARK: Memory fast path
 
     /// The memory cache's image for `request`, synchronously on the caller's thread (no hop, no allocation when

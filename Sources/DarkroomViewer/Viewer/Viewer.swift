@@ -56,6 +56,10 @@ public final class Viewer {
     var titleUpdatedAt = -1.0
     /// Texture uploads in the frame being made.
     var uploads = 0
+    /// Cache writes still queued when quitting began, and whether they all finished within
+    /// ``ViewerOptions/quitWriteWait`` (reported in the stats).
+    var writesPendingAtQuit = 0
+    var writesFinished = true
     /// Frames per second aimed at (the option, or the display's rate).
     let fps: Double
 
@@ -233,6 +237,7 @@ public final class Viewer {
     }
 
     private func shutDown() {
+        writesPendingAtQuit = pipeline.pendingCacheWrites
         rss.stop()
         library.cancel()
         desktop?.stop()
@@ -241,6 +246,13 @@ public final class Viewer {
         closeLarge()
         for cell in binder.cellsBySlot.values { cell.destroyTextures(window) }
         placeholders.save()
+        // The thumbnails shown but not yet in the table: written before the process ends (within a bound)
+        writesFinished = pipeline.waitForCacheWrites(timeout: options.quitWriteWait)
+        if !writesFinished {
+            let message =
+                "darkroom view: \(pipeline.pendingCacheWrites) table writes unfinished after \(options.quitWriteWait) s\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
     }
 
     private func saveScreenshot(_ file: String) throws(ViewerError) {
@@ -263,9 +275,11 @@ public final class Viewer {
             "table": tableName ?? NSNull(), "desktopThumbnailsUsed": binder.desktopSources,
             "desktopLookups": desktop?.lookups ?? 0,
             "peakRSSMiB": Double(ProcessStats.peakRSSBytes) / 1_048_576,
+            "cacheWritesPendingAtQuit": writesPendingAtQuit, "cacheWritesFinished": writesFinished,
             "pipeline": [
                 "requests": statistics.requests, "memoryHits": statistics.memoryHits,
                 "tableHits": statistics.tableHits, "decodes": statistics.decodes, "fileReads": statistics.fileReads,
+                "tableWrites": statistics.tableWrites,
                 "cancellations": statistics.cancellations, "failures": statistics.failures,
             ],
         ]

@@ -28,6 +28,9 @@ public struct ViewerOptions: Sendable {
     /// How long the first frame may wait for the first screen's memory-cache and image-table hits (a warm start
     /// then never flashes placeholders; a cold one shows them after this). Default 0.1 s.
     public var firstScreenWait = 0.1
+    /// How long quitting waits for thumbnails still being written to the image table (written at low priority after
+    /// they are shown), so the next visit finds every thumbnail this one decoded. Default 5 s; 0 quits at once.
+    public var quitWriteWait = 5.0
     /// A script to replay (``ViewerScript``); the viewer quits after its last step.
     public var scriptFile: String?
     /// Where to write the frame record (JSON) when the viewer quits.
@@ -83,6 +86,7 @@ public struct ViewerOptions: Sendable {
         try check(scale.map { (0.5...8).contains($0) } ?? true, "scale must be 0.5…8")
         try check(fps == 0 || (1...1000).contains(fps), "fps must be 1…1000, or 0 for the display's rate")
         try check((0...5).contains(firstScreenWait), "first-screen wait must be 0…5 s")
+        try check((0...60).contains(quitWriteWait), "quit write wait must be 0…60 s")
         try check((1...1_000_000).contains(tableEntries), "table entries must be 1…1,000,000")
         try check((16...65536).contains(memoryCacheMiB), "memory cache must be 16…65536 MiB")
         try check(decodeThreads.map { (1...256).contains($0) } ?? true, "decode threads must be 1…256")

@@ -37,6 +37,8 @@ struct ViewCommand: ParsableCommand {
     var strategy = "pipeline"
     @Option(help: "SDL render driver (software, opengl; default: SDL's choice).") var renderer: String?
     @Option(help: "Quit after this many seconds.") var maxSeconds: Double?
+    @Option(help: "Seconds quitting waits for thumbnails still being written to the image table (0: none).")
+    var quitWriteWait = 5.0
 
     func validate() throws {
         guard ViewerOptions.Strategy(rawValue: strategy) != nil else {
@@ -52,6 +54,7 @@ struct ViewCommand: ParsableCommand {
         options.scale = scale
         options.fps = fps
         options.scriptFile = script
+        options.quitWriteWait = quitWriteWait
         options.statsFile = stats
         options.screenshotFile = screenshot
         options.cacheDirectory = cacheDir

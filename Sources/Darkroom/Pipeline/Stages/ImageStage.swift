@@ -199,7 +199,8 @@ final class ImageStage: Sendable {
         let key = request.cacheKey
         if !request.options.contains(.disableMemoryCacheWrites) { configuration.imageCache?.store(container, for: key) }
         if result.origin != .table, let tables = imageTables(for: request) {
-            context.ioQueue.enqueue(priority: .low) { _ in
+            counters.add(.tableWrites)
+            context.enqueueCacheWrite(on: context.ioQueue, priority: .low) {
                 tables.store(container.bitmap, forEntity: key.tableEntity, geometry: key.geometry)
             }
         }
@@ -207,7 +208,7 @@ final class ImageStage: Sendable {
             let cache = processedDataCache(for: request)
         {
             let quality = configuration.encodeQuality
-            context.decodeQueue.enqueue(priority: .veryLow) { [logger] _ in
+            context.enqueueCacheWrite(on: context.decodeQueue, priority: .veryLow) { [logger] in
                 let bitmap = container.bitmap
                 do throws(DarkroomImageError) {
                     let bytes = try ImageEncoder.encode(

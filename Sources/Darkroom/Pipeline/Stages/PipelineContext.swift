@@ -2,8 +2,8 @@ import DarkroomSupport
 import Logging
 
 /// What every stage of one pipeline shares: its configuration, its two pools of threads, the network scheduler,
-/// its counters and its logger. Built once by ``ImagePipeline`` and handed to each stage; holds no mutable state of
-/// its own (the queues, the scheduler and the counters are thread-safe).
+/// its counters and its logger. Built once by ``ImagePipeline`` and handed to each stage; its only mutable state is
+/// the count of cache writes in flight, behind a lock (the queues, the scheduler and the counters are thread-safe).
 final class PipelineContext: Sendable {
     let configuration: ImagePipeline.Configuration
     let counters: PipelineCounters
@@ -15,6 +15,9 @@ final class PipelineContext: Sendable {
     /// Network transfers: at most ``ImagePipeline/Configuration/networkLimit`` at once, and
     /// ``ImagePipeline/Configuration/perHostLimit`` per host.
     let network: NetworkScheduler
+    /// Cache writes queued and not yet run (image tables, processed disk bytes), for
+    /// ``ImagePipeline/waitForCacheWrites(timeout:)``.
+    let pendingCacheWrites = Locked(0)
 
     /// Cost: no threads start until work arrives.
     init(configuration: ImagePipeline.Configuration, networkActivity: NetworkActivity) {
@@ -29,6 +32,17 @@ final class PipelineContext: Sendable {
         network = NetworkScheduler(
             totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
             activity: networkActivity)
+    }
+
+    /// Queues a cache write on `queue`, counted in ``pendingCacheWrites`` until it has run.
+    func enqueueCacheWrite(
+        on queue: WorkQueue, priority: WorkQueue.Priority, _ write: @escaping @Sendable () -> Void
+    ) {
+        pendingCacheWrites.withLock { $0 += 1 }
+        queue.enqueue(priority: priority) { [pendingCacheWrites] _ in
+            write()
+            pendingCacheWrites.withLock { $0 -= 1 }
+        }
     }
 
     /// The key a stage shares its jobs under, or `nil` (never shared) when sharing is switched off.
