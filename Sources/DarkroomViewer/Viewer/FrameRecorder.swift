@@ -58,12 +58,33 @@ struct FrameRecorder {
     /// The first frame with cells on screen and none of them a placeholder.
     var firstScreenAt: Double? { frames.first { $0.cells > 0 && $0.placeholders == 0 }?.t }
 
+    /// The time between one frame's present (its start plus its work) and the next's, milliseconds, for the frames
+    /// a user sees (not the first, which maps the window, nor a screenshot frame or the one after it). A frame
+    /// presented more than a budget and a half after the one before it is late: the display showed the previous
+    /// frame again, whatever the late frame's own work took (it started late: the thread was not scheduled in
+    /// time). `missed` counts the frames late or over budget by their own work.
+    func presentIntervals(budgetMs: Double) -> (intervals: [Double], late: Int, missed: Int) {
+        var intervals: [Double] = []
+        var late = 0
+        var missed = 0
+        for i in frames.indices where i >= 2 && !frames[i].screenshot && !frames[i - 1].screenshot {
+            let previous = frames[i - 1].t * 1000 + frames[i - 1].ms
+            let interval = frames[i].t * 1000 + frames[i].ms - previous
+            intervals.append(interval)
+            let isLate = interval > budgetMs * 1.5
+            if isLate { late += 1 }
+            if isLate || frames[i].ms > budgetMs { missed += 1 }
+        }
+        return (intervals, late, missed)
+    }
+
     /// The summary and the frames as JSON.
     func json(extra: [String: Any]) throws -> Data {
         // The first frame maps the window and the screenshot frames encode a PNG: neither is scrolling work.
         let ms = frames.dropFirst().filter { !$0.screenshot }.map(\.ms)
         let budgetMs = budget * 1000
         let placeholderMs = placeholderDurations.map { $0 * 1000 }
+        let presents = presentIntervals(budgetMs: budgetMs)
         var summary: [String: Any] = [
             "frames": frames.count,
             "firstFrameMs": frames.first?.ms ?? 0,
@@ -71,6 +92,12 @@ struct FrameRecorder {
             "seconds": frames.last.map { $0.t + $0.ms / 1000 } ?? 0,
             "budgetMs": budgetMs,
             "overBudget": ms.filter { $0 > budgetMs }.count,
+            "lateFrames": presents.late,
+            "missedFrames": presents.missed,
+            "intervalMs": [
+                "p50": percentile(presents.intervals, 50), "p99": percentile(presents.intervals, 99),
+                "max": presents.intervals.max() ?? 0,
+            ],
             "frameMs": [
                 "p50": percentile(ms, 50), "p95": percentile(ms, 95), "p99": percentile(ms, 99),
                 "max": ms.max() ?? 0,
