@@ -9,10 +9,13 @@ use of both cores, as 2 processes in parallel (xargs -P 2, peak RSS of the large
 Usage: bench/thumb-vs-vips.py [--darkroom PATH] [--count 40] [--rounds 3] [--photos DIR] [--ext jpg|heic|avif]
        [--files NAME,NAME] [--size 256]
 e.g.   bench/thumb-vs-vips.py --photos ../shared/photos/heic --ext heic --files eveningglow-4032x3024-thumb320.heic,onestandsout-4032x3024-grid512.heic --count 20
-With --animated, animations instead: each input (default the 300-frame 480x300 cinemagraph GIF, --count 6)
-becomes a 128 px animated WebP at quality 75 — darkroom thumb --format webp against
-vipsthumbnail 'x.gif[n=-1]' -o %s.webp[Q=75] (both libwebp at effort 4); every output must play as long as its source.
-Prints one JSON object. Needs libvips-tools (apt-get install libvips-tools); --animated also needs Pillow.
+With --animated, animations instead: each input becomes a 128 px animated WebP at quality 75 — darkroom thumb
+--format webp against vipsthumbnail 'x.gif[n=-1]' -o %s.webp[Q=75] (both libwebp at effort 4); every output must
+play as long as its source. By default two kinds, --count 6 each, one after the other in the same run: the 300-frame
+480x300 cinemagraph GIF (most pixels repeat between frames) and the moving GIF of bench/make-moving-gif.py (a pan
+where every frame changes; written to .build-bench/animated/ when missing). --photos/--files pick other inputs.
+Prints one JSON object (with --animated, one per kind under "kinds"). Needs libvips-tools (apt-get install
+libvips-tools); --animated also needs Pillow.
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile
 
@@ -49,14 +52,29 @@ def main():
     ap.add_argument("--files", default="", help="comma-separated names inside --photos (default: every *.EXT)")
     ap.add_argument("--animated", action="store_true", help="animations to animated WebP (see above)")
     a = ap.parse_args()
-    if a.animated:
-        defaults = {"photos": os.path.join(here, "..", "..", "shared", "photos", "animated"), "ext": "gif",
-                    "files": "cinemagraph-480x300-300f.gif", "count": 6, "size": 128}
-        for key, value in defaults.items():
-            if getattr(a, key) == ap.get_default(key):
-                setattr(a, key, value)
     if not shutil.which("vipsthumbnail"):
         raise SystemExit("vipsthumbnail not found: apt-get install libvips-tools")
+    if a.animated:
+        for key, value in {"ext": "gif", "count": 6, "size": 128}.items():
+            if getattr(a, key) == ap.get_default(key):
+                setattr(a, key, value)
+    if a.animated and a.photos == ap.get_default("photos") and not a.files:
+        moving = os.path.join(here, "..", ".build-bench", "animated", "pan-300.gif")
+        if not os.path.exists(moving):
+            subprocess.run([os.path.join(here, "make-moving-gif.py"), "--out", moving], check=True)
+        kinds = {"cinemagraph": (os.path.join(here, "..", "..", "shared", "photos", "animated"),
+                                 "cinemagraph-480x300-300f.gif"),
+                 "moving": (os.path.dirname(moving), os.path.basename(moving))}
+        summary = {"benchmark": "thumb-vs-vips-animated", "kinds": {}}
+        for kind, (photos, name) in kinds.items():
+            a.photos, a.files, a.ext = photos, name, "gif"
+            summary["kinds"][kind] = compare(a)
+        print(json.dumps(summary))
+        return
+    print(json.dumps(compare(a)))
+
+def compare(a):
+    """One side-by-side comparison of darkroom and vipsthumbnail over a.count inputs; returns its summary."""
     names = a.files.split(",") if a.files else [f for f in os.listdir(a.photos) if f.lower().endswith("." + a.ext)]
     photos = sorted(os.path.join(a.photos, f) for f in names)
     if not photos:
@@ -117,7 +135,7 @@ def main():
     summary["throughput_ratio_vs_vips"] = round(summary["vips_wall_s"] / summary["darkroom_wall_s"], 2)
     summary["throughput_ratio_vs_vips_2proc"] = round(summary["vips_2proc_wall_s"] / summary["darkroom_wall_s"], 2)
     shutil.rmtree(work)
-    print(json.dumps(summary))
+    return summary
 
 if __name__ == "__main__":
     main()

@@ -85,8 +85,9 @@ struct ThumbCommand: ParsableCommand {
                     if !still, let animated = job.animatedFormat,
                         try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
                     {
+                        // The worker's read buffer outlives the decoder, which stays on this thread: no copy
                         let decoder = try AnimatedImageDecoder(
-                            EncodedAnimation(copying: bytes, limits: options.limits), options: options,
+                            EncodedAnimation(borrowing: bytes, limits: options.limits), options: options,
                             frameLimit: frames)
                         let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
                         try FileBytes.writeAtomically(encoded, to: job.output(animated))

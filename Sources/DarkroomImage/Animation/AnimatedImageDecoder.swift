@@ -130,9 +130,14 @@ public final class AnimatedImageDecoder {
     /// short by the end of the data, which sets ``isTruncated``). Cost: the codec's work for the frame plus one
     /// resample of the canvas; allocates the output bitmap.
     public func nextFrame() throws(DarkroomImageError) -> AnimatedFrame? {
+        try nextFrame(allocate: Bitmap.allocateOnHeap)
+    }
+
+    /// ``nextFrame()`` into memory from `allocate` (called once per frame): a caller that is done with each frame
+    /// before asking for the next (an encoder) hands back the same bitmap every time instead of a fresh one.
+    func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {
         guard try advance(), let compositor else { return nil }
-        let bitmap = try Bitmap.allocateOnHeap(
-            width: outputWidth, height: outputHeight, format: format, isOpaque: false)
+        let bitmap = try Bitmap.allocate(outputWidth, outputHeight, format, false, using: allocate)
         let height = info.canvasHeight
         if let resampler {
             resampler.restart(

@@ -24,6 +24,8 @@ public final class AnimatedImageEncoder {
     private var gif: OpaquePointer?
     private var timestamp = 0
     private var frames = 0
+    /// The frame in RGBA, converted into the same memory each time.
+    private var rgbaFrame: Bitmap?
 
     /// Starts an animation of `width × height` that plays `plays` times (0 forever, as ``AnimationInfo/plays``).
     /// Lossy WebP uses `options.quality` (and `options.lossless`); GIF ignores both.
@@ -86,7 +88,15 @@ public final class AnimatedImageEncoder {
                 .invalidArgument, "frame is \(bitmap.width)×\(bitmap.height), the animation \(width)×\(height)")
         }
         guard milliseconds >= 0 else { throw DarkroomImageError(.invalidArgument, "a frame's duration is negative") }
-        let rgba = try ImageEncoder.encodable(bitmap).converted(to: .rgba8)
+        let encodable = try ImageEncoder.encodable(bitmap)
+        // One conversion buffer for every frame: a fresh one per frame would be carved from the block the codec
+        // freed, so that its next frame's working memory no longer fits there and the heap grows
+        let rgba = try encodable.converted(to: .rgba8) { width, height, format, opaque throws(DarkroomImageError) in
+            if let rgbaFrame { return rgbaFrame }
+            let made = try Bitmap.allocateOnHeap(width: width, height: height, format: format, isOpaque: opaque)
+            rgbaFrame = made
+            return made
+        }
         let pixels = rgba.storage.baseAddress.assumingMemoryBound(to: UInt8.self)
         if let webp {
             var picture = WebPPicture()
@@ -154,7 +164,17 @@ public final class AnimatedImageEncoder {
         let encoder = try AnimatedImageEncoder(
             format: format, width: decoder.outputWidth, height: decoder.outputHeight, plays: decoder.info.plays,
             options: options)
-        while let frame = try decoder.nextFrame() { try encoder.add(frame.bitmap, duration: frame.duration) }
+        // Each frame is encoded before the next is decoded, so one output bitmap serves them all
+        var output: Bitmap?
+        let reuse: BitmapAllocator = { width, height, format, opaque throws(DarkroomImageError) in
+            if let output { return output }
+            let made = try Bitmap.allocateOnHeap(width: width, height: height, format: format, isOpaque: opaque)
+            output = made
+            return made
+        }
+        while let frame = try decoder.nextFrame(allocate: reuse) {
+            try encoder.add(frame.bitmap, duration: frame.duration)
+        }
         return try encoder.finish()
     }
 
