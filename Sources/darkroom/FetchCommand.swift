@@ -29,6 +29,12 @@ struct FetchCommand: ParsableCommand {
     @Flag(help: "Skip the memory cache (every repeat that is not in flight at once goes to the next layer).")
     var noMemoryCache = false
     @Flag(help: "One JSON object per request; the last line is a JSON summary.") var json = false
+    @Flag(
+        help: """
+            Progressive previews while http(s) JPEGs download: one at each complete scan (progressive) or at half \
+            the bytes (baseline), reported as they come and, with --out, written as NAME-preview-N files.
+            """)
+    var progress = false
 
     func validate() throws {
         if maxPixelSize != nil && sizes != nil { throw ValidationError("use --max-pixel-size or --sizes, not both") }
@@ -56,6 +62,7 @@ struct FetchCommand: ParsableCommand {
             for size in targets {
                 var request = ImageRequest(source: Self.source(source), size: size)
                 request.geometry.page = page
+                if progress { request.options.insert(.progressivePreviews) }
                 requests += Array(repeating: request, count: repeatCount)
             }
         }
@@ -73,7 +80,19 @@ struct FetchCommand: ParsableCommand {
         let pipeline = ImagePipeline(configuration: config)
         let start = MonotonicClock.seconds()
         let all = requests
-        let results = FetchRunner.run(all, pipeline: pipeline, concurrency: concurrency) { index, result in
+        var onPreview: (@Sendable (Int, ImageResponse) -> Void)?
+        if progress {
+            let counts = Locked<[Int: Int]>([:])
+            onPreview = { index, response in
+                let number = counts.withLock { counts -> Int in
+                    counts[index, default: 0] += 1
+                    return counts[index, default: 0]
+                }
+                self.reportPreview(index, number, all[index], response, elapsed: MonotonicClock.seconds() - start)
+            }
+        }
+        let results = FetchRunner.run(all, pipeline: pipeline, concurrency: concurrency, preview: onPreview) {
+            index, result in
             self.report(index, all[index], result)
         }
         let elapsed = MonotonicClock.seconds() - start
@@ -147,13 +166,55 @@ struct FetchCommand: ParsableCommand {
         }
     }
 
+    /// Reports (and with `--out` writes) the `number`th preview of request `index`.
+    private func reportPreview(
+        _ index: Int, _ number: Int, _ request: ImageRequest, _ response: ImageResponse, elapsed: Double
+    ) {
+        guard let bitmap = response.bitmap else { return }
+        var written: String?
+        if let out {
+            let stem = Self.stem(request)
+            let name = "\(stem)-\(bitmap.width)x\(bitmap.height)-preview-\(number).\(bitmap.isOpaque ? "jpg" : "png")"
+            do {
+                try FileBytes.writeAtomically(
+                    try ImageEncoder.encode(bitmap, as: bitmap.isOpaque ? .jpeg : .png), to: out + "/" + name)
+                written = name
+            } catch {
+                FileHandle.standardError.write(Data("\(request.source.key): cannot write preview: \(error)\n".utf8))
+            }
+        }
+        if json {
+            print(
+                JSONLine.encode([
+                    "index": index, "source": request.source.key, "preview": number, "width": bitmap.width,
+                    "height": bitmap.height, "elapsed_ms": elapsed * 1e3, "decode_ms": response.timings.decode * 1e3,
+                    "file": written.map { $0 as Any } ?? NSNull(),
+                ]))
+        } else {
+            print(
+                String(
+                    format: "%@ preview %d: %dx%d at %.0f ms (decode %.2f ms)%@", request.source.key, number,
+                    bitmap.width, bitmap.height, elapsed * 1e3, response.timings.decode * 1e3,
+                    written.map { " → \($0)" } ?? ""))
+        }
+    }
+
+    /// The name of a request's output files: its file or URL path's last component without the extension (a URL's
+    /// query left out).
+    private static func stem(_ request: ImageRequest) -> String {
+        let key = request.source.key
+        let base =
+            URL(string: key).flatMap { $0.scheme == nil ? nil : $0.lastPathComponent }
+            ?? (key as NSString).lastPathComponent
+        let stem = (base as NSString).deletingPathExtension
+        return stem.isEmpty ? "image" : stem
+    }
+
     private func write(_ results: [ImageResponse?], requests: [ImageRequest], to dir: String) throws {
         var written = Set<String>()
         for (i, response) in results.enumerated() {
             guard let bitmap = response?.bitmap else { continue }
-            let base = (requests[i].source.key as NSString).lastPathComponent
-            let stem =
-                (base as NSString).deletingPathExtension.isEmpty ? "image" : (base as NSString).deletingPathExtension
+            let stem = Self.stem(requests[i])
             let format: ImageFileFormat = bitmap.isOpaque ? .jpeg : .png
             let name = "\(stem)-\(bitmap.width)x\(bitmap.height).\(format.fileExtension)"
             guard written.insert(name).inserted else { continue }

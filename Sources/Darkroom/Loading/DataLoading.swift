@@ -10,13 +10,30 @@ public struct DataRequest: Sendable {
     /// Fractions of the announced length (0–1, ascending) at which the loader should hand over the bytes
     /// received so far (``DataProgress/partialData``), for progressive previews. Empty (the default) for none.
     public var partialDataFractions: [Double]
+    /// Decides after each chunk whether the loader hands over the bytes received so far (besides
+    /// ``partialDataFractions``); nil (the default) for never. The pipeline sets one for progressive previews.
+    public var partialDataTrigger: (any PartialDataTrigger)?
 
     /// Creates a request.
-    public init(url: URL, headers: [(name: String, value: String)] = [], partialDataFractions: [Double] = []) {
+    public init(
+        url: URL, headers: [(name: String, value: String)] = [], partialDataFractions: [Double] = [],
+        partialDataTrigger: (any PartialDataTrigger)? = nil
+    ) {
         self.url = url
         self.headers = headers
         self.partialDataFractions = partialDataFractions
+        self.partialDataTrigger = partialDataTrigger
     }
+}
+
+/// Decides, as a body arrives, when a loader hands over the bytes so far (``DataProgress/partialData``): the
+/// pipeline's progressive previews hand them over at each complete scan of a progressive JPEG.
+///
+/// A loader keeps one copy per transfer and calls it after each chunk it appends, never after the last one (the
+/// whole body is the response). Must cost little per call: it runs on the loader's task for every chunk.
+public protocol PartialDataTrigger: Sendable {
+    /// Whether to hand over `body` (everything received so far) now; `expected` is the announced length.
+    mutating func shouldHandOver(_ body: [UInt8], expected: Int64?) -> Bool
 }
 
 /// The answer to a ``DataRequest``.

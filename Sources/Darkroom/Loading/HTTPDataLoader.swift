@@ -145,6 +145,7 @@ public final class HTTPDataLoader: DataLoading {
             data.reserveCapacity(Int(min(expected ?? 64 << 10, limit)))
             var received: Int64 = 0
             var fractions = request.partialDataFractions[...]
+            var trigger = request.partialDataTrigger
             for try await buffer in response.body {
                 received += Int64(buffer.readableBytes)
                 guard received <= limit else {
@@ -158,6 +159,11 @@ public final class HTTPDataLoader: DataLoading {
                     received < expected
                 {
                     while let f = fractions.first, Double(received) >= f * Double(expected) { fractions.removeFirst() }
+                    partial = data
+                }
+                if partial == nil, received < (expected ?? .max),
+                    trigger?.shouldHandOver(data, expected: expected) == true
+                {
                     partial = data
                 }
                 progress(DataProgress(received: received, expected: expected, partialData: partial))

@@ -59,6 +59,9 @@ extension ImagePipeline {
         public var animationBufferBytes: Int?
         /// Quality of processed images stored on disk as JPEG (opaque) — others are stored as PNG. Default 85.
         public var encodeQuality: Int = 85
+        /// Shortest time between the starts of two preview decodes of one request with
+        /// ``ImageRequest/Options/progressivePreviews``, seconds (one runs at a time regardless). Default 0.1.
+        public var progressivePreviewInterval: Double = 0.1
         /// Debounce of ``ImagePipeline/networkActivity``, seconds. Default 0.1.
         public var activityDebounce: Double = 0.1
         /// Whether identical in-flight requests share work. Default `true` (turn off only to measure the gain).

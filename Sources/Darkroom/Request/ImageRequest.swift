@@ -137,8 +137,10 @@ extension ImageRequest {
         public static let disableTableReads = Options(rawValue: 1 << 4)
         /// Skip decoding: the response carries the original bytes only (``ImageResponse/data``).
         public static let returnData = Options(rawValue: 1 << 5)
-        /// For progressive or large JPEGs, deliver one low-quality preview decoded from the bytes received so
-        /// far (at about half the transfer) before the final image.
+        /// While a JPEG downloads, deliver previews decoded at the request's size from the bytes received so far:
+        /// one at each complete scan of a progressive JPEG, one at half the transfer of a baseline JPEG (the rows
+        /// so far). At most one preview decode runs per request, at low priority, and starts are at least
+        /// ``ImagePipeline/Configuration/progressivePreviewInterval`` apart; previews are never cached.
         public static let progressivePreviews = Options(rawValue: 1 << 6)
 
         /// For an animated GIF, WebP or APNG, also deliver the animation (``ImageContainer/animation``) to play with

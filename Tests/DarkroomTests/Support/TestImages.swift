@@ -70,7 +70,8 @@ final class TestDataCache: DataCaching {
 func makePipeline(
     memory: Bool = true, disk: TestDataCache? = nil, processingLimit: Int = 2,
     perHostLimit: Int = 6, networkLimit: Int = 16,
-    http: (inout HTTPDataLoader.Configuration) -> Void = { _ in }
+    http: (inout HTTPDataLoader.Configuration) -> Void = { _ in },
+    configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
 ) -> ImagePipeline {
     var loaderConfig = HTTPDataLoader.Configuration()
     loaderConfig.connectTimeout = 2
@@ -86,6 +87,7 @@ func makePipeline(
     config.perHostLimit = perHostLimit
     config.networkLimit = networkLimit
     config.activityDebounce = 0.02
+    configure(&config)
     return ImagePipeline(configuration: config)
 }
 

@@ -14,7 +14,8 @@ import NIOPosix
 ///
 /// Routes (query `?v=` makes distinct URLs for the same content):
 /// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks;
-///   `pause=NAME` stops after half the body until NAME is released; `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
+///   `pause=NAME` stops after half the body until NAME is released; `stops=O1,O2,…&step=NAME` stops before
+///   byte offset O(i) (ascending) until ``step(_:)`` has been called i + 1 times for NAME; `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
 ///   `nostore=1` sends `Cache-Control: no-store`.
 /// - `/html`: an HTML page served as `image/jpeg`.
 /// - `/stall`: headers and 100 bytes of a 10 KB body, then silence (≤ 10 s).
@@ -43,6 +44,9 @@ final class TestServer: Sendable {
     /// concurrent requests deterministically instead of racing a delay.
     func hold(_ name: String) { holds.withLock { _ = $0.insert(name) } }
     func release(_ name: String) { holds.withLock { _ = $0.remove(name) } }
+    private let steps = Locked<[String: Int]>([:])
+    /// Lets a `stops=…&step=NAME` response go on to its next stop.
+    func step(_ name: String) { steps.withLock { $0[name, default: 0] += 1 } }
 
     static func start() async throws -> TestServer {
         let server = TestServer()
@@ -106,12 +110,21 @@ final class TestServer: Sendable {
             var offset = 0
             var paused = false
             let chunk = chunkDelayMS == nil ? max(1, body.count) : 1024
+            var stops = (query["stops"] ?? "").split(separator: ",").compactMap { Int($0) }[...]
+            var stopsPassed = 0
             while offset < body.count {
                 if !paused, let name = query["pause"], offset * 2 >= body.count {
                     paused = true
                     try await waitWhileHeld(name)
                 }
-                let end = min(body.count, offset + chunk)
+                if let stop = stops.first, offset >= stop, let name = query["step"] {
+                    stops.removeFirst()
+                    stopsPassed += 1
+                    for _ in 0..<4_000 where steps.withLock({ $0[name, default: 0] < stopsPassed }) {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                let end = min(body.count, offset + chunk, stops.first.map { max($0, offset + 1) } ?? .max)
                 if let d = chunkDelayMS { try await Task.sleep(for: .milliseconds(d)) }
                 guard channel.isActive else {
                     stats.withLock { $0.closedEarly[path, default: 0] += 1 }

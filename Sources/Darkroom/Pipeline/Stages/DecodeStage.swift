@@ -43,15 +43,17 @@ final class DecodeStage: Sendable {
     }
 
     private func start(_ job: SharedJob<DecodeOutput>, request: ImageRequest) {
-        let wantsPreviews = request.options.contains(.progressivePreviews)
+        let previews =
+            request.options.contains(.progressivePreviews)
+            ? PreviewThrottle(interval: configuration.progressivePreviewInterval) : nil
         job.link(
             fetch.subscribe(request, priority: job.priority) { [self] event in
                 switch event {
                 case .progress(let c, let t):
                     job.send(.progress(completed: c, total: t))
                 case .preview(let partial):
-                    guard wantsPreviews, !job.isCancelled else { return }
-                    decodePreview(partial, job: job, request: request)
+                    guard let previews, !job.isCancelled, let now = previews.offer(partial) else { return }
+                    decodePreview(now, job: job, request: request, throttle: previews)
                 case .finished(.failure(let error)):
                     job.finish(.failure(error))
                 case .finished(.success(let fetched)):
@@ -70,17 +72,34 @@ final class DecodeStage: Sendable {
             })
     }
 
-    /// Decodes the first part of a JPEG into a low-quality preview (missing rows gray) at low priority; dropped
-    /// if the final decode finished first or the bytes are not a JPEG.
-    private func decodePreview(_ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
-        guard partial.bytes.starts(with: [0xFF, 0xD8]) else { return }
+    /// Decodes the first part of a JPEG into a preview at the request's size, at low priority: the scans so far of
+    /// a progressive JPEG, the rows so far of a baseline one (the rest gray). Dropped if the final decode finished
+    /// first or the bytes are not a JPEG; when it is done, the throttle's waiting body (if any) goes next.
+    private func decodePreview(
+        _ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest, throttle: PreviewThrottle
+    ) {
+        guard partial.bytes.starts(with: [0xFF, 0xD8]) else {
+            if let next = throttle.finished() { decodePreview(next, job: job, request: request, throttle: throttle) }
+            return
+        }
         job.link(
             context.decodeQueue.enqueue(priority: .low) { [self] _ in
+                defer {
+                    if let next = throttle.finished(), !job.isCancelled {
+                        decodePreview(next, job: job, request: request, throttle: throttle)
+                    }
+                }
                 guard !job.isCancelled else { return }
+                // A progressive JPEG is cut after its last whole scan: a cut inside the next marker segment would
+                // make libjpeg refuse the file
+                var scans = JPEGScanCounter()
+                partial.bytes.withUnsafeBytes { scans.advance($0) }
+                let bytes =
+                    scans.isProgressive && scans.completeScans > 0
+                    ? Array(partial.bytes[..<scans.endOfCompleteScans]) : partial.bytes
                 var timings = ImageResponse.Timings()
                 guard
-                    case .success(var container) = decode(
-                        partial.bytes, for: request, timings: &timings, acceptTruncated: true)
+                    case .success(var container) = decode(bytes, for: request, timings: &timings, acceptTruncated: true)
                 else { return }
                 container.isPreview = true
                 job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))

@@ -138,7 +138,8 @@ final class FetchStage: Sendable {
                 defer { done() }
                 let dataRequest = DataRequest(
                     url: url, headers: stale?.1.conditionalHeaders ?? [],
-                    partialDataFractions: request.options.contains(.progressivePreviews) ? [0.5] : [])
+                    partialDataTrigger: request.options.contains(.progressivePreviews)
+                        ? ProgressivePreviewTrigger() : nil)
                 let result: Result<DataResponse, DarkroomError>
                 do throws(DarkroomError) {
                     result = .success(

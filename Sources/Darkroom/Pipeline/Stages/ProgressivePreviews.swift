@@ -1,0 +1,68 @@
+import DarkroomImage
+import DarkroomSupport
+
+/// When the loader hands the pipeline a body so far for a progressive preview: at each newly complete scan of a
+/// progressive JPEG; once, at half the announced length, for a baseline JPEG (the rows so far); never for other
+/// formats. One pass over each new byte (``JPEGScanCounter``).
+struct ProgressivePreviewTrigger: PartialDataTrigger {
+    private var scans = JPEGScanCounter()
+    private var handedOverScans = 0
+    private var handedOverBaseline = false
+
+    mutating func shouldHandOver(_ body: [UInt8], expected: Int64?) -> Bool {
+        body.withUnsafeBytes { scans.advance($0) }
+        guard scans.isJPEG == true, scans.hasFrameHeader else { return false }
+        if scans.isProgressive {
+            guard scans.completeScans > handedOverScans else { return false }
+            handedOverScans = scans.completeScans
+            return true
+        }
+        guard !handedOverBaseline, let expected, Int64(body.count) * 2 >= expected else { return false }
+        handedOverBaseline = true
+        return true
+    }
+}
+
+/// One task's preview decodes: at most one in flight, and a new one starts at least `interval` seconds after the
+/// last one started. A body that arrives meanwhile waits (a newer one replaces it) and starts when the running
+/// decode finishes, if the interval has passed by then, or with the next body otherwise; the final image
+/// supersedes whatever is left.
+final class PreviewThrottle: Sendable {
+    private struct State {
+        var inFlight = false
+        var lastStart = -Double.infinity
+        var pending: FetchOutput?
+    }
+    private let interval: Double
+    private let state = Locked(State())
+
+    init(interval: Double) { self.interval = max(0, interval) }
+
+    /// Offers a new body; returns the body to decode now, or nil when it was kept for later.
+    func offer(_ body: FetchOutput) -> FetchOutput? {
+        let now = MonotonicClock.seconds()
+        return state.withLock { s in
+            guard !s.inFlight, now - s.lastStart >= interval else {
+                s.pending = body
+                return nil
+            }
+            s.pending = nil
+            s.inFlight = true
+            s.lastStart = now
+            return body
+        }
+    }
+
+    /// Marks the running decode done; returns the waiting body to decode next, if its time has come.
+    func finished() -> FetchOutput? {
+        let now = MonotonicClock.seconds()
+        return state.withLock { s in
+            s.inFlight = false
+            guard let next = s.pending, now - s.lastStart >= interval else { return nil }
+            s.pending = nil
+            s.inFlight = true
+            s.lastStart = now
+            return next
+        }
+    }
+}

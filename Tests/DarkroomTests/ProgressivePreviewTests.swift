@@ -1,0 +1,124 @@
+import DarkroomImage
+import DarkroomTestSupport
+import Foundation
+import Testing
+
+@testable import Darkroom
+
+@Suite("Progressive previews: one per scan that arrived, each closer to the final image", .timeLimit(.minutes(1)))
+struct ProgressivePreviewTests {
+    @Test("A progressive JPEG sent scan by scan gives a preview per complete scan, PSNR rising, then the exact image")
+    func previewPerScan() async throws {
+        // Given a progressive photo, served so that the body stops at each scan after the first until the test
+        // has seen the preview for the scans before it
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let (scans, progressive) = try JPEGLayout.scans(bytes)
+        try #require(progressive && scans.count >= 5, "the sample is a progressive JPEG with several scans")
+        let server = try await TestServer.start()
+        server.register("progressive", bytes)
+        // (each stop is just after the next scan's marker, which tells the loader the scan before it is whole)
+        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
+        let pipeline = makePipeline(configure: { $0.progressivePreviewInterval = 0 })
+        let request = ImageRequest(
+            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(1280),
+            options: .progressivePreviews)
+
+        // When it loads
+        var previews: [Bitmap] = []
+        var final: ImageResponse?
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: break
+            case .preview(let r):
+                previews.append(try #require(r.bitmap))
+                #expect(r.container?.isPreview == true)
+                server.step("scan")
+            case .finished(let r): final = try r.get()
+            }
+        }
+
+        // Then every scan but the last (which ends with the body) gave one preview at the display size
+        let image = try #require(final?.bitmap)
+        #expect(previews.count == scans.count - 1)
+        for preview in previews {
+            #expect(preview.width == image.width && preview.height == image.height)
+        }
+        // each closer to the final image than the one before
+        let psnrs = try previews.map { PixelCompare.psnr(try $0.converted(to: image.format), image) }
+        for (earlier, later) in zip(psnrs, psnrs.dropFirst()) { #expect(later >= earlier - 0.05, "PSNR \(psnrs)") }
+        #expect(psnrs.first! < psnrs.last!, "PSNR \(psnrs)")
+        // and the final image is a direct decode's, and the only one cached
+        var options = DecodeOptions()
+        options.geometry = request.geometry
+        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
+        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+        #expect(pipeline.cachedImage(for: request)?.isPreview == false)
+        await server.stop()
+    }
+
+    @Test("darkroom fetch --progress reports and writes the previews of a slow download, then the image")
+    func fetchCommand() async throws {
+        // Given a progressive photo served slowly
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let scans = try JPEGLayout.scans(bytes).offsets.count
+        let server = try await TestServer.start()
+        server.register("progressive.jpg", bytes)
+        let directory = try TemporaryDirectory("previews")
+        defer { directory.remove() }
+        let url = server.url("/img/progressive.jpg?slow=2").absoluteString
+
+        // When the command line fetches it with --progress (in a child process, waited for off the test's pool)
+        let run = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result {
+                        try PageCommandTests.darkroom([
+                            "fetch", url, "--progress", "--max-pixel-size", "1280", "--out", directory.path, "--json",
+                        ])
+                    })
+            }
+        }
+        await server.stop()
+
+        // Then it reports previews (at most one per scan before the last) and writes each as a file a person can
+        // open, at the display size, beside the final image
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let previews = lines.filter { $0["preview"] != nil }
+        #expect((1..<scans).contains(previews.count), "\(run.output)")
+        for preview in previews {
+            let file = try #require(preview["file"] as? String)
+            let image = try ImageDecoder().decode(try FileBytes.read(directory.file(file))).bitmap
+            #expect(image.width == 1280 && image.height == 800 && preview["width"] as? Int == 1280)
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(files.contains("progressive-1280x800.jpg"), "\(files)")
+    }
+
+    @Test("The throttle keeps one preview decode in flight and starts them an interval apart")
+    func throttle() throws {
+        // Given a throttle with a long interval
+        let throttle = PreviewThrottle(interval: 60)
+        let body = { (n: UInt8) in FetchOutput(bytes: [n], origin: .network, timings: .init()) }
+
+        // When bodies arrive while one decode runs
+        let first = throttle.offer(body(1))
+        let second = throttle.offer(body(2))
+        let third = throttle.offer(body(3))
+
+        // Then the first starts, the later ones wait (the newest replacing the older) and stay waiting while the
+        // interval has not passed
+        #expect(first?.bytes == [1])
+        #expect(second?.bytes == nil && third?.bytes == nil)
+        #expect(throttle.finished()?.bytes == nil)
+        // and with no interval the waiting body starts as soon as the running one is done
+        let eager = PreviewThrottle(interval: 0)
+        #expect(eager.offer(body(1))?.bytes == [1])
+        #expect(eager.offer(body(2))?.bytes == nil)
+        #expect(eager.offer(body(3))?.bytes == nil)
+        #expect(eager.finished()?.bytes == [3])
+        #expect(eager.finished()?.bytes == nil)
+    }
+}
