@@ -105,12 +105,12 @@ struct ConnectionLimitTests {
         config.idleTimeout = 1
         try await ServerHarness.withLiveServer(config) { server, client in
             let port = try #require(client.port)
-            // When one connection trickles a header line every 200 ms and another answers one request then idles
+            // When one connection trickles a header line every 200 ms (for up to 6 s) and another answers one request then idles
             let slow = try RawConnection(port: port)
             let started = ContinuousClock.now
             #expect(slow.send("GET /health HTTP/1.1\r\n"))
             var closedAfter: Duration?
-            for i in 0..<20 {
+            for i in 0..<30 {
                 if await slow.closedByPeer(within: 0.2) {
                     closedAfter = ContinuousClock.now - started
                     break
@@ -119,9 +119,10 @@ struct ConnectionLimitTests {
             }
             let idle = try RawConnection(port: port)
             #expect(await idle.get("/health")?.status == 200)
-            // Then the slow sender is closed after about the timeout, not kept alive by its bytes
+            // Then the slow sender is closed after the timeout, not kept alive by its bytes (bytes that reset the
+            // timer would keep it open through all 6 s of trickling; the bound allows for a loaded machine)
             let after = try #require(closedAfter)
-            #expect(after >= .milliseconds(900) && after < .seconds(3), "\(after)")
+            #expect(after >= .milliseconds(900) && after < .seconds(5), "\(after)")
             // And the idle one is closed after the timeout too
             #expect(await idle.closedByPeer(within: 3))
             #expect(server.connections.counts[.headTimeout, default: 0] >= 2)

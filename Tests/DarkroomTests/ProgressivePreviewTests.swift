@@ -65,7 +65,7 @@ struct ProgressivePreviewTests {
         server.register("progressive.jpg", bytes)
         let directory = try TemporaryDirectory("previews")
         defer { directory.remove() }
-        let url = server.url("/img/progressive.jpg?slow=2").absoluteString
+        let url = server.url("/img/progressive.jpg?slow=20&chunk=16384").absoluteString
 
         // When the command line fetches it with --progress (in a child process, waited for off the test's pool)
         let run = try await withCheckedThrowingContinuation { continuation in

@@ -13,7 +13,7 @@ import NIOPosix
 /// purpose. Every wait is bounded, so a test can never hang on it.
 ///
 /// Routes (query `?v=` makes distinct URLs for the same content):
-/// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks;
+/// - `/img/NAME`: the image registered as NAME. `delay=MS` before the headers; `hold=NAME` until released; `slow=MS` between 1 KiB chunks (`chunk=BYTES` for another size);
 ///   `pause=NAME` stops after half the body until NAME is released; `stops=O1,O2,…&step=NAME` stops before
 ///   byte offset O(i) (ascending) until ``step(_:)`` has been called i + 1 times for NAME; `type=MIME` overrides Content-Type; `etag=1` sends an ETag with `max-age=0` and answers 304 to a match (`bare304=1`: with the ETag only);
 ///   `nostore=1` sends `Cache-Control: no-store`.
@@ -109,7 +109,8 @@ final class TestServer: Sendable {
             try await out.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: h)))
             var offset = 0
             var paused = false
-            let chunk = chunkDelayMS == nil ? max(1, body.count) : 1024
+            let chunk =
+                chunkDelayMS == nil ? max(1, body.count) : query["chunk"].flatMap(Int.init).map { max(1, $0) } ?? 1024
             var stops = (query["stops"] ?? "").split(separator: ",").compactMap { Int($0) }[...]
             var stopsPassed = 0
             while offset < body.count {
