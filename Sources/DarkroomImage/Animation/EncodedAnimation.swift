@@ -2,7 +2,7 @@
 /// starts a new one each loop; the C decoders keep pointers into the bytes between frames).
 ///
 /// Immutable after `init`; freed when the last reference goes. Costs one copy of the file at creation, except when
-/// it borrows bytes its creator keeps alive (``init(borrowing:limits:)``).
+/// it borrows bytes its creator keeps alive (the package-only `init(borrowing:limits:)`).
 public final class EncodedAnimation: Sendable {
     /// The bytes (valid while this object lives).
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage) }
