@@ -67,12 +67,7 @@ package struct HEIFDecoder: CodecDecoder {
                 guard heif_context_get_image_handle(context, id, &handle).code == heif_error_Ok, let handle else {
                     continue
                 }
-                let thumbnailCount = Int(heif_image_handle_get_number_of_thumbnails(handle))
-                var thumbnailIDs = [heif_item_id](repeating: 0, count: thumbnailCount)
-                if thumbnailCount > 0 {
-                    _ = heif_image_handle_get_list_of_thumbnail_IDs(handle, &thumbnailIDs, Int32(thumbnailCount))
-                }
-                if thumbnailIDs.contains(primaryID) {
+                if Self.thumbnailIDs(of: handle).contains(primaryID) {
                     if let fallback { heif_image_handle_release(fallback) }
                     return handle
                 }
@@ -86,14 +81,19 @@ package struct HEIFDecoder: CodecDecoder {
             heif_context_free(context)
         }
 
-        /// The primary image's thumbnail handles with their sizes, largest first. The caller releases them.
-        func thumbnails() -> [(handle: OpaquePointer, width: Int, height: Int)] {
-            let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
+        /// The item IDs of the thumbnails `handle` lists (its `thmb` references).
+        private static func thumbnailIDs(of handle: OpaquePointer) -> [heif_item_id] {
+            let count = Int(heif_image_handle_get_number_of_thumbnails(handle))
             guard count > 0 else { return [] }
             var ids = [heif_item_id](repeating: 0, count: count)
-            let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(count)))
+            let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(handle, &ids, Int32(count)))
+            return Array(ids.prefix(max(0, min(listed, count))))
+        }
+
+        /// The primary image's thumbnail handles with their sizes, largest first. The caller releases them.
+        func thumbnails() -> [(handle: OpaquePointer, width: Int, height: Int)] {
             var result: [(handle: OpaquePointer, width: Int, height: Int)] = []
-            for id in ids.prefix(listed) {
+            for id in Self.thumbnailIDs(of: primary) {
                 var thumb: OpaquePointer?
                 guard heif_image_handle_get_thumbnail(primary, id, &thumb).code == heif_error_Ok, let thumb else {
                     continue
