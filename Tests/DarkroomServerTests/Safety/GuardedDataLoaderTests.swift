@@ -101,19 +101,22 @@ struct GuardedDataLoaderTests {
         let server = try await LoopbackServer.start()
         let loader = GuardedDataLoader(policy: loopbackPolicy(["127.0.0.1"]), http: fastHTTP)
         let received = Locked<Int64>(0)
-        // When fetching twice
-        for _ in 0..<2 {
+        // When fetching four times, one after another
+        for _ in 0..<4 {
             let response = try await loader.loadData(DataRequest(url: server.url("/img"))) { p in
                 received.withLock { $0 = max($0, p.received) }
             }
             // Then the body arrives intact with status 200
             #expect(response.statusCode == 200)
             #expect(response.data == LoopbackServer.image)
+            try await Task.sleep(for: .milliseconds(50))
         }
         #expect(received.withLock { $0 } == Int64(LoopbackServer.image.count))
-        #expect(server.requests("/img") == 2)
-        // And the second fetch reused the first one's keep-alive connection
-        #expect(server.connections == 1)
+        #expect(server.requests("/img") == 4)
+        // And later fetches reused a keep-alive connection. The client hands a finished connection back to its pool
+        // just after the body completes, so on a loaded machine the next request can win that race once and open
+        // a second connection; a loader without a pool would open four.
+        #expect(server.connections <= 2)
         await loader.shutdown()
         await server.stop()
     }
