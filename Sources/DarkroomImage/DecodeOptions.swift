@@ -36,6 +36,9 @@ public struct DecodeOptions: Sendable, Hashable {
     /// ``OutputColorSpace/sRGB``: converted with lcms2 after resampling, so the cost is the output's pixels, not the
     /// source's (none for sRGB-equivalent profiles, recognised once and cached).
     public var colorSpace: OutputColorSpace
+    /// Whether a HEIF decode must use a thumbnail item (the largest of the primary's shape when none covers the
+    /// output) and fail when there is none: set by ``ImageDecoder/decodeEmbeddedThumbnail(_:options:)``.
+    var embeddedThumbnailOnly = false
 
     /// Creates options; omitted values take their documented defaults.
     public init(

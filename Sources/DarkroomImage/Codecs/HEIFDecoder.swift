@@ -184,14 +184,21 @@ package struct HEIFDecoder: CodecDecoder {
         // libheif applies each thumbnail's own clap/irot/imir; one whose displayed shape is not the primary's
         // (written without the primary's crop or rotation, or another picture altogether) is passed over, and so
         // is one no smaller than the primary, which would cost more to decode than the primary itself.
+        // For a quick preview (``DecodeOptions/embeddedThumbnailOnly``) the largest such thumbnail is taken even when
+        // it does not cover the output, and a file without one is refused rather than decoded whole.
         let margin = max(options.shrinkOnLoadMargin, 1)
-        let chosen = thumbs.last {
+        let usable = thumbs.filter {
             $0.width < probe.width && $0.height < probe.height
                 && Self.hasSameShape($0.width, $0.height, as: probe.width, probe.height)
-                && Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width
-                    / Double(plan.sourceWidth)
+        }
+        let covering = usable.last {
+            Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width / Double(plan.sourceWidth)
                 && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height
                     / Double(plan.sourceHeight)
+        }
+        let chosen = options.embeddedThumbnailOnly ? covering ?? usable.first : covering
+        if options.embeddedThumbnailOnly && chosen == nil {
+            throw DarkroomImageError(.unsupportedFeature, "the HEIF image has no thumbnail of its shape")
         }
         let handle = chosen?.handle ?? container.primary
         let width = chosen?.width ?? probe.width
