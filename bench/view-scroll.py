@@ -3,7 +3,8 @@
 script warm (second pass, from the image table), and the naive strategy (decoding on the drawing thread) side by side.
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
-                         [--long 0] [--json FILE] [--only cold,warm,naive,desktop] [--keep DIR]
+                         [--long 0] [--json FILE] [--only cold,warm,naive,desktop,plain] [--keep DIR]
+                         [--exif-thumbnails]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
@@ -14,6 +15,11 @@ script at 180 px cells (what `large` thumbnails cover) with and without reading 
 other runs point `--desktop-thumbnails` at an empty folder, so the user's own cache never plays a part. Prints one
 JSON object with each run's summary (the frame record's summary fields of `--stats`); `--keep DIR` also keeps each
 run's whole stats file (with the frame record) as DIR/RUN.json, for `bench/frame-chart.py`.
+
+--exif-thumbnails first gives each photo a 160 x 120 EXIF thumbnail as cameras and phones write one
+(`scripts/add-exif-thumbnail.py`), so cold cells can show it while the photo decodes; `plain` runs the cold script
+with `--no-embedded-thumbnails` beside it. The output's `decodeRate` is this machine's rate for the same photos,
+`darkroom thumb` at the cell size with every core (photos/s), measured in the same run: the cold figures depend on it.
 """
 import argparse, glob, json, os, shutil, subprocess, tempfile, time
 
@@ -52,6 +58,7 @@ def main():
     ap.add_argument("--only", default="cold,warm,naive,desktop")
     ap.add_argument("--json")
     ap.add_argument("--keep")
+    ap.add_argument("--exif-thumbnails", action="store_true")
     a = ap.parse_args()
     global KEEP
     KEEP = a.keep
@@ -63,6 +70,15 @@ def main():
     if not sources:
         raise SystemExit(f"no photos in {a.photos}")
     work = tempfile.mkdtemp(prefix="view-bench-lib-")
+    if a.exif_thumbnails:
+        tool = os.path.join(here, "..", "scripts", "add-exif-thumbnail.py")
+        os.makedirs(os.path.join(work, "sources"))
+        made = []
+        for source in sources:
+            out = os.path.join(work, "sources", os.path.basename(source))
+            subprocess.run(["python3", tool, source, out], check=True, stdout=subprocess.DEVNULL)
+            made.append(out)
+        sources = made
     folder = os.path.join(work, "photos")
     for i in range(a.count):
         d = os.path.join(folder, f"d{i // 100:04}")
@@ -74,6 +90,15 @@ def main():
     script = f"settle 30\nscroll {a.speed} {a.seconds}\nfling 9000\nsettle 30\n"
     runs = {}
     wanted = a.only.split(",")
+    # The machine's decode rate for these photos at the cell size, every core busy
+    rate_in = os.path.join(work, "rate-in")
+    os.makedirs(rate_in)
+    for i in range(40):
+        os.link(sources[i % len(sources)], os.path.join(rate_in, f"r{i:03}.jpg"))
+    t0 = time.monotonic()
+    subprocess.run([a.darkroom, "thumb", *sorted(glob.glob(os.path.join(rate_in, "*.jpg"))), "--max-pixel-size",
+                    str(a.cell), "--out", os.path.join(work, "rate-out")], check=True, stdout=subprocess.DEVNULL)
+    decode_rate = 40 / (time.monotonic() - t0)
     try:
         if "cold" in wanted or "warm" in wanted:
             runs["pipeline_cold"] = run(
@@ -81,6 +106,10 @@ def main():
         if "warm" in wanted:
             runs["pipeline_warm"] = run(
                 a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_warm")
+        if "plain" in wanted:
+            runs["pipeline_cold_no_embedded"] = run(
+                a.darkroom, folder, os.path.join(work, "cache-plain"), script, "pipeline", a.cell, empty,
+                extra=["--no-embedded-thumbnails"], name="pipeline_cold_no_embedded")
         if "naive" in wanted:
             runs["naive"] = run(a.darkroom, folder, cache, script, "naive", a.cell, empty, name="naive")
         if "desktop" in wanted:
@@ -113,7 +142,8 @@ def main():
                 name="pipeline_long")
     finally:
         shutil.rmtree(work)
-    out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs}
+    out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs,
+           "exifThumbnails": a.exif_thumbnails, "decodeRate": round(decode_rate, 1)}
     text = json.dumps(out, indent=1, sort_keys=True)
     if a.json:
         with open(a.json, "w") as f:

@@ -149,7 +149,17 @@ extension ImageRequest {
         /// hold one frame). Processors apply to the first frame only.
         public static let animated = Options(rawValue: 1 << 7)
 
+        /// When the bytes are in, first deliver the small picture the file carries beside its image as a preview —
+        /// a camera or phone JPEG's EXIF thumbnail, a HEIF thumbnail item — decoded at the request's size
+        /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)``), then the image. The
+        /// preview decode costs a thumbnail's pixels, runs ahead of every waiting decode, and is skipped when the file
+        /// has no thumbnail of the image's shape; it is never cached. For a grid that must show something real in
+        /// every cell while the full decodes cannot keep up.
+        public static let embeddedThumbnailPreview = Options(rawValue: 1 << 8)
+
         /// The options that change what is fetched or produced (and so which in-flight task may be shared).
-        var sharingBits: UInt16 { rawValue & ~Options.progressivePreviews.rawValue }
+        var sharingBits: UInt16 {
+            rawValue & ~(Options.progressivePreviews.rawValue | Options.embeddedThumbnailPreview.rawValue)
+        }
     }
 }

@@ -20,7 +20,8 @@ public protocol ImageTarget: AnyObject, Sendable {
 public enum ImageTargetContent: Sendable {
     /// The binding started: show this placeholder (or clear, when `nil`).
     case placeholder(Bitmap?)
-    /// The image arrived.
+    /// The image arrived, or a preview of it (``ImageContainer/isPreview``: a request's progressive or
+    /// embedded-thumbnail previews) that the final image replaces; a preview never follows the final image.
     case image(ImageResponse)
     /// The request failed: show this failure image (or keep the placeholder, when `nil`).
     case failure(DarkroomError, Bitmap?)
@@ -31,6 +32,8 @@ public final class ImageTargetState: Sendable {
     private struct State {
         var generation: UInt64 = 0
         var task: ImageTask?
+        /// Whether the binding's final image (or failure) has been displayed: a preview must not replace it.
+        var finalShown = false
     }
 
     private let state = Locked(State())
@@ -50,6 +53,7 @@ public final class ImageTargetState: Sendable {
         displayLock.withLock { _ in
             state.withLock { s in
                 s.generation &+= 1
+                s.finalShown = false
                 let previous = s.task
                 s.task = nil
                 return (s.generation, previous)
@@ -66,10 +70,19 @@ public final class ImageTargetState: Sendable {
         if stale { task.cancel() }
     }
 
-    /// Runs `display` only if `generation` is still current, atomically with the check.
-    func displayIfCurrent(_ generation: UInt64, _ display: () -> Void) -> Bool {
+    /// What a display shows, for the order between them.
+    enum DisplayKind { case placeholder, preview, final }
+
+    /// Runs `display` only if `generation` is still current, atomically with the check; a preview only while the
+    /// binding's final image has not been shown (a preview's delivery can race the final one's).
+    func displayIfCurrent(_ generation: UInt64, _ kind: DisplayKind = .final, _ display: () -> Void) -> Bool {
         displayLock.withLock { _ in
-            guard state.withLock({ $0.generation }) == generation else { return false }
+            let current = state.withLock { s in
+                guard s.generation == generation, !(kind == .preview && s.finalShown) else { return false }
+                if kind == .final { s.finalShown = true }
+                return true
+            }
+            guard current else { return false }
             display()
             return true
         }
@@ -83,8 +96,8 @@ public final class ImageTargetState: Sendable {
 }
 
 extension ImagePipeline {
-    /// Binds `request` to `target`: cancels the target's previous request, shows `placeholder`, then the image
-    /// (or `failureImage` on failure) — unless the target has been rebound since, in which case the result is
+    /// Binds `request` to `target`: cancels the target's previous request, shows `placeholder`, then any previews
+    /// the request asks for, then the image (or `failureImage` on failure) — unless the target has been rebound since, in which case the result is
     /// dropped. A memory-cache hit is displayed synchronously, without a placeholder. Returns the task
     /// (already finished on a hit).
     @discardableResult
@@ -96,10 +109,18 @@ extension ImagePipeline {
         let (generation, previous) = state.rebind()
         previous?.cancel()
         if cachedImage(for: request) == nil {
-            _ = state.displayIfCurrent(generation) { target.display(.placeholder(placeholder)) }
+            _ = state.displayIfCurrent(generation, .placeholder) { target.display(.placeholder(placeholder)) }
         }
         let task = start(request) { [weak target] event in
-            guard let target, case .finished(let result) = event else { return }
+            guard let target else { return }
+            let result: Result<ImageResponse, DarkroomError>
+            switch event {
+            case .progress: return
+            case .preview(let response):
+                _ = state.displayIfCurrent(generation, .preview) { target.display(.image(response)) }
+                return
+            case .finished(let r): result = r
+            }
             switch result {
             case .success(let response):
                 _ = state.displayIfCurrent(generation) { target.display(.image(response)) }

@@ -32,6 +32,8 @@ final class SharedJob<Value: Sendable>: Sendable {
         var phase = Phase.running
         var cancelHandlers: [@Sendable () -> Void] = []
         var priorityHandlers: [@Sendable (Priority) -> Void] = []
+        /// The last preview sent, for waiters who join later (a cell bound while its prefetch still runs).
+        var lastPreview: Value?
 
         mutating func recomputePriority() -> Bool {
             let p = subscribers.values.map(\.priority).max() ?? priority
@@ -60,22 +62,31 @@ final class SharedJob<Value: Sendable>: Sendable {
     var isCancelled: Bool { state.withLock { $0.phase == .cancelled } }
 
     /// Adds a waiter; `nil` when the job already finished or was cancelled (the pool then starts a new one).
-    /// `notify` raises the job's priority handlers and must be called once the caller holds no lock.
+    /// `notify` raises the job's priority handlers and hands a joining waiter the last preview sent, and must be
+    /// called once the caller holds no lock.
     func subscribe(priority: Priority, handler: @escaping Handler) -> (id: Int, notify: @Sendable () -> Void)? {
-        let (id, changed): (Int?, (Priority, [@Sendable (Priority) -> Void])?) = state.withLock { s in
-            guard s.phase == .running else { return (nil, nil) }
+        typealias Joined = (id: Int, changed: (Priority, [@Sendable (Priority) -> Void])?, preview: Value?)
+        let joined: Joined? = state.withLock { s in
+            guard s.phase == .running else { return nil }
             let id = s.nextID
             s.nextID += 1
             s.subscribers[id] = Subscriber(priority: priority, handler: handler)
             if s.subscribers.count == 1 {
                 s.priority = priority
-                return (id, nil)
+                return (id, nil, s.lastPreview)
             }
-            return (id, s.recomputePriority() ? (s.priority, s.priorityHandlers) : nil)
+            return (id, s.recomputePriority() ? (s.priority, s.priorityHandlers) : nil, s.lastPreview)
         }
-        guard let id else { return nil }
-        guard let (p, handlers) = changed else { return (id, {}) }
-        return (id, { for h in handlers { h(p) } })
+        guard let joined else { return nil }
+        let (changed, preview) = (joined.changed, joined.preview)
+        if changed == nil && preview == nil { return (joined.id, {}) }
+        return (
+            joined.id,
+            {
+                if let (p, handlers) = changed { for h in handlers { h(p) } }
+                if let preview { handler(.preview(preview)) }
+            }
+        )
     }
 
     /// Removes a waiter. The last one to leave an unfinished job cancels it.
@@ -133,7 +144,11 @@ final class SharedJob<Value: Sendable>: Sendable {
     /// Sends progress or a preview to every current waiter.
     func send(_ event: JobEvent<Value>) {
         if case .finished(let result) = event { return finish(result) }
-        let handlers = state.withLock { s in s.phase == .running ? s.subscribers.values.map(\.handler) : [] }
+        let handlers = state.withLock { s in
+            guard s.phase == .running else { return [Handler]() }
+            if case .preview(let value) = event { s.lastPreview = value }
+            return s.subscribers.values.map(\.handler)
+        }
         for h in handlers { h(event) }
     }
 
@@ -144,6 +159,7 @@ final class SharedJob<Value: Sendable>: Sendable {
             s.phase = .finished
             let handlers = s.subscribers.sorted { $0.key < $1.key }.map(\.value.handler)
             s.subscribers = [:]
+            s.lastPreview = nil
             s.cancelHandlers = []
             s.priorityHandlers = []
             return handlers

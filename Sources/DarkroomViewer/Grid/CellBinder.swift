@@ -21,6 +21,8 @@ final class CellBinder {
     let strategy: ViewerOptions.Strategy
     /// How far ahead of the bound rows to prefetch, in screens.
     let prefetchScreens: Double
+    /// Whether photo requests ask for the file's embedded thumbnail as a preview.
+    let embeddedThumbnails: Bool
 
     /// Cells bound to an image, by the image's index.
     private(set) var bound: [Int: CellState] = [:]
@@ -36,7 +38,8 @@ final class CellBinder {
 
     init(
         pipeline: ImagePipeline, prefetcher: ImagePrefetcher, placeholders: PlaceholderStore,
-        desktop: DesktopThumbnails?, inbox: DeliveryInbox, strategy: ViewerOptions.Strategy, prefetchScreens: Double
+        desktop: DesktopThumbnails?, inbox: DeliveryInbox, strategy: ViewerOptions.Strategy, prefetchScreens: Double,
+        embeddedThumbnails: Bool = true
     ) {
         self.pipeline = pipeline
         self.prefetcher = prefetcher
@@ -45,6 +48,7 @@ final class CellBinder {
         self.inbox = inbox
         self.strategy = strategy
         self.prefetchScreens = prefetchScreens
+        self.embeddedThumbnails = embeddedThumbnails
     }
 
     /// What a grid cell shows: the photo filled into a `side`-pixel square (centre-cropped), premultiplied BGRA as
@@ -55,13 +59,17 @@ final class CellBinder {
 
     /// The request for `item` in a grid of `side`-pixel cells, named by the file's path, modification time and size,
     /// through the image table when there is one. A still whose valid desktop thumbnail is known is read from that
-    /// small PNG instead of the photo (same name, so the same entry in every cache).
+    /// small PNG instead of the photo (same name, so the same entry in every cache). A still read from the photo
+    /// shows the photo's embedded thumbnail first, when it has one (prefetches ask too: a cell that joins its
+    /// prefetch gets the preview already made).
     func request(
         for item: LibraryItem, side: Int, priority: ImageRequest.Priority, animated: Bool = false
     ) -> ImageRequest {
         var path = item.path
         if !animated, let thumbnail = desktop?.thumbnail(for: item.imageID) { path = thumbnail }
-        var request = ImageRequest(source: .file(path), priority: priority, options: animated ? [.animated] : [])
+        var options: ImageRequest.Options = animated ? [.animated] : []
+        if !animated, path == item.path, embeddedThumbnails { options.insert(.embeddedThumbnailPreview) }
+        var request = ImageRequest(source: .file(path), priority: priority, options: options)
         request.geometry = Self.cellGeometry(side: side)
         request.imageID = item.imageID
         return request
@@ -172,6 +180,7 @@ final class CellBinder {
         if let since = cell.placeholderSince, !cell.imageDrawn {
             recorder.recordPlaceholder(shownFor: now - since, imageArrived: false)
         }
+        if cell.imageDrawn && cell.showsPreview { recorder.recordLeftWithPreview() }
         bound[cell.index] = nil
         cell.cell.darkroom.cancel()
         cell.reset()

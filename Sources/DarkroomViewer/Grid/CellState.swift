@@ -14,6 +14,8 @@ final class CellState {
 
     /// The thumbnail (its texture made once per cell at the grid's side).
     var image = ImageTexture()
+    /// Whether ``image`` holds a preview (the file's embedded thumbnail) that the thumbnail will replace.
+    var showsPreview = false
     var failed = false
 
     /// The ThumbHash placeholder (a 32 px texture).
@@ -37,6 +39,7 @@ final class CellState {
         task = nil
         isVisible = false
         image.forget()
+        showsPreview = false
         failed = false
         placeholder.forget()
         placeholderSince = nil

@@ -14,6 +14,8 @@ struct Delivery: Sendable {
     var slot: Int
     var generation: UInt64
     var content: Content
+    /// An image that stands in until the cell's thumbnail arrives (the file's embedded thumbnail).
+    var isPreview = false
 
     /// The slot number of the large view's target.
     static let largeView = -1
@@ -64,7 +66,8 @@ final class GridCell: ImageTarget {
                 Delivery(
                     slot: slot, generation: generation,
                     content: .image(
-                        container.bitmap, animation: container.animation, frames: container.probe?.frameCount)))
+                        container.bitmap, animation: container.animation, frames: container.probe?.frameCount),
+                    isPreview: container.isPreview))
         case .failure(let error, _):
             inbox.post(Delivery(slot: slot, generation: generation, content: .failure(error.description)))
         }

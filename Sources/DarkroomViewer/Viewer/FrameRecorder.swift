@@ -14,6 +14,8 @@ struct FrameRecorder {
         var cells: Int
         /// Of those, drawn as placeholders (no image yet).
         var placeholders: Int
+        /// Of those, drawn with a preview (the file's embedded thumbnail) while their thumbnail decodes.
+        var previews = 0
         /// Scroll offset, pixels.
         var offset: Double
         /// The frame also saved a screenshot (read back and PNG-encoded on the drawing thread): not a frame a user
@@ -31,6 +33,10 @@ struct FrameRecorder {
     private(set) var cellsNeverShown = 0
     /// Cells whose image was drawn the first frame they were on screen.
     private(set) var cellsShownAtOnce = 0
+    /// Cells whose first image drawn was a preview (an embedded thumbnail), not their thumbnail.
+    private(set) var cellsPreviewFirst = 0
+    /// Cells that left the screen (or were there at the end) showing a preview, their thumbnail never drawn.
+    private(set) var cellsLeftWithPreview = 0
     /// Resident set size samples, MiB.
     private(set) var rssSamples: [Double] = []
     /// When the library scan finished, seconds since the start.
@@ -49,14 +55,16 @@ struct FrameRecorder {
         if !imageArrived { cellsNeverShown += 1 }
     }
     mutating func recordShownAtOnce() { cellsShownAtOnce += 1 }
+    mutating func recordPreviewFirst() { cellsPreviewFirst += 1 }
+    mutating func recordLeftWithPreview() { cellsLeftWithPreview += 1 }
     mutating func recordRSS(_ mib: Double) { rssSamples.append(mib) }
     mutating func recordScanFinished() { scanFinishedAt = now }
     mutating func recordSettle(seconds: Double) { settleTimes.append(seconds) }
 
     /// The first frame with cells on screen.
     var firstCellsAt: Double? { frames.first { $0.cells > 0 }?.t }
-    /// The first frame with cells on screen and none of them a placeholder.
-    var firstScreenAt: Double? { frames.first { $0.cells > 0 && $0.placeholders == 0 }?.t }
+    /// The first frame with cells on screen and none of them a placeholder or a preview.
+    var firstScreenAt: Double? { frames.first { $0.cells > 0 && $0.placeholders == 0 && $0.previews == 0 }?.t }
 
     /// The time between one frame's present (its start plus its work) and the next's, milliseconds, for the frames
     /// a user sees (not the first, which maps the window, nor a screenshot frame or the one after it). A frame
@@ -110,6 +118,9 @@ struct FrameRecorder {
             ],
             "cellsNeverShown": cellsNeverShown,
             "cellsShownAtOnce": cellsShownAtOnce,
+            "cellsPreviewFirst": cellsPreviewFirst,
+            "cellsLeftWithPreview": cellsLeftWithPreview,
+            "previewCellFrames": frames.reduce(0) { $0 + $1.previews },
             "rssMiB": ["first": rssSamples.first ?? 0, "max": rssSamples.max() ?? 0, "last": rssSamples.last ?? 0],
             "rssSamples": rssSamples,
             "scanFinishedAt": scanFinishedAt ?? NSNull(),
@@ -121,7 +132,8 @@ struct FrameRecorder {
         var object = summary
         object["frameRecord"] = frames.map {
             [
-                "t": $0.t, "ms": $0.ms, "cells": $0.cells, "placeholders": $0.placeholders, "offset": $0.offset,
+                "t": $0.t, "ms": $0.ms, "cells": $0.cells, "placeholders": $0.placeholders, "previews": $0.previews,
+                "offset": $0.offset,
                 "screenshot": $0.screenshot, "uploads": $0.uploads,
             ]
         }

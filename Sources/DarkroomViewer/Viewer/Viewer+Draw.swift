@@ -10,12 +10,14 @@ extension Viewer {
     static let thumbColor = Color(r: 120, g: 120, b: 128)
 
     /// Draws the frame: the large view, or the grid's visible cells (image, else ThumbHash placeholder, else grey),
-    /// the selection and the scrollbar. Returns the cells on screen and how many of them were placeholders.
-    func draw(now: Double) -> (cells: Int, placeholders: Int) {
+    /// the selection and the scrollbar. Returns the cells on screen, how many of them were placeholders, and how many
+    /// showed a preview (an embedded thumbnail standing in for theirs).
+    func draw(now: Double) -> (cells: Int, placeholders: Int, previews: Int) {
         window.clear(Self.background)
         if large != nil { return drawLarge(now: now) }
         let visible = layout.visibleCells(offset: scroll.offset)
         var placeholderCount = 0
+        var previewCount = 0
         for index in visible {
             let rect = layout.frame(of: index, offset: scroll.offset)
             guard let cell = binder.bound[index] else {
@@ -25,8 +27,10 @@ extension Viewer {
             }
             advanceAnimation(cell, now: now)
             if cell.image.hasImage {
+                if cell.showsPreview { previewCount += 1 }
                 if !cell.imageDrawn {
                     cell.imageDrawn = true
+                    if cell.showsPreview { recorder.recordPreviewFirst() }
                     if let since = cell.placeholderSince {
                         recorder.recordPlaceholder(shownFor: now - since, imageArrived: true)
                     } else {
@@ -46,7 +50,7 @@ extension Viewer {
         let track = layout.scrollbarTrack
         window.fill(track, Self.trackColor)
         if layout.maxOffset > 0 { window.fill(layout.scrollbarThumb(offset: scroll.offset), Self.thumbColor) }
-        return (visible.count, placeholderCount)
+        return (visible.count, placeholderCount, previewCount)
     }
 
     private func drawPlaceholder(_ cell: CellState, in rect: PixelRect) {

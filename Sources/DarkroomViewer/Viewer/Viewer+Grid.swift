@@ -25,8 +25,14 @@ extension Viewer {
             }
             guard let cell = binder.cell(for: delivery) else { continue }
             switch delivery.content {
+            case .image(let bitmap, _, _) where delivery.isPreview:
+                // A stand-in until the thumbnail comes; never over the thumbnail itself
+                guard !cell.image.hasImage || cell.showsPreview else { continue }
+                show(bitmap, in: cell)
+                cell.showsPreview = true
             case .image(let bitmap, let animation, let frames):
                 show(bitmap, in: cell)
+                cell.showsPreview = false
                 guard options.strategy == .pipeline else { continue }
                 if let item = cell.item { placeholders.remember(item.imageID, thumbnail: bitmap, frames: frames) }
                 if let animation {

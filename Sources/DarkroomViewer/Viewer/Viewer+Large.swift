@@ -31,8 +31,8 @@ extension Viewer {
 
     /// Draws the large view: the image centred at its size (it was decoded to fit the window), or a grey
     /// placeholder until it arrives.
-    func drawLarge(now: Double) -> (cells: Int, placeholders: Int) {
-        guard let view = large else { return (0, 0) }
+    func drawLarge(now: Double) -> (cells: Int, placeholders: Int, previews: Int) {
+        guard let view = large else { return (0, 0, 0) }
         if let bitmap = view.frameToUpload(now: now) { _ = view.image.show(bitmap, sizing: .growing, in: window) }
         guard
             view.image.drawCentred(
@@ -43,8 +43,8 @@ extension Viewer {
             window.fill(
                 PixelRect(x: w / 2, y: h / 2, width: w, height: h),
                 view.failed ? Self.failureColor : Self.placeholderGray)
-            return (1, view.failed ? 0 : 1)
+            return (1, view.failed ? 0 : 1, 0)
         }
-        return (1, 0)
+        return (1, 0, 0)
     }
 }

@@ -52,6 +52,7 @@ public final class Viewer {
     var running = true
     var script: ScriptRunner?
     var pendingScreenshot: String?
+    /// Cells drawn last frame with a placeholder or a preview: what a script's `settle` waits to see at 0.
     var lastPlaceholders = 0
     var titleUpdatedAt = -1.0
     /// Texture uploads in the frame being made.
@@ -125,7 +126,8 @@ public final class Viewer {
             : nil
         binder = CellBinder(
             pipeline: pipeline, prefetcher: prefetcher, placeholders: placeholders, desktop: desktop, inbox: inbox,
-            strategy: options.strategy, prefetchScreens: options.prefetchScreens)
+            strategy: options.strategy, prefetchScreens: options.prefetchScreens,
+            embeddedThumbnails: options.useEmbeddedThumbnails)
         rss.start()
     }
 
@@ -167,7 +169,7 @@ public final class Viewer {
             if recorder.frames.isEmpty { waitForFirstScreen() }
             if large == nil { updateBindings() }
             applyDeliveries()
-            let (cells, placeholderCount) = draw(now: now)
+            let (cells, placeholderCount, previewCount) = draw(now: now)
             let screenshot = pendingScreenshot != nil
             if let file = pendingScreenshot {
                 pendingScreenshot = nil
@@ -177,10 +179,10 @@ public final class Viewer {
             let t1 = MonotonicClock.seconds()
             recorder.record(
                 .init(
-                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount, offset: scroll.offset,
-                    screenshot: screenshot, uploads: uploads))
+                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount,
+                    previews: previewCount, offset: scroll.offset, screenshot: screenshot, uploads: uploads))
             uploads = 0
-            lastPlaceholders = placeholderCount
+            lastPlaceholders = placeholderCount + previewCount
             if exiting { break }
             next += period
             if next < t1 { next = t1 }

@@ -45,6 +45,9 @@ public struct ViewerOptions: Sendable {
     /// Whether cold cells are read from the desktop's thumbnail cache (freedesktop.org) when it holds a valid
     /// thumbnail large enough. Default true.
     public var useDesktopThumbnails = true
+    /// Whether a cell shows the photo's own embedded thumbnail (a camera JPEG's EXIF thumbnail, a HEIF thumbnail
+    /// item) while its thumbnail decodes, when the photo has one of its shape. Default true.
+    public var useEmbeddedThumbnails = true
     /// The desktop thumbnail cache's folder; nil: `$XDG_CACHE_HOME/thumbnails` or `~/.cache/thumbnails`.
     public var desktopThumbnailRoot: String?
     /// Most thumbnails the table keeps (least recently used go first). Default 20,000.

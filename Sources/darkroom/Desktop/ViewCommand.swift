@@ -25,6 +25,8 @@ struct ViewCommand: ParsableCommand {
     @Option(help: "The viewer's cache folder (image tables, placeholders).") var cacheDir: String?
     @Flag(help: "Keep no image table (every visit decodes).") var noTable = false
     @Flag(help: "Do not read the desktop's thumbnail cache (~/.cache/thumbnails).") var noDesktopThumbnails = false
+    @Flag(help: "Do not show a photo's embedded (EXIF or HEIF) thumbnail while its own thumbnail decodes.")
+    var noEmbeddedThumbnails = false
     @Option(help: "The desktop thumbnail cache's folder (default: $XDG_CACHE_HOME/thumbnails or ~/.cache/thumbnails).")
     var desktopThumbnails: String?
     @Option(help: "Most thumbnails the image table keeps.") var tableEntries = 20_000
@@ -60,6 +62,7 @@ struct ViewCommand: ParsableCommand {
         options.cacheDirectory = cacheDir
         options.useTables = !noTable
         options.useDesktopThumbnails = !noDesktopThumbnails
+        options.useEmbeddedThumbnails = !noEmbeddedThumbnails
         options.desktopThumbnailRoot = desktopThumbnails
         options.tableEntries = tableEntries
         options.memoryCacheMiB = memoryMb

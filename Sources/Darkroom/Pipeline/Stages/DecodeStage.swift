@@ -58,6 +58,9 @@ final class DecodeStage: Sendable {
                     job.finish(.failure(error))
                 case .finished(.success(let fetched)):
                     guard !job.isCancelled else { return }
+                    if request.options.contains(.embeddedThumbnailPreview), !request.options.contains(.animated) {
+                        decodeEmbeddedThumbnail(fetched, job: job, request: request)
+                    }
                     job.link(
                         context.decodeQueue.enqueue(priority: job.priority.queueLevel) { [self] wait in
                             guard !job.isCancelled else { return }
@@ -103,6 +106,27 @@ final class DecodeStage: Sendable {
                 else { return }
                 container.isPreview = true
                 job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
+            })
+    }
+
+    /// Decodes the file's embedded thumbnail at the request's size and sends it as a preview, ahead of every waiting
+    /// decode (it costs a thumbnail's pixels, so a screenful of them is done before one image). Nothing is sent when
+    /// the file has none of the image's shape, or once the image itself is done.
+    private func decodeEmbeddedThumbnail(_ fetched: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
+        job.link(
+            context.decodeQueue.enqueue(priority: .veryHigh) { [self] _ in
+                guard !job.isCancelled else { return }
+                var options = configuration.decodeOptions
+                options.geometry = request.geometry
+                let t0 = MonotonicClock.seconds()
+                guard let decoded = try? ImageDecoder().decodeEmbeddedThumbnail(fetched.bytes, options: options) else {
+                    return
+                }
+                var timings = fetched.timings
+                timings.decode = MonotonicClock.seconds() - t0
+                var container = ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe)
+                container.isPreview = true
+                job.send(.preview(DecodeOutput(container: container, origin: fetched.origin, timings: timings)))
             })
     }
 
