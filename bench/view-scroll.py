@@ -4,7 +4,7 @@ script warm (second pass, from the image table), and the naive strategy (decodin
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
                          [--long 0] [--json FILE] [--only cold,warm,naive,desktop,plain] [--keep DIR]
-                         [--exif-thumbnails]
+                         [--exif-thumbnails] [--view-args "ARGS"]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
@@ -20,11 +20,15 @@ run's whole stats file (with the frame record) as DIR/RUN.json, for `bench/frame
 (`scripts/add-exif-thumbnail.py`), so cold cells can show it while the photo decodes; `plain` runs the cold script
 with `--no-embedded-thumbnails` beside it. The output's `decodeRate` is this machine's rate for the same photos,
 `darkroom thumb` at the cell size with every core (photos/s), measured in the same run: the cold figures depend on it.
+--view-args passes more `darkroom view` options to every run (for example `--decode-niceness 10`).
 """
 import argparse, glob, json, os, shutil, subprocess, tempfile, time
 
 
 KEEP = None
+
+
+VIEW_ARGS = []
 
 
 def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=(), name=None):
@@ -35,7 +39,7 @@ def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=(),
         f.write(script_text)
     cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", darkroom, "view", folder, "--renderer", "software",
            "--cell-size", str(cell), "--strategy", strategy, "--script", script, "--stats", stats,
-           "--cache-dir", cache, "--desktop-thumbnails", desktop, *extra]
+           "--cache-dir", cache, "--desktop-thumbnails", desktop, *VIEW_ARGS, *extra]
     subprocess.run(cmd, check=True)
     with open(stats) as f:
         d = json.load(f)
@@ -59,9 +63,11 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--keep")
     ap.add_argument("--exif-thumbnails", action="store_true")
+    ap.add_argument("--view-args", default="", help="more `darkroom view` arguments for every run")
     a = ap.parse_args()
     global KEEP
     KEEP = a.keep
+    VIEW_ARGS.extend(a.view_args.split())
     if KEEP:
         os.makedirs(KEEP, exist_ok=True)
     if not shutil.which("xvfb-run"):

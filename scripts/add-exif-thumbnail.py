@@ -4,11 +4,12 @@ SOI whose IFD0 keeps the source's Orientation and whose IFD1 holds a baseline JP
 JPEGInterchangeFormat and JPEGInterchangeFormatLength), made by Pillow from the pixels as stored (not turned upright,
 as the camera writes it). Any EXIF segment the source had is replaced; every other segment (ICC, Adobe) is kept.
 
-    scripts/add-exif-thumbnail.py SOURCE.jpg OUT.jpg [--width 160] [--letterbox WxH] [--big-endian]
+    scripts/add-exif-thumbnail.py SOURCE.jpg OUT.jpg [--width 160] [--letterbox WxH] [--big-endian] [--fill R,G,B]
 
 --letterbox 160x120 writes the thumbnail some cameras make for a picture of another shape: the picture fitted into
 WxH with black bars, which a viewer must not show in place of the picture. Prints the thumbnail's size and its byte
-range in OUT (offset from the start of the file, length) as JSON.
+range in OUT (offset from the start of the file, length) as JSON. --fill R,G,B makes the thumbnail one solid colour: a
+marker, for tests that must tell from a screenshot which of the two pictures was drawn.
 """
 import argparse, io, json, struct, sys
 from PIL import Image
@@ -21,6 +22,7 @@ def main():
     ap.add_argument("--width", type=int, default=160)
     ap.add_argument("--letterbox")
     ap.add_argument("--big-endian", action="store_true")
+    ap.add_argument("--fill")
     a = ap.parse_args()
 
     image = Image.open(a.source)
@@ -35,6 +37,8 @@ def main():
         thumb.paste(fitted, ((bw - fitted.width) // 2, (bh - fitted.height) // 2))
     else:
         thumb = stored.resize((a.width, max(1, round(a.width * h / w))), Image.LANCZOS)
+    if a.fill:
+        thumb = Image.new("RGB", thumb.size, tuple(int(v) for v in a.fill.split(",")))
     buffer = io.BytesIO()
     thumb.save(buffer, "JPEG", quality=80)
     thumb_bytes = buffer.getvalue()

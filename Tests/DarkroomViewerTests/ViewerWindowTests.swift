@@ -126,8 +126,10 @@ import Testing
         try cache.store(marker, for: "\(harness.folder)/img001.png", size: .large, mimeType: "image/png")
         let later = Date().addingTimeInterval(5)
         try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: "\(harness.folder)/img001.png")
-        // When the viewer shows the first screen
-        let stats = try harness.run("settle 20\nscreenshot \(harness.work.file("shot.png"))\n")
+        // When the viewer shows the first screen (allowed to wait for the desktop's thumbnails however loaded the
+        // machine running the tests is; it starts as soon as they are known)
+        let stats = try harness.run(
+            "settle 20\nscreenshot \(harness.work.file("shot.png"))\n", extra: ["--first-screen-wait", "5"])
         // Then the first screen came from the desktop's thumbnails: image 0 is the marker, image 1 (stale marker) its
         // own colour, every other cell its own colour
         let layout = ViewerHarness.layout(count: 60)
@@ -138,6 +140,46 @@ import Testing
         let used = stats["desktopThumbnailsUsed"] as? Int ?? 0
         let visible = layout.visibleCells(offset: 0).count + layout.columns
         #expect(used >= visible - 1 && used <= 60)
+    }
+
+    @Test func coldCellsShowThePhotosOwnThumbnailUntilThePhotoIsDecoded() throws {
+        // Given 30 large photos (solid colours, 6000 × 4000) whose EXIF thumbnails are a white marker, decoded on one
+        // thread: the first screen needs about 30 full decodes and 30 thumbnail decodes
+        let harness = try ViewerHarness("embedded")
+        defer { harness.work.remove() }
+        let colors = (0..<30).map { i in
+            let c = ViewerHarness.color(i)
+            return "\(c.r),\(c.g),\(c.b)"
+        }
+        _ = try PythonReference.run(
+            """
+            import runpy, sys
+            from PIL import Image
+            folder, tool = sys.argv[1], sys.argv[2]
+            for i, color in enumerate(sys.argv[3:]):
+                source = f"{folder}/source.jpg"
+                Image.new("RGB", (6000, 4000), tuple(int(v) for v in color.split(","))).save(source, quality=90)
+                sys.argv = [tool, source, f"{folder}/img{i:03}.jpg", "--fill", "250,250,250"]
+                runpy.run_path(tool, run_name="__main__")
+            """,
+            [harness.folder, SamplePhotos.packageRoot.appendingPathComponent("scripts/add-exif-thumbnail.py").path]
+                + colors)
+        try FileManager.default.removeItem(atPath: harness.folder + "/source.jpg")
+        // When the viewer shows the first screen until it settles
+        let stats = try harness.run(
+            "settle 30\nscreenshot \(harness.work.file("shot.png"))\n",
+            extra: ["--decode-threads", "1", "--no-table"])
+        // Then cells drew the photo's own thumbnail before the photo, no cell stayed grey, and once settled every
+        // cell shows its photo (no marker left)
+        let previewFirst = stats["cellsPreviewFirst"] as? Int ?? -1
+        #expect(previewFirst > 0, "\(previewFirst) cells drew the embedded thumbnail first")
+        #expect(stats["cellsLeftWithPreview"] as? Int == 0)
+        let layout = ViewerHarness.layout(count: 30)
+        #expect(ViewerHarness.wrongCells(try harness.screenshot("shot.png"), layout: layout, offset: 0) == [])
+        // And with the previews turned off, none is drawn
+        let off = try harness.run(
+            "settle 30\n", extra: ["--decode-threads", "1", "--no-table", "--no-embedded-thumbnails"])
+        #expect(off["cellsPreviewFirst"] as? Int == 0)
     }
 
     @Test func resizingReflowsAndTheScrollbarDrags() throws {

@@ -46,6 +46,10 @@ extension Viewer {
                 cell.frameShown = -1
             case .failure:
                 cell.failed = true
+                if cell.showsPreview {  // the photo failed: its failure shows, not a stand-in for it
+                    cell.image.forget()
+                    cell.showsPreview = false
+                }
             }
         }
     }

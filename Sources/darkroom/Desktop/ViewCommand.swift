@@ -32,8 +32,10 @@ struct ViewCommand: ParsableCommand {
     @Option(help: "Most thumbnails the image table keeps.") var tableEntries = 20_000
     @Option(help: "Memory cache limit, MiB.") var memoryMb = 256
     @Option(help: "Decoding threads (default: active cores).") var decodeThreads: Int?
+    @Option(help: "How long the first frame may wait for the first screen's cached images, seconds (0-5).")
+    var firstScreenWait = ViewerOptions(root: "").firstScreenWait
     @Option(help: "Nice value (0-19) of the decoding threads, above the drawing thread's 0.") var decodeNiceness:
-        Int32 = 10
+        Int32 = ViewerOptions(root: "").decodeNiceness
     @Option(help: "Screens of rows prefetched ahead of the scroll.") var prefetchScreens = 3.0
     @Option(help: "pipeline (the library) or naive (decode on the drawing thread, for comparison).")
     var strategy = "pipeline"
@@ -69,6 +71,7 @@ struct ViewCommand: ParsableCommand {
         options.decodeThreads = decodeThreads
         options.prefetchScreens = prefetchScreens
         options.decodeNiceness = decodeNiceness
+        options.firstScreenWait = firstScreenWait
         options.strategy = ViewerOptions.Strategy(rawValue: strategy)!
         options.renderer = renderer
         options.maxSeconds = maxSeconds
