@@ -151,7 +151,7 @@ extension ImageRequest {
 
         /// When the bytes are in, first deliver the small picture the file carries beside its image as a preview —
         /// a camera or phone JPEG's EXIF thumbnail, a HEIF thumbnail item — decoded at the request's size
-        /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)``), then the image. The
+        /// (`ImageDecoder.decodeEmbeddedThumbnail(_:options:)` in DarkroomImage), then the image. The
         /// preview decode costs a thumbnail's pixels, runs ahead of every waiting decode, and is skipped when the file
         /// has no thumbnail of the image's shape; it is never cached. For a grid that must show something real in
         /// every cell while the full decodes cannot keep up.
