@@ -52,6 +52,34 @@ import Testing
         }
     }
 
+    @Test func whileScrollingACellAboutToLeaveTheScreenDropsBelowThePrefetchesAndOneThatStaysKeepsHigh() {
+        // Given the grid scrolled down to row 10 (rows 10 to 15 on screen, 600 px high)
+        let layout = Self.layout
+        let offset = 1070.0
+        let visible = layout.visibleCells(offset: offset)
+        let top = visible.lowerBound  // the top row: leaves first when scrolling down
+        let bottom = visible.upperBound - layout.columns  // the bottom row: stays longest
+        let above = top - layout.columns  // the margin row above the screen
+        let below = visible.upperBound  // the margin row below it
+        #expect(top == 10 * layout.columns && bottom == 15 * layout.columns)
+        func priority(_ index: Int, _ speed: Double) -> ImageRequest.Priority {
+            CellBinder.priority(
+                of: index, visible: layout.visibleCells(offset: offset).contains(index), layout: layout,
+                offset: offset, speed: speed)
+        }
+        // When it scrolls down at 5,000 px/s
+        // Then the top row (gone in 19 ms) and the margin row behind drop to veryLow; the bottom row, on screen for
+        // another 120 ms, stays high and the margin row ahead normal
+        #expect(priority(top, 5000) == .veryLow && priority(above, 5000) == .veryLow)
+        #expect(priority(bottom, 5000) == .high && priority(below, 5000) == .normal)
+        // When it scrolls up as fast, the sides swap
+        #expect(priority(bottom, -5000) == .veryLow && priority(below, -5000) == .veryLow)
+        #expect(priority(top, -5000) == .high && priority(above, -5000) == .normal)
+        // When it is at rest, or slow, every cell keeps its place
+        #expect(priority(top, 0) == .high && priority(bottom, 0) == .high && priority(above, 0) == .normal)
+        #expect(priority(top, 300) == .high)
+    }
+
     @Test func theVisibleCellsAndAMarginRowAreBoundWithTheVisibleOnesFirst() async throws {
         // Given a grid of 140 photos at the top
         var fixture = try Fixture("binder-top")

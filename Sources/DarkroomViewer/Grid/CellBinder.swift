@@ -5,7 +5,10 @@ import DarkroomImage
 ///
 /// Each frame ``update(items:layout:scroll:recorder:)`` binds the visible cells and one row either side (visible
 /// ones first, at `.high`), releases the cells that left (cancelling their requests: shared work stops when nobody
-/// else wants it), raises cells that became visible to `.high`, and moves the prefetch window ahead of the scroll.
+/// else wants it), sets each bound cell's priority by what the user will see, and moves the prefetch window ahead
+/// of the scroll. While the grid scrolls, a cell that leaves the screen within ``leavingHorizon`` drops to
+/// `.veryLow`, below the prefetches: its decode would finish for a cell already gone, so the decoding threads go to
+/// the cells that stay (those coming in, on the far side of the screen).
 /// Cells are reused from a pool, so their number stays near one screenful plus the margin rows whatever the library's
 /// size; a reused cell's binding has a new generation and a delivery carrying an older one is dropped
 /// (``cell(for:)``).
@@ -33,6 +36,9 @@ final class CellBinder {
     private(set) var prefetching: [Int: ImageRequest] = [:]
     /// The indices bound at the last change.
     private(set) var boundRange: Range<Int> = 0..<0
+    /// A cell that leaves the screen sooner than this while the grid scrolls is not worth decoding now, seconds:
+    /// about what a few 12 MP decodes take on one thread, the wait a new decode faces behind those running.
+    static let leavingHorizon = 0.1
     /// Bindings whose request reads a desktop thumbnail instead of the photo.
     private(set) var desktopSources = 0
 
@@ -98,11 +104,33 @@ final class CellBinder {
                 from: scroll.direction >= 0 ? wanted.lowerBound : max(0, wanted.lowerBound - 4 * wanted.count))
             updatePrefetch(items: items, layout: layout, direction: scroll.direction, visible: visible, wanted: wanted)
         }
-        for index in visible {
-            guard let cell = bound[index], !cell.isVisible else { continue }
-            cell.isVisible = true
-            if let task = cell.task, !task.isDone, task.priority < .high { task.priority = .high }
+        let speed = scroll.speed
+        for (index, cell) in bound {
+            cell.isVisible = visible.contains(index)
+            guard let task = cell.task, !task.isDone else { continue }
+            let wanted = Self.priority(
+                of: index, visible: cell.isVisible, layout: layout, offset: scroll.offset, speed: speed)
+            if task.priority != wanted { task.priority = wanted }
         }
+    }
+
+    /// A bound cell's priority: `.high` on screen, `.normal` in the margin rows — unless the grid scrolls at `speed`
+    /// (pixels per second, positive down) and the cell leaves the screen within ``leavingHorizon`` (or has already
+    /// left it: a margin row behind the scroll), when it is `.veryLow`. At rest every cell keeps its place.
+    static func priority(
+        of index: Int, visible: Bool, layout: GridLayout, offset: Double, speed: Double
+    ) -> ImageRequest.Priority {
+        let frame = layout.frame(of: index, offset: offset)
+        let remaining: Double
+        if speed > 0 {
+            remaining = Double(frame.y + frame.height) / speed  // until its bottom edge passes the top
+        } else if speed < 0 {
+            remaining = Double(layout.height - frame.y) / -speed  // until its top edge passes the bottom
+        } else {
+            remaining = .infinity
+        }
+        if remaining < leavingHorizon { return .veryLow }
+        return visible ? .high : .normal
     }
 
     /// Releases every bound cell; the next ``update(items:layout:scroll:recorder:)`` binds afresh (after the grid's

@@ -30,6 +30,9 @@ struct ScrollModel {
     /// The offset when cells were last bound.
     private var lastBindingOffset = 0.0
 
+    /// How fast a script or a fling moves the offset now, pixels per second (positive down; 0 for the wheel's
+    /// short easing and a dragged thumb, which stop as soon as the hand does).
+    var speed: Double { scriptVelocity ?? velocity }
     /// Whether anything is moving the offset (wheel, fling, script or drag).
     var isMoving: Bool { wheelTarget != nil || velocity != 0 || scriptVelocity != nil || dragGrab != nil }
 
