@@ -57,10 +57,9 @@ public struct ViewerOptions: Sendable {
     /// Decoding threads; nil: the active cores.
     public var decodeThreads: Int?
     /// The nice value of the pipeline's threads (0…19): above the drawing thread's 0, so decoding never takes a
-    /// core the next frame needs. Default 19: the drawing thread, when it wakes for a frame, then takes the core
-    /// from a decode sooner than at 10 (fewer frames start late in a cold scroll); decodes still get idle cores
-    /// at full speed.
-    public var decodeNiceness: Int32 = 19
+    /// core the next frame needs. Default 10: higher values start fewer frames late on an otherwise idle machine,
+    /// but starve the thumbnails whenever another program keeps the cores busy.
+    public var decodeNiceness: Int32 = 10
     /// Screens' worth of rows prefetched ahead in the scroll direction. Default 3.
     public var prefetchScreens = 3.0
     /// Frame buffer budget of each playing animation, MiB. Default 4.
