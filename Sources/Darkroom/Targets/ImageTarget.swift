@@ -97,9 +97,9 @@ public final class ImageTargetState: Sendable {
 
 extension ImagePipeline {
     /// Binds `request` to `target`: cancels the target's previous request, shows `placeholder`, then any previews
-    /// the request asks for, then the image (or `failureImage` on failure) — unless the target has been rebound since, in which case the result is
-    /// dropped. A memory-cache hit is displayed synchronously, without a placeholder. Returns the task
-    /// (already finished on a hit).
+    /// the request asks for, then the image (or `failureImage` on failure) — unless the target has been rebound
+    /// since, in which case the result is dropped. A memory-cache hit is displayed synchronously, without a
+    /// placeholder. Returns the task (already finished on a hit).
     @discardableResult
     public func setImage(
         with request: ImageRequest, on target: any ImageTarget,
