@@ -12,7 +12,7 @@ import Testing
 /// `swift test --sanitize=thread --filter ThreadSafetyTests`.
 @Suite("Thread safety (run under TSan)", .timeLimit(.minutes(2)))
 struct ThreadSafetyTests {
-    @Test("Job pool: concurrent subscribe, re-prioritise, cancel and finish; every waiter hears exactly once")
+    @Test("Job pool: concurrent subscribe, re-prioritise, preview, cancel and finish; every waiter hears exactly once")
     func jobPool() async {
         let pool = JobPool<Int, Int>()
         let heard = Locked<[Int: Int]>([:])
@@ -38,7 +38,10 @@ struct ThreadSafetyTests {
                 case 0: sub.setPriority(.high)
                 case 1: sub.cancel()
                 case 2: jobs.withLock { $0[key] }?.finish(.success(i))
-                default: subscriptions.withLock { $0.append(sub) }
+                default:
+                    // A preview, kept by the job for waiters who join later, races their subscriptions
+                    jobs.withLock { $0[key] }?.send(.preview(i))
+                    subscriptions.withLock { $0.append(sub) }
                 }
             }
         }
