@@ -106,10 +106,9 @@ final class CellBinder {
         }
         let speed = scroll.speed
         for (index, cell) in bound {
-            cell.isVisible = visible.contains(index)
             guard let task = cell.task, !task.isDone else { continue }
             let wanted = Self.priority(
-                of: index, visible: cell.isVisible, layout: layout, offset: scroll.offset, speed: speed)
+                of: index, visible: visible.contains(index), layout: layout, offset: scroll.offset, speed: speed)
             if task.priority != wanted { task.priority = wanted }
         }
     }

@@ -10,7 +10,6 @@ final class CellState {
     /// The generation the pipeline gave this binding; deliveries with another are stale.
     var generation: UInt64 = 0
     var task: ImageTask?
-    var isVisible = false
 
     /// The thumbnail (its texture made once per cell at the grid's side).
     var image = ImageTexture()
@@ -37,7 +36,6 @@ final class CellState {
         index = -1
         item = nil
         task = nil
-        isVisible = false
         image.forget()
         showsPreview = false
         failed = false

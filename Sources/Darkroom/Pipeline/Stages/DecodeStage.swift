@@ -116,10 +116,11 @@ final class DecodeStage: Sendable {
         job.link(
             context.decodeQueue.enqueue(priority: .veryHigh) { [self] _ in
                 guard !job.isCancelled else { return }
-                var options = configuration.decodeOptions
-                options.geometry = request.geometry
                 let t0 = MonotonicClock.seconds()
-                guard let decoded = try? ImageDecoder().decodeEmbeddedThumbnail(fetched.bytes, options: options) else {
+                guard
+                    let decoded = try? ImageDecoder().decodeEmbeddedThumbnail(
+                        fetched.bytes, options: decodeOptions(for: request))
+                else {
                     return
                 }
                 var timings = fetched.timings
@@ -130,14 +131,20 @@ final class DecodeStage: Sendable {
             })
     }
 
+    /// The pipeline's decode options (limits, colour) with `request`'s geometry.
+    private func decodeOptions(for request: ImageRequest) -> DecodeOptions {
+        var options = configuration.decodeOptions
+        options.geometry = request.geometry
+        return options
+    }
+
     /// Decodes `request`'s image on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
     func decode(
         _ bytes: [UInt8], for request: ImageRequest, timings: inout ImageResponse.Timings,
         acceptTruncated: Bool? = nil
     ) -> Result<ImageContainer, DarkroomError> {
         let animated = request.options.contains(.animated)
-        var options = configuration.decodeOptions
-        options.geometry = request.geometry
+        var options = decodeOptions(for: request)
         if let acceptTruncated { options.acceptTruncated = acceptTruncated }
         let t0 = MonotonicClock.seconds()
         counters.add(.decodes)
