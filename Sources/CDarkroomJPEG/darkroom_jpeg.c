@@ -3,6 +3,7 @@
 // in the decoder (or, for the encoder, in a heap context), so separate decoders may run on separate threads.
 #include "darkroom_jpeg.h"
 #include "dc_scan.h"
+#include "dr_error.h"
 
 #include <limits.h>
 #include <setjmp.h>
@@ -12,81 +13,6 @@
 
 #include <jpeglib.h>
 #include <jerror.h>
-
-// MARK: - Errors
-
-typedef struct {
-    struct jpeg_error_mgr pub; // must be first: libjpeg hands us a jpeg_error_mgr*
-    jmp_buf jmp;
-    int status;                // dr_jpeg_status to return after the longjmp
-    int warnings;              // warnings seen (msg_level == -1)
-    int truncated;             // JWRN_JPEG_EOF seen
-    int strict;                // JWRN_JPEG_EOF is fatal (DR_JPEG_ERR_TRUNCATED)
-    char message[JMSG_LENGTH_MAX];
-} dr_error_mgr;
-
-static int map_error(int code) {
-    switch (code) {
-    case JERR_OUT_OF_MEMORY:
-    case JERR_NO_BACKING_STORE: // max_memory_to_use exceeded by a whole-image (progressive/multi-scan) buffer
-        return DR_JPEG_ERR_NO_MEMORY;
-    case JERR_ARITH_NOTIMPL:
-    case JERR_BAD_PRECISION:
-    case JERR_NOT_COMPILED:
-    case JERR_CCIR601_NOTIMPL:
-    case JERR_CONVERSION_NOTIMPL:
-    case JERR_IMAGE_TOO_BIG:    // a dimension above JPEG_MAX_DIMENSION (65500)
-    case JERR_WIDTH_OVERFLOW:
-        return DR_JPEG_ERR_UNSUPPORTED;
-    default:
-        return DR_JPEG_ERR_CORRUPT;
-    }
-}
-
-static void dr_error_exit(j_common_ptr cinfo) {
-    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
-    (*cinfo->err->format_message)(cinfo, err->message);
-    int status = map_error(cinfo->err->msg_code);
-    // After the data ran out (lenient mode: libjpeg inserted a fake EOI), a "corrupt" error is a consequence
-    // of the truncation, e.g. JERR_NO_IMAGE when the file ends inside the header.
-    if (status == DR_JPEG_ERR_CORRUPT && err->truncated) status = DR_JPEG_ERR_TRUNCATED;
-    err->status = status;
-    longjmp(err->jmp, 1);
-}
-
-static void dr_output_message(j_common_ptr cinfo) {
-    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
-    (*cinfo->err->format_message)(cinfo, err->message); // never stderr
-}
-
-static void dr_emit_message(j_common_ptr cinfo, int msg_level) {
-    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
-    if (msg_level >= 0) return; // trace messages: ignore
-    cinfo->err->num_warnings++;
-    err->warnings++;
-    (*cinfo->err->format_message)(cinfo, err->message);
-    // JWRN_JPEG_EOF: the bytes ran out. JWRN_HIT_MARKER: the entropy-coded data ended at a marker (often an
-    // EOI appended to a cut file) before every block was decoded. Both leave gray where the image should be.
-    if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER) {
-        err->truncated = 1;
-        if (err->strict) {
-            err->status = DR_JPEG_ERR_TRUNCATED;
-            longjmp(err->jmp, 1);
-        }
-    }
-}
-
-static void dr_error_init(dr_error_mgr *err, int strict) {
-    jpeg_std_error(&err->pub);
-    err->pub.error_exit = dr_error_exit;
-    err->pub.output_message = dr_output_message;
-    err->pub.emit_message = dr_emit_message;
-    err->status = DR_JPEG_OK;
-    err->warnings = 0;
-    err->truncated = 0;
-    err->strict = strict;
-    err->message[0] = '\0';
-}
 
 // MARK: - Decoder
 
@@ -137,17 +63,6 @@ static void dr_progress_monitor(j_common_ptr common) {
     }
 }
 
-static int map_colorspace(J_COLOR_SPACE cs) {
-    switch (cs) {
-    case JCS_GRAYSCALE: return DR_JPEG_CS_GRAY;
-    case JCS_YCbCr: return DR_JPEG_CS_YCBCR;
-    case JCS_RGB: return DR_JPEG_CS_RGB;
-    case JCS_CMYK: return DR_JPEG_CS_CMYK;
-    case JCS_YCCK: return DR_JPEG_CS_YCCK;
-    default: return DR_JPEG_CS_UNKNOWN;
-    }
-}
-
 static void fill_info(const dr_jpeg_decoder *d, dr_jpeg_info *info) {
     if (info == NULL) return;
     const struct jpeg_decompress_struct *c = &d->cinfo;
@@ -155,7 +70,7 @@ static void fill_info(const dr_jpeg_decoder *d, dr_jpeg_info *info) {
         info->width = (int)c->image_width;
         info->height = (int)c->image_height;
         info->components = c->num_components;
-        info->colorspace = map_colorspace(c->jpeg_color_space);
+        info->colorspace = dr_map_colorspace(c->jpeg_color_space);
         info->progressive = c->progressive_mode ? 1 : 0;
     }
     if (d->state >= ST_STARTED && d->state != ST_FAILED) {

@@ -13,7 +13,8 @@ extension FuzzTarget {
     /// Still decoding at several sizes, pixel formats, colour handling and crops. Which extra variant runs depends
     /// on the input's length, so the corpus covers all of them without decoding every input five times.
     package static let decode = FuzzTarget(
-        name: "decode", summary: "ImageDecoder.decode at several sizes, pixel formats, crops, colour spaces"
+        name: "decode",
+        summary: "ImageDecoder.decode at several sizes, pixel formats, crops, colour spaces; JPEGs also as a stream"
     ) { bytes in
         let decoder = ImageDecoder()
         var options = DecodeOptions(size: .maxPixelSize(64), limits: FuzzLimits.decode)
@@ -43,6 +44,16 @@ extension FuzzTarget {
             options.geometry.allowsUpscaling = true
         }
         _ = try? decoder.decode(bytes, options: options)
+        // A JPEG also arrives in three pieces through the progressive stream, asking for an image after each.
+        guard bytes.count > 2, bytes[0] == 0xFF, bytes[1] == 0xD8,
+            let stream = ProgressiveJPEGStream(limits: FuzzLimits.decode, previewShare: .infinity)
+        else { return }
+        var streamed = DecodeOptions(size: .maxPixelSize(48), limits: FuzzLimits.decode)
+        streamed.shrinkOnLoadMargin = 4  // keeps the DCT scale above 1/8, which the stream refuses
+        for end in [bytes.count / 3, bytes.count * 2 / 3, bytes.count] {
+            _ = try? stream.image(
+                UnsafeRawBufferPointer(rebasing: bytes[..<end]), isComplete: end == bytes.count, options: streamed)
+        }
     }
 
     /// Animated decoding: frames pulled until the end (at most 64), with a skip and a rewind on the way, at a

@@ -26,6 +26,7 @@ typedef enum {
                                     // a colour conversion libjpeg lacks such as CMYK → BGRA)
     DR_JPEG_ERR_NO_MEMORY = 5,      // allocation failed or max_memory exceeded (JERR_OUT_OF_MEMORY, JERR_NO_BACKING_STORE)
     DR_JPEG_ERR_ARGUMENT = 6,       // bad argument / called out of order
+    DR_JPEG_NEED_DATA = 7,          // not an error (dr_jpeg_stream only): the call needs bytes that have not arrived
 } dr_jpeg_status;
 
 typedef enum {
@@ -115,6 +116,54 @@ int dr_jpeg_finish(dr_jpeg_decoder *d, dr_jpeg_info *info);
 
 // The last message libjpeg formatted (error or warning), "" when none. Owned by the decoder.
 const char *dr_jpeg_message(const dr_jpeg_decoder *d);
+
+// MARK: Streams
+
+// A JPEG decoded while its bytes arrive, in libjpeg's buffered-image mode: each scan's entropy-coded data is read
+// once, as it arrives, into the whole-image coefficient buffer (about 2 bytes per sample, bounded by max_memory),
+// and each image out of it is an output pass (IDCT, upsampling, colour conversion) over the scans read so far.
+// Made for progressive files, whose early scans already show the whole picture; a sequential file works too but
+// shows nothing before its single scan ends. Only the bytes libjpeg has not consumed yet are kept.
+//
+// Call order: create → append* → read_header (until DR_JPEG_OK) → start → (append | consume | pass)* → destroy,
+// where a pass is start_pass → read_rows* → finish_pass. Errors are final as for dr_jpeg_decoder (every later
+// call returns DR_JPEG_ERR_ARGUMENT; dr_jpeg_stream_message keeps the first message). The data running out is
+// never an error here: a call that needs more returns DR_JPEG_NEED_DATA until dr_jpeg_stream_append is told the
+// data has ended, after which libjpeg pads it (info.truncated, a warning) as dr_jpeg_decoder's lenient mode does.
+typedef struct dr_jpeg_stream dr_jpeg_stream;
+
+typedef struct {
+    int complete_scans; // scans read to their end (all of them once finished is set)
+    int finished;       // the end of the image was read (EOI, or the data ended): the next pass is the final image
+    int input_scan;     // the scan being read (libjpeg's input_scan_number)
+} dr_jpeg_stream_state;
+
+// max_scans as for dr_jpeg_decoder_create (DR_JPEG_ERR_TOO_MANY_SCANS once a scan beyond it starts); max_memory
+// bounds libjpeg's allocations. Returns NULL only when out of memory.
+dr_jpeg_stream *dr_jpeg_stream_create(int max_scans, size_t max_memory);
+void dr_jpeg_stream_destroy(dr_jpeg_stream *s);
+// Copies `size` more bytes in (nothing is decoded here). at_end != 0: no more will come. DR_JPEG_ERR_NO_MEMORY
+// when the unconsumed bytes cannot be held.
+int dr_jpeg_stream_append(dr_jpeg_stream *s, const uint8_t *data, size_t size, int at_end);
+// Reads the header once it has arrived (DR_JPEG_NEED_DATA before); fills width … progressive as
+// dr_jpeg_read_header does.
+int dr_jpeg_stream_read_header(dr_jpeg_stream *s, dr_jpeg_info *info);
+// Fixes DCT scaling 1/scale_denom and the output format for every pass (as dr_jpeg_start, without the DC-only
+// reader) and fills output_width/output_height.
+int dr_jpeg_stream_start(dr_jpeg_stream *s, int scale_denom, int output, dr_jpeg_info *info);
+// Reads every byte appended so far (the costly, once-only part: entropy decoding) and reports how far it got.
+int dr_jpeg_stream_consume(dr_jpeg_stream *s, dr_jpeg_stream_state *state);
+// Starts an output pass: the final image once finished, else the last complete scan (libjpeg's block smoothing
+// off, which costs more than the pass and only softens blocks a later scan replaces). DR_JPEG_NEED_DATA when no
+// scan is complete yet or the previous pass is still waiting for the next scan's header.
+int dr_jpeg_stream_start_pass(dr_jpeg_stream *s, dr_jpeg_info *info);
+// Reads up to max_rows rows of the current pass, as dr_jpeg_read_rows.
+int dr_jpeg_stream_read_rows(dr_jpeg_stream *s, uint8_t *dst, size_t stride, int max_rows, int *rows_read);
+// Ends the pass (rows not read are dropped). After the final pass the stream is done: info.warnings and
+// info.truncated say whether libjpeg had to pad or recover.
+int dr_jpeg_stream_finish_pass(dr_jpeg_stream *s, dr_jpeg_info *info);
+// The last message libjpeg formatted, "" when none. Owned by the stream.
+const char *dr_jpeg_stream_message(const dr_jpeg_stream *s);
 
 // Encodes pixels to a JPEG in memory. input: DR_JPEG_OUT_BGRA (alpha ignored) or DR_JPEG_OUT_GRAY.
 // quality 1...100; progressive != 0 writes a progressive file; optimize != 0 optimizes Huffman tables.

@@ -28,11 +28,8 @@ struct JPEGDecoder: CodecDecoder {
 
         var info = dr_jpeg_info()
         try Self.check(dr_jpeg_read_header(d, &info), d, "reading the header")
-        let isCMYK =
-            info.colorspace == Int32(DR_JPEG_CS_CMYK.rawValue) || info.colorspace == Int32(DR_JPEG_CS_YCCK.rawValue)
-        let output: dr_jpeg_output =
-            isCMYK ? DR_JPEG_OUT_CMYK : (working == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA)
-        let denominator = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+        let (output, isCMYK) = Self.output(for: info, working: working)
+        let denominator = Self.shrinkDenominator(plan, options)
         if denominator == 8 {
             // At 1/8 the shim reads sequential files with its DC-only reader. 4:2:0 chroma from DC alone has one
             // sample per 16×16 source pixels: close to the output's own resolution when the output is ~1/16 of
@@ -43,9 +40,42 @@ struct JPEGDecoder: CodecDecoder {
             dr_jpeg_set_dc_reader(d, Int32((halfChroma ? DR_JPEG_DC_HALF_CHROMA : DR_JPEG_DC_EXACT).rawValue))
         }
         try Self.check(dr_jpeg_start(d, Int32(denominator), Int32(output.rawValue), &info), d, "starting the decode")
-        let sw = Int(info.output_width)
-        let sh = Int(info.output_height)
+        let rows = try Self.readRows(
+            width: Int(info.output_width), height: Int(info.output_height), isCMYK: isCMYK, plan: plan,
+            working: working, options: options, allocate: allocate,
+            read: { dst, stride, count, read throws(DarkroomImageError) in
+                try Self.check(dr_jpeg_read_rows(d, dst, stride, Int32(count), &read), d, "decoding rows")
+            },
+            skip: { count, skipped throws(DarkroomImageError) in
+                try Self.check(dr_jpeg_skip_rows(d, Int32(count), &skipped), d, "skipping rows")
+            })
+        try Self.finish(d, &info, rowsRead: rows.read, expected: rows.expected, options: options)
+        return CodecOutput(bitmap: rows.destination.finish(), shrinkDenominator: denominator, isCMYK: isCMYK)
+    }
 
+    /// The shim's output for a file: CMYK as stored (converted to sRGB later), gray for a gray working format,
+    /// else BGRA.
+    static func output(for info: dr_jpeg_info, working: PixelFormat) -> (output: dr_jpeg_output, isCMYK: Bool) {
+        let isCMYK =
+            info.colorspace == Int32(DR_JPEG_CS_CMYK.rawValue) || info.colorspace == Int32(DR_JPEG_CS_YCCK.rawValue)
+        return (isCMYK ? DR_JPEG_OUT_CMYK : (working == .gray8 ? DR_JPEG_OUT_GRAY : DR_JPEG_OUT_BGRA), isCMYK)
+    }
+
+    /// The DCT scaling for `plan`: the strongest that keeps the source at least the shrink-on-load margin × the
+    /// output.
+    static func shrinkDenominator(_ plan: DecodePlan, _ options: DecodeOptions) -> Int {
+        plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+    }
+
+    /// Reads one output pass of `width × height` rows into a destination for `plan`: straight into the bitmap's
+    /// rows at identity size, else in strips through the resample, skipping rows outside a crop when `skip` is
+    /// given (else reading and dropping them). Returns the rows read and the rows needed.
+    static func readRows(
+        width sw: Int, height sh: Int, isCMYK: Bool, plan: DecodePlan, working: PixelFormat, options: DecodeOptions,
+        allocate: BitmapAllocator,
+        read: (UnsafeMutablePointer<UInt8>, Int, Int, inout Int32) throws(DarkroomImageError) -> Void,
+        skip: ((Int, inout Int32) throws(DarkroomImageError) -> Void)?
+    ) throws(DarkroomImageError) -> (destination: RowDestination, read: Int, expected: Int) {
         let destination = try RowDestination(
             plan: plan, sourceWidth: sw, sourceHeight: sh,
             format: isCMYK ? .bgra8Premultiplied : working,
@@ -56,16 +86,12 @@ struct JPEGDecoder: CodecDecoder {
             let bitmap = destination.bitmap
             var y = 0
             while y < sh {
-                var read: Int32 = 0
-                try Self.check(
-                    dr_jpeg_read_rows(
-                        d, bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow,
-                        Int32(sh - y), &read), d, "decoding rows")
-                guard read > 0 else { break }
-                y += Int(read)
+                var count: Int32 = 0
+                try read(bitmap.row(y).assumingMemoryBound(to: UInt8.self), bitmap.bytesPerRow, sh - y, &count)
+                guard count > 0 else { break }
+                y += Int(count)
             }
-            try Self.finish(d, &info, rowsRead: y, expected: sh, options: options)
-            return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator)
+            return (destination, y, sh)
         }
 
         // CMYK rows are resampled as four plain channels; ImageDecoder converts the small result to sRGB.
@@ -74,23 +100,21 @@ struct JPEGDecoder: CodecDecoder {
         let strip = try ScratchBuffer<UInt8>(count: stripStride * Self.stripRows, zeroed: false)
         let needed = destination.requiredRows.clamped(to: 0..<sh)
         var y = 0
-        if needed.lowerBound > 0 {
+        if needed.lowerBound > 0, let skip {
             var skipped: Int32 = 0
-            try Self.check(dr_jpeg_skip_rows(d, Int32(needed.lowerBound), &skipped), d, "skipping rows")
+            try skip(needed.lowerBound, &skipped)
             y = Int(skipped)
         }
         while y < needed.upperBound {
-            var read: Int32 = 0
-            try Self.check(
-                dr_jpeg_read_rows(
-                    d, strip.pointer, stripStride, Int32(min(Self.stripRows, needed.upperBound - y)), &read),
-                d, "decoding rows")
-            guard read > 0 else { break }
-            for i in 0..<Int(read) { destination.consume(row: strip.pointer + i * stripStride, y: y + i) }
-            y += Int(read)
+            var count: Int32 = 0
+            try read(strip.pointer, stripStride, min(Self.stripRows, needed.upperBound - y), &count)
+            guard count > 0 else { break }
+            for i in 0..<Int(count) where needed.contains(y + i) {
+                destination.consume(row: strip.pointer + i * stripStride, y: y + i)
+            }
+            y += Int(count)
         }
-        try Self.finish(d, &info, rowsRead: y, expected: needed.upperBound, options: options)
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: denominator, isCMYK: isCMYK)
+        return (destination, y, needed.upperBound)
     }
 
     private static func finish(
@@ -133,9 +157,20 @@ struct JPEGDecoder: CodecDecoder {
         return s.isEmpty ? nil : s
     }
 
+    /// libjpeg's last message from a stream, nil when none.
+    static func message(stream d: OpaquePointer) -> String? {
+        guard let m = dr_jpeg_stream_message(d) else { return nil }
+        let s = String(cString: m)
+        return s.isEmpty ? nil : s
+    }
+
     static func check(_ status: Int32, _ d: OpaquePointer, _ what: String) throws(DarkroomImageError) {
+        try check(status, message: message(d), what)
+    }
+
+    /// Throws the typed error for a shim status other than `DR_JPEG_OK`.
+    static func check(_ status: Int32, message codec: String?, _ what: String) throws(DarkroomImageError) {
         guard status != Int32(DR_JPEG_OK.rawValue) else { return }
-        let codec = message(d)
         switch dr_jpeg_status(rawValue: UInt32(status)) {
         case DR_JPEG_ERR_TRUNCATED:
             throw DarkroomImageError(.truncated, "the JPEG data ends early (\(what))", codecMessage: codec)
