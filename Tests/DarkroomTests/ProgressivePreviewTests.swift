@@ -18,7 +18,10 @@ struct ProgressivePreviewTests {
         server.register("progressive", bytes)
         // (each stop is just after the next scan's marker, which tells the loader the scan before it is whole)
         let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
-        let pipeline = makePipeline(configure: { $0.progressivePreviewInterval = 0 })
+        let pipeline = makePipeline(configure: {
+            $0.progressivePreviewInterval = 0
+            $0.progressivePreviewCPUShare = .infinity
+        })
         let request = ImageRequest(
             source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(1280),
             options: .progressivePreviews)
@@ -53,6 +56,51 @@ struct ProgressivePreviewTests {
         let direct = try ImageDecoder().decode(bytes, options: options).bitmap
         #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
         #expect(pipeline.cachedImage(for: request)?.isPreview == false)
+        await server.stop()
+    }
+
+    @Test("Previews read each scan once: with no CPU share beyond the first preview, one is made, then the exact image")
+    func previewShare() async throws {
+        // Given a progressive photo served scan by scan, and a pipeline whose previews may add nothing beyond the
+        // first (a decode of the whole body so far for each preview would ignore the share and give one per scan)
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let scans = try JPEGLayout.scans(bytes).offsets
+        let server = try await TestServer.start()
+        server.register("progressive", bytes)
+        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
+        let pipeline = makePipeline(configure: {
+            $0.progressivePreviewInterval = 0
+            $0.progressivePreviewCPUShare = 0
+        })
+        let request = ImageRequest(
+            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(1280),
+            options: .progressivePreviews)
+
+        // When it loads (each stop is released once a preview arrived or the scan was read without one)
+        var previews = 0
+        var final: ImageResponse?
+        let releaser = Task {
+            for _ in scans {
+                try await Task.sleep(for: .milliseconds(30))
+                server.step("scan")
+            }
+        }
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: break
+            case .preview: previews += 1
+            case .finished(let r): final = try r.get()
+            }
+        }
+        releaser.cancel()
+
+        // Then the first scan gave the only preview, and the final image is a direct decode's
+        #expect(previews == 1)
+        var options = DecodeOptions()
+        options.geometry = request.geometry
+        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
+        let image = try #require(final?.bitmap)
+        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
         await server.stop()
     }
 

@@ -149,4 +149,29 @@ struct ThreadSafetyTests {
         #expect(await eventually(20) { cells.allSatisfy(\.settled) })
         #expect(cells.map(\.stale).reduce(0, +) == 0)
     }
+
+    @Test("Progressive stream: previews of growing bodies race the final image on 3 threads; the final is exact")
+    func progressiveStream() async throws {
+        // Given a progressive photo and one stream
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let options = DecodeOptions(size: .maxPixelSize(640))
+        let stream = try #require(ProgressiveJPEGStream(limits: options.limits, previewShare: .infinity))
+        let finals = Locked<[Bitmap]>([])
+
+        // When two threads ask for previews of ever longer bodies while a third asks for the final image midway
+        await onThreads(3) { worker in
+            for step in 1...12 {
+                let end = worker == 2 && step == 6 ? bytes.count : bytes.count * step / 13
+                let image = Array(bytes[..<end]).withUnsafeBytes { body in
+                    try? stream.image(body, isComplete: end == bytes.count, options: options)
+                }
+                if end == bytes.count, let image { finals.withLock { $0.append(image.bitmap) } }
+            }
+        }
+
+        // Then the final image (if the stream took it rather than giving up on an out-of-order body) is a direct
+        // decode's, and nothing raced
+        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
+        for image in finals.withLock({ $0 }) { #expect(PixelCompare.psnr(image, direct) == .infinity) }
+    }
 }

@@ -62,6 +62,11 @@ extension ImagePipeline {
         /// Shortest time between the starts of two preview decodes of one request with
         /// ``ImageRequest/Options/progressivePreviews``, seconds (one runs at a time regardless). Default 0.1.
         public var progressivePreviewInterval: Double = 0.1
+        /// The share of a progressive JPEG's own decode time its previews may add, as a fraction (0.2: at most 20 %
+        /// more). The scans are read once as they arrive, so a preview costs one output pass at the display size;
+        /// the first preview is always made, later ones only within this share. `.infinity`: one at every scan the
+        /// interval allows. Default 0.2.
+        public var progressivePreviewCPUShare: Double = 0.2
         /// Debounce of ``ImagePipeline/networkActivity``, seconds. Default 0.1.
         public var activityDebounce: Double = 0.1
         /// Whether identical in-flight requests share work. Default `true` (turn off only to measure the gain).

@@ -138,8 +138,10 @@ extension ImageRequest {
         /// Skip decoding: the response carries the original bytes only (``ImageResponse/data``).
         public static let returnData = Options(rawValue: 1 << 5)
         /// While a JPEG downloads, deliver previews decoded at the request's size from the bytes received so far:
-        /// one at each complete scan of a progressive JPEG, one at half the transfer of a baseline JPEG (the rows
-        /// so far). At most one preview decode runs per request, at low priority, and starts are at least
+        /// at complete scans of a progressive JPEG, one at half the transfer of a baseline JPEG (the rows so far).
+        /// A progressive JPEG's scans are read once as they arrive, so a preview costs an output pass, and the passes
+        /// stay within ``ImagePipeline/Configuration/progressivePreviewCPUShare`` of the decode (the first preview is
+        /// always made). At most one preview decode runs per request, at low priority, and starts are at least
         /// ``ImagePipeline/Configuration/progressivePreviewInterval`` apart; previews are never cached.
         public static let progressivePreviews = Options(rawValue: 1 << 6)
 

@@ -46,6 +46,12 @@ final class DecodeStage: Sendable {
         let previews =
             request.options.contains(.progressivePreviews)
             ? PreviewThrottle(interval: configuration.progressivePreviewInterval) : nil
+        // A progressive JPEG's scans are read once, as they arrive; its previews and final image are output passes.
+        let stream =
+            previews == nil
+            ? nil
+            : ProgressiveJPEGStream(
+                limits: configuration.decodeOptions.limits, previewShare: configuration.progressivePreviewCPUShare)
         job.link(
             fetch.subscribe(request, priority: job.priority) { [self] event in
                 switch event {
@@ -53,7 +59,7 @@ final class DecodeStage: Sendable {
                     job.send(.progress(completed: c, total: t))
                 case .preview(let partial):
                     guard let previews, !job.isCancelled, let now = previews.offer(partial) else { return }
-                    decodePreview(now, job: job, request: request, throttle: previews)
+                    decodePreview(now, job: job, request: request, throttle: previews, stream: stream)
                 case .finished(.failure(let error)):
                     job.finish(.failure(error))
                 case .finished(.success(let fetched)):
@@ -67,7 +73,11 @@ final class DecodeStage: Sendable {
                             var timings = fetched.timings
                             timings.queueWait += wait
                             counters.queueWaitTimer.recordSeconds(wait)
-                            let result = decode(fetched.bytes, for: request, timings: &timings)
+                            let result =
+                                stream.flatMap {
+                                    decodeFromStream(
+                                        $0, fetched.bytes, isComplete: true, for: request, timings: &timings)
+                                }.map { .success($0) } ?? decode(fetched.bytes, for: request, timings: &timings)
                             job.finish(
                                 result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                         })
@@ -76,37 +86,77 @@ final class DecodeStage: Sendable {
     }
 
     /// Decodes the first part of a JPEG into a preview at the request's size, at low priority: the scans so far of
-    /// a progressive JPEG, the rows so far of a baseline one (the rest gray). Dropped if the final decode finished
-    /// first or the bytes are not a JPEG; when it is done, the throttle's waiting body (if any) goes next.
+    /// a progressive JPEG (an output pass of `stream`, which reads each scan once), the rows so far of a baseline
+    /// one (the rest gray). Dropped if the final decode finished first or the bytes are not a JPEG; when it is
+    /// done, the throttle's waiting body (if any) goes next.
     private func decodePreview(
-        _ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest, throttle: PreviewThrottle
+        _ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest, throttle: PreviewThrottle,
+        stream: ProgressiveJPEGStream?
     ) {
         guard partial.bytes.starts(with: [0xFF, 0xD8]) else {
-            if let next = throttle.finished() { decodePreview(next, job: job, request: request, throttle: throttle) }
+            if let next = throttle.finished() {
+                decodePreview(next, job: job, request: request, throttle: throttle, stream: stream)
+            }
             return
         }
         job.link(
             context.decodeQueue.enqueue(priority: .low) { [self] _ in
                 defer {
                     if let next = throttle.finished(), !job.isCancelled {
-                        decodePreview(next, job: job, request: request, throttle: throttle)
+                        decodePreview(next, job: job, request: request, throttle: throttle, stream: stream)
                     }
                 }
                 guard !job.isCancelled else { return }
-                // A progressive JPEG is cut after its last whole scan: a cut inside the next marker segment would
-                // make libjpeg refuse the file
+                var timings = ImageResponse.Timings()
                 var scans = JPEGScanCounter()
                 partial.bytes.withUnsafeBytes { scans.advance($0) }
-                let bytes =
-                    scans.isProgressive && scans.completeScans > 0
-                    ? Array(partial.bytes[..<scans.endOfCompleteScans]) : partial.bytes
-                var timings = ImageResponse.Timings()
-                guard
-                    case .success(var container) = decode(bytes, for: request, timings: &timings, acceptTruncated: true)
-                else { return }
-                container.isPreview = true
-                job.send(.preview(DecodeOutput(container: container, origin: partial.origin, timings: timings)))
+                let container: ImageContainer
+                if scans.isProgressive, let stream, !stream.isAbandoned {
+                    guard
+                        let passed = decodeFromStream(
+                            stream, partial.bytes, isComplete: false, expected: partial.expected, for: request,
+                            timings: &timings)
+                    else { return }
+                    container = passed
+                } else {
+                    // Decoded again from the start, cut after its last whole scan when progressive: a cut inside
+                    // the next marker segment would make libjpeg refuse the file
+                    let bytes =
+                        scans.isProgressive && scans.completeScans > 0
+                        ? Array(partial.bytes[..<scans.endOfCompleteScans]) : partial.bytes
+                    guard
+                        case .success(let decoded) = decode(
+                            bytes, for: request, timings: &timings, acceptTruncated: true)
+                    else { return }
+                    container = decoded
+                }
+                var preview = container
+                preview.isPreview = true
+                job.send(.preview(DecodeOutput(container: preview, origin: partial.origin, timings: timings)))
             })
+    }
+
+    /// The next image of `stream` at the request's size: a preview of the scans so far, or the final image once
+    /// `isComplete`. Nil when it has nothing new to show, or gave up (not a progressive JPEG it serves, or an
+    /// error: the caller then decodes the bytes directly, which reports the error as usual).
+    private func decodeFromStream(
+        _ stream: ProgressiveJPEGStream, _ bytes: [UInt8], isComplete: Bool, expected: Int64? = nil,
+        for request: ImageRequest, timings: inout ImageResponse.Timings
+    ) -> ImageContainer? {
+        guard !stream.isAbandoned, !isComplete || stream.hasStarted else { return nil }
+        var options = decodeOptions(for: request)
+        options.acceptTruncated = !isComplete || options.acceptTruncated
+        let t0 = MonotonicClock.seconds()
+        let decoded = bytes.withUnsafeBytes { raw in
+            try? stream.image(
+                raw, isComplete: isComplete, expectedBytes: expected.map { Int(clamping: $0) }, options: options)
+        }
+        let elapsed = MonotonicClock.seconds() - t0
+        timings.decode += elapsed
+        guard let decoded else { return nil }
+        counters.add(.decodes)
+        counters.decodeTimer.recordSeconds(elapsed)
+        return ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile)
     }
 
     /// Decodes the file's embedded thumbnail at the request's size and sends it as a preview, ahead of every waiting

@@ -10,6 +10,8 @@ struct FetchOutput: Sendable {
     var bytes: [UInt8]
     var origin: ImageResponse.Origin
     var timings: ImageResponse.Timings
+    /// For a body so far: the length the response announced, if it did.
+    var expected: Int64? = nil
 }
 
 /// The fetch stage: a source's encoded bytes, once per source however many requests wait for them.
@@ -146,7 +148,10 @@ final class FetchStage: Sendable {
                         try await loader.loadData(dataRequest) { p in
                             job.send(.progress(completed: p.received, total: p.expected))
                             if let partial = p.partialData {
-                                job.send(.preview(FetchOutput(bytes: partial, origin: .network, timings: .init())))
+                                job.send(
+                                    .preview(
+                                        FetchOutput(
+                                            bytes: partial, origin: .network, timings: .init(), expected: p.expected)))
                             }
                         })
                 } catch {
