@@ -21,7 +21,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// `target × shrinkOnLoadMargin` on both axes. 1.0 (default) keeps the final resample a reduction, which measures
     /// as close to a full decode (docs/PERFORMANCE.md, "Decode"); larger values trade speed for fidelity.
     public var shrinkOnLoadMargin: Double
-    /// Whether a truncated JPEG is returned with its missing rows filled gray (`true`) or refused with
+    /// Whether a truncated JPEG is returned with its missing rows filled gray, and an Adam7-interlaced PNG with the
+    /// passes it holds whole (each pixel drawn from the nearest one they hold) (`true`), or refused with
     /// `.truncated` (`false`, the default: a cache must not keep half an image forever).
     public var acceptTruncated: Bool
     /// Limits against hostile input.

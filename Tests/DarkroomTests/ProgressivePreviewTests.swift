@@ -104,6 +104,43 @@ struct ProgressivePreviewTests {
         await server.stop()
     }
 
+    @Test("An interlaced PNG downloading slowly gives previews of its whole passes, PSNR rising, then the exact image")
+    func interlacedPNG() async throws {
+        // Given an Adam7-interlaced photo served slowly
+        let bytes = try SamplePhotos.bytes("png/path-interlaced-1200x750.png")
+        let server = try await TestServer.start()
+        server.register("interlaced", bytes)
+        let pipeline = makePipeline(configure: { $0.progressivePreviewInterval = 0 })
+        let request = ImageRequest(
+            source: .url(server.url("/img/interlaced?slow=15&chunk=32768")), size: .maxPixelSize(600),
+            options: .progressivePreviews)
+
+        // When it loads
+        var previews: [Bitmap] = []
+        var final: ImageResponse?
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: break
+            case .preview(let r): previews.append(try #require(r.bitmap))
+            case .finished(let r): final = try r.get()
+            }
+        }
+        await server.stop()
+
+        // Then previews came at the display size, at most one per hand-over point, each no further from the final
+        // image than the one before, and the final image is a direct decode's
+        let image = try #require(final?.bitmap)
+        #expect((2...ProgressivePreviewTrigger.interlacedPNGShares.count).contains(previews.count), "\(previews.count)")
+        for preview in previews { #expect(preview.width == 600 && preview.height == 375) }
+        let psnrs = try previews.map { PixelCompare.psnr(try $0.converted(to: image.format), image) }
+        for (earlier, later) in zip(psnrs, psnrs.dropFirst()) { #expect(later >= earlier - 0.05, "PSNR \(psnrs)") }
+        #expect(psnrs.first! + 3 < psnrs.last!, "PSNR \(psnrs)")
+        var options = DecodeOptions()
+        options.geometry = request.geometry
+        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
+        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+    }
+
     @Test("darkroom fetch --progress reports and writes the previews of a slow download, then the image")
     func fetchCommand() async throws {
         // Given a progressive photo served slowly

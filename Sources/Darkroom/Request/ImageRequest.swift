@@ -137,8 +137,10 @@ extension ImageRequest {
         public static let disableTableReads = Options(rawValue: 1 << 4)
         /// Skip decoding: the response carries the original bytes only (``ImageResponse/data``).
         public static let returnData = Options(rawValue: 1 << 5)
-        /// While a JPEG downloads, deliver previews decoded at the request's size from the bytes received so far:
-        /// at complete scans of a progressive JPEG, one at half the transfer of a baseline JPEG (the rows so far).
+        /// While a JPEG or an interlaced PNG downloads, deliver previews decoded at the request's size from the bytes
+        /// received so far: at complete scans of a progressive JPEG, one at half the transfer of a baseline JPEG (the
+        /// rows so far), as the Adam7 passes of an interlaced PNG arrive (the whole passes, when the response
+        /// announces its length).
         /// A progressive JPEG's scans are read once as they arrive, so a preview costs an output pass, and the passes
         /// stay within ``ImagePipeline/Configuration/progressivePreviewCPUShare`` of the decode (the first preview is
         /// always made). At most one preview decode runs per request, at low priority, and starts are at least

@@ -5,7 +5,9 @@ import CSPNG
 ///
 /// Any bit depth and color type is converted to 8-bit (16-bit samples are scaled, palettes and tRNS applied);
 /// straight alpha is premultiplied per row. Adam7-interlaced files deliver rows out of order, so they are
-/// decoded into one full frame first (bounded by ``DecodeLimits/maxDecodedBytes``). No gamma or ICC handling.
+/// decoded into one full frame first (bounded by ``DecodeLimits/maxDecodedBytes``); with
+/// ``DecodeOptions/acceptTruncated``, one cut short shows its whole passes, each pixel drawn from the nearest one
+/// they hold. No gamma or ICC handling.
 ///
 /// An APNG whose default image is not part of its animation (no `fcTL` before the first `IDAT`) shows the
 /// animation's first frame, as browsers, libpng's APNG patch and Pillow do: the `IDAT` image is only for decoders
@@ -125,8 +127,33 @@ struct PNGDecoder: CodecDecoder {
                 )
             }
             let frame = try ScratchBuffer<UInt8>(count: frameBytes)
-            try Self.decodeRows(ctx, rowLength: rowBytes) { y in frame.pointer + y * rowBytes }
-            for y in 0..<height { deliver(frame.pointer + y * rowBytes, y) }
+            var passesDone = 7
+            do throws(DarkroomImageError) {
+                try Self.decodeRows(
+                    ctx, rowLength: rowBytes, pass: { passesDone = $0 }, { y in frame.pointer + y * rowBytes })
+                passesDone = 7
+            } catch  where error.code == .truncated && options.acceptTruncated && passesDone > 0 {
+                // The data ended inside a pass: the passes before it are whole.
+            }
+            guard passesDone < 7 else {
+                for y in 0..<height { deliver(frame.pointer + y * rowBytes, y) }
+                return CodecOutput(bitmap: destination.finish())
+            }
+            // Each pixel is drawn from the nearest pixel of the whole passes at or above and left of it (the
+            // lattice those passes fill: every 8th pixel in both axes after pass 1 … every other row after pass 6),
+            // as browsers show an interlaced PNG while it loads.
+            let (stepX, stepY) = Adam7.lattice(afterPasses: passesDone)
+            let filled = try ScratchBuffer<UInt8>(count: rowBytes, zeroed: false)
+            for y in 0..<height {
+                let source = frame.pointer + (y - y % stepY) * rowBytes
+                for x in stride(from: 0, to: width, by: stepX) {
+                    let pixel = source + x * srcBPP
+                    for i in x..<min(width, x + stepX) {
+                        (filled.pointer + i * srcBPP).update(from: pixel, count: srcBPP)
+                    }
+                }
+                deliver(filled.pointer, y)
+            }
             return CodecOutput(bitmap: destination.finish())
         }
 
@@ -144,8 +171,10 @@ struct PNGDecoder: CodecDecoder {
 
     /// Decodes rows until the end (or past row `stopAfter`), asking `target(rowNumber)` where each goes.
     /// For interlaced images a row number repeats once per pass and the target must be that row's full buffer.
+    /// `pass` hears the number of Adam7 passes already whole each time a row of an interlaced image is about to be
+    /// decoded (0 during the first pass).
     private static func decodeRows(
-        _ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max,
+        _ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max, pass: (Int) -> Void = { _ in },
         _ target: (Int) -> UnsafeMutablePointer<UInt8>
     ) throws(DarkroomImageError) {
         var ihdr = spng_ihdr()
@@ -156,6 +185,7 @@ struct PNGDecoder: CodecDecoder {
             if status == Int32(SPNG_EOI.rawValue) { return }
             try check(status, "reading row info")
             let y = Int(rowInfo.row_num)
+            if ihdr.interlace_method != 0 { pass(Int(rowInfo.pass)) }
             let isFinalPass = ihdr.interlace_method == 0 || rowInfo.pass == 6
             if isFinalPass && y > stopAfter { return }
             let ret = spng_decode_row(ctx, target(y), rowLength)
@@ -178,5 +208,15 @@ struct PNGDecoder: CodecDecoder {
         default:
             throw DarkroomImageError(.corrupt, "the PNG data is corrupt (\(what))", codecMessage: codec)
         }
+    }
+}
+
+/// The Adam7 interlacing of PNG: seven passes over 8 × 8 blocks.
+enum Adam7 {
+    /// The spacing of the pixels known once the first `passes` passes are whole (1…7): every 8th pixel in both axes
+    /// after the first, every 4th column of every 8th row after the second, and so on to every pixel.
+    static func lattice(afterPasses passes: Int) -> (x: Int, y: Int) {
+        let steps = [(8, 8), (4, 8), (4, 4), (2, 4), (2, 2), (1, 2), (1, 1)]
+        return steps[min(max(passes, 1), 7) - 1]
     }
 }

@@ -85,15 +85,15 @@ final class DecodeStage: Sendable {
             })
     }
 
-    /// Decodes the first part of a JPEG into a preview at the request's size, at low priority: the scans so far of
-    /// a progressive JPEG (an output pass of `stream`, which reads each scan once), the rows so far of a baseline
-    /// one (the rest gray). Dropped if the final decode finished first or the bytes are not a JPEG; when it is
-    /// done, the throttle's waiting body (if any) goes next.
+    /// Decodes the first part of a JPEG or PNG into a preview at the request's size, at low priority: the scans so
+    /// far of a progressive JPEG (an output pass of `stream`, which reads each scan once), the rows so far of a
+    /// baseline one (the rest gray), the whole passes of an interlaced PNG. Dropped if the final decode finished
+    /// first or the bytes are neither; when it is done, the throttle's waiting body (if any) goes next.
     private func decodePreview(
         _ partial: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest, throttle: PreviewThrottle,
         stream: ProgressiveJPEGStream?
     ) {
-        guard partial.bytes.starts(with: [0xFF, 0xD8]) else {
+        guard partial.bytes.starts(with: [0xFF, 0xD8]) || partial.bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
             if let next = throttle.finished() {
                 decodePreview(next, job: job, request: request, throttle: throttle, stream: stream)
             }

@@ -2,14 +2,33 @@ import DarkroomImage
 import DarkroomSupport
 
 /// When the loader hands the pipeline a body so far for a progressive preview: at each newly complete scan of a
-/// progressive JPEG; once, at half the announced length, for a baseline JPEG (the rows so far); never for other
-/// formats. One pass over each new byte (``JPEGScanCounter``).
+/// progressive JPEG; once, at half the announced length, for a baseline JPEG (the rows so far); for an
+/// Adam7-interlaced PNG, at the shares of the announced length by which its passes have usually arrived (its
+/// passes cannot be told apart without inflating the data; a preview shows the passes that are whole); never for
+/// other formats. One pass over each new JPEG byte (``JPEGScanCounter``).
 struct ProgressivePreviewTrigger: PartialDataTrigger {
     private var scans = JPEGScanCounter()
     private var handedOverScans = 0
     private var handedOverBaseline = false
+    private var handedOverPNG = 0
+
+    /// Where an interlaced PNG's body is handed over, as shares of its length: its passes hold 1/64, 1/64, 1/32,
+    /// 1/16, 1/8, 1/4 and 1/2 of the pixels, and the sparse early passes compress less, so each share is about 1.5 ×
+    /// the pixels of the passes before it.
+    static let interlacedPNGShares = [0.03, 0.06, 0.12, 0.24, 0.45, 0.8]
 
     mutating func shouldHandOver(_ body: [UInt8], expected: Int64?) -> Bool {
+        if body.count >= 29, body.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            guard body[28] == 1, let expected, handedOverPNG < Self.interlacedPNGShares.count,
+                Double(body.count) >= Self.interlacedPNGShares[handedOverPNG] * Double(expected)
+            else { return false }
+            while handedOverPNG < Self.interlacedPNGShares.count,
+                Double(body.count) >= Self.interlacedPNGShares[handedOverPNG] * Double(expected)
+            {
+                handedOverPNG += 1
+            }
+            return true
+        }
         body.withUnsafeBytes { scans.advance($0) }
         guard scans.isJPEG == true, scans.hasFrameHeader else { return false }
         if scans.isProgressive {
