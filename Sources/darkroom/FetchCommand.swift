@@ -31,10 +31,13 @@ struct FetchCommand: ParsableCommand {
     @Flag(help: "One JSON object per request; the last line is a JSON summary.") var json = false
     @Flag(
         help: """
-            Progressive previews while http(s) JPEGs download: one at each complete scan (progressive) or at half \
-            the bytes (baseline), reported as they come and, with --out, written as NAME-preview-N files.
+            Progressive previews while http(s) JPEGs and interlaced PNGs download: at complete scans (progressive \
+            JPEG), at a quarter, half and three quarters of the bytes (baseline JPEG), as Adam7 passes arrive \
+            (interlaced PNG); reported as they come and, with --out, written as NAME-preview-N files.
             """)
     var progress = false
+    @Flag(help: "With --progress, blur each preview by a radius that shrinks as more arrives (YYWebImage's style).")
+    var blurPreviews = false
 
     func validate() throws {
         if maxPixelSize != nil && sizes != nil { throw ValidationError("use --max-pixel-size or --sizes, not both") }
@@ -42,6 +45,7 @@ struct FetchCommand: ParsableCommand {
             throw ValidationError("--repeat and --concurrency must be ≥ 1")
         }
         guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
+        if blurPreviews && !progress { throw ValidationError("--blur-previews needs --progress") }
         if let sizes, parsedSizes(sizes) == nil {
             throw ValidationError("--sizes must be positive integers, e.g. 128,256")
         }
@@ -63,6 +67,7 @@ struct FetchCommand: ParsableCommand {
                 var request = ImageRequest(source: Self.source(source), size: size)
                 request.geometry.page = page
                 if progress { request.options.insert(.progressivePreviews) }
+                if progress && blurPreviews { request.options.insert(.progressiveBlur) }
                 requests += Array(repeating: request, count: repeatCount)
             }
         }

@@ -121,7 +121,7 @@ struct PipelineFlowTests {
         await server.stop()
     }
 
-    @Test("Event stream with progressive previews: progress, one preview from half the bytes, then the image")
+    @Test("Event stream with progressive previews: progress, previews from the rows so far, then the image")
     func previews() async throws {
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(width: 200, height: 200, seed: 5))
@@ -149,7 +149,8 @@ struct PipelineFlowTests {
             }
         }
         #expect(kinds.first == "progress" && kinds.last == "finished")
-        #expect(kinds.filter { $0 == "preview" }.count == 1)
+        // (at a quarter of the bytes, and at half and three quarters unless the final image comes first)
+        #expect((1...3).contains(kinds.filter { $0 == "preview" }.count), "\(kinds)")
         #expect(preview?.container?.isPreview == true)
         #expect(preview?.bitmap?.width == 100 && final?.bitmap?.width == 100)
         #expect(final?.container?.isPreview == false)

@@ -141,6 +141,60 @@ struct ProgressivePreviewTests {
         #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
     }
 
+    @Test("With progressiveBlur, previews are blurred by a radius that shrinks as more arrives; the image is not")
+    func progressiveBlur() async throws {
+        // Given a progressive photo served scan by scan, loaded with blurred previews
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let scans = try JPEGLayout.scans(bytes).offsets
+        let server = try await TestServer.start()
+        server.register("progressive", bytes)
+        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
+        let pipeline = makePipeline(configure: {
+            $0.progressivePreviewInterval = 0
+            $0.progressivePreviewCPUShare = .infinity
+        })
+        let request = ImageRequest(
+            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(640),
+            options: [.progressivePreviews, .progressiveBlur])
+
+        // When it loads
+        var previews: [Bitmap] = []
+        var final: ImageResponse?
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: break
+            case .preview(let r):
+                previews.append(try #require(r.bitmap))
+                server.step("scan")
+            case .finished(let r): final = try r.get()
+            }
+        }
+        await server.stop()
+
+        // Then the detail (mean absolute difference of neighbours) grows preview by preview from almost none, and
+        // the final image is a direct decode's, unblurred
+        let image = try #require(final?.bitmap)
+        let detail = previews.map(Self.detail)
+        #expect(previews.count >= 3)
+        #expect(detail.first! < 0.2 * Self.detail(image), "\(detail) against \(Self.detail(image))")
+        for (earlier, later) in zip(detail, detail.dropFirst()) { #expect(later >= earlier * 0.95, "\(detail)") }
+        var options = DecodeOptions()
+        options.geometry = request.geometry
+        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
+        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+    }
+
+    /// The mean absolute difference between horizontal neighbours' first channel: how much fine detail shows.
+    static func detail(_ bitmap: Bitmap) -> Double {
+        var total = 0
+        let step = bitmap.format.bytesPerPixel
+        for y in 0..<bitmap.height {
+            let row = bitmap.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 1..<bitmap.width { total += abs(Int(row[x * step]) - Int(row[(x - 1) * step])) }
+        }
+        return Double(total) / Double(bitmap.height * (bitmap.width - 1))
+    }
+
     @Test("darkroom fetch --progress reports and writes the previews of a slow download, then the image")
     func fetchCommand() async throws {
         // Given a progressive photo served slowly

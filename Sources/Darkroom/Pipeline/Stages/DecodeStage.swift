@@ -132,6 +132,14 @@ final class DecodeStage: Sendable {
                 }
                 var preview = container
                 preview.isPreview = true
+                if request.options.contains(.progressiveBlur) {
+                    let t0 = MonotonicClock.seconds()
+                    let sigma = progressiveBlurSigma(
+                        received: partial.bytes.count, expected: partial.expected, number: throttle.started)
+                    guard let blurred = try? BoxBlur.blurred(preview.bitmap, sigma: sigma) else { return }
+                    preview.bitmap = blurred
+                    timings.decode += MonotonicClock.seconds() - t0
+                }
                 job.send(.preview(DecodeOutput(container: preview, origin: partial.origin, timings: timings)))
             })
     }

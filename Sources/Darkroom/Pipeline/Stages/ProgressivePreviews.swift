@@ -2,20 +2,23 @@ import DarkroomImage
 import DarkroomSupport
 
 /// When the loader hands the pipeline a body so far for a progressive preview: at each newly complete scan of a
-/// progressive JPEG; once, at half the announced length, for a baseline JPEG (the rows so far); for an
+/// progressive JPEG; at a quarter, half and three quarters of the announced length for a baseline JPEG (the rows
+/// so far); for an
 /// Adam7-interlaced PNG, at the shares of the announced length by which its passes have usually arrived (its
 /// passes cannot be told apart without inflating the data; a preview shows the passes that are whole); never for
 /// other formats. One pass over each new JPEG byte (``JPEGScanCounter``).
 struct ProgressivePreviewTrigger: PartialDataTrigger {
     private var scans = JPEGScanCounter()
     private var handedOverScans = 0
-    private var handedOverBaseline = false
+    private var handedOverBaseline = 0
     private var handedOverPNG = 0
 
     /// Where an interlaced PNG's body is handed over, as shares of its length: its passes hold 1/64, 1/64, 1/32,
     /// 1/16, 1/8, 1/4 and 1/2 of the pixels, and the sparse early passes compress less, so each share is about 1.5 ×
     /// the pixels of the passes before it.
     static let interlacedPNGShares = [0.03, 0.06, 0.12, 0.24, 0.45, 0.8]
+    /// Where a baseline JPEG's body is handed over, as shares of its length: the rows so far.
+    static let baselineShares = [0.25, 0.5, 0.75]
 
     mutating func shouldHandOver(_ body: [UInt8], expected: Int64?) -> Bool {
         if body.count >= 29, body.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
@@ -36,8 +39,14 @@ struct ProgressivePreviewTrigger: PartialDataTrigger {
             handedOverScans = scans.completeScans
             return true
         }
-        guard !handedOverBaseline, let expected, Int64(body.count) * 2 >= expected else { return false }
-        handedOverBaseline = true
+        guard let expected, handedOverBaseline < Self.baselineShares.count,
+            Double(body.count) >= Self.baselineShares[handedOverBaseline] * Double(expected)
+        else { return false }
+        while handedOverBaseline < Self.baselineShares.count,
+            Double(body.count) >= Self.baselineShares[handedOverBaseline] * Double(expected)
+        {
+            handedOverBaseline += 1
+        }
         return true
     }
 }
@@ -51,6 +60,7 @@ final class PreviewThrottle: Sendable {
         var inFlight = false
         var lastStart = -Double.infinity
         var pending: FetchOutput?
+        var started = 0
     }
     private let interval: Double
     private let state = Locked(State())
@@ -68,9 +78,13 @@ final class PreviewThrottle: Sendable {
             s.pending = nil
             s.inFlight = true
             s.lastStart = now
+            s.started += 1
             return body
         }
     }
+
+    /// How many preview decodes have started (the running one included).
+    var started: Int { state.withLock { $0.started } }
 
     /// Marks the running decode done; returns the waiting body to decode next, if its time has come.
     func finished() -> FetchOutput? {
@@ -81,7 +95,17 @@ final class PreviewThrottle: Sendable {
             s.pending = nil
             s.inFlight = true
             s.lastStart = now
+            s.started += 1
             return next
         }
     }
+}
+
+/// The blur of ``ImageRequest/Options/progressiveBlur``: YYWebImage's progressive-blur radius, as a standard
+/// deviation in preview pixels, for a preview made from `received` bytes of `expected` (or, when the length is
+/// unknown, the `number`-th preview).
+func progressiveBlurSigma(received: Int, expected: Int64?, number: Int) -> Double {
+    guard let expected, expected > 0 else { return 32 / Double(max(1, number)) }
+    let share = min(1, Double(received) / Double(expected))
+    return max(0, 32 * (1 / (3 * share + 0.6) - 0.25))
 }
