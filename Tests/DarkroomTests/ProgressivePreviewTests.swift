@@ -11,20 +11,8 @@ struct ProgressivePreviewTests {
     func previewPerScan() async throws {
         // Given a progressive photo, served so that the body stops at each scan after the first until the test
         // has seen the preview for the scans before it
-        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
-        let (scans, progressive) = try JPEGLayout.scans(bytes)
-        try #require(progressive && scans.count >= 5, "the sample is a progressive JPEG with several scans")
-        let server = try await TestServer.start()
-        server.register("progressive", bytes)
-        // (each stop is just after the next scan's marker, which tells the loader the scan before it is whole)
-        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
-        let pipeline = makePipeline(configure: {
-            $0.progressivePreviewInterval = 0
-            $0.progressivePreviewCPUShare = .infinity
-        })
-        let request = ImageRequest(
-            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(1280),
-            options: .progressivePreviews)
+        let (bytes, scans, server, pipeline, request) = try await Self.scanByScan(
+            size: 1280, options: .progressivePreviews, share: .infinity)
 
         // When it loads
         var previews: [Bitmap] = []
@@ -51,10 +39,7 @@ struct ProgressivePreviewTests {
         for (earlier, later) in zip(psnrs, psnrs.dropFirst()) { #expect(later >= earlier - 0.05, "PSNR \(psnrs)") }
         #expect(psnrs.first! < psnrs.last!, "PSNR \(psnrs)")
         // and the final image is a direct decode's, and the only one cached
-        var options = DecodeOptions()
-        options.geometry = request.geometry
-        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
-        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+        try Self.expectDirectDecode(image, of: bytes, request)
         #expect(pipeline.cachedImage(for: request)?.isPreview == false)
         await server.stop()
     }
@@ -63,18 +48,8 @@ struct ProgressivePreviewTests {
     func previewShare() async throws {
         // Given a progressive photo served scan by scan, and a pipeline whose previews may add nothing beyond the
         // first (a decode of the whole body so far for each preview would ignore the share and give one per scan)
-        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
-        let scans = try JPEGLayout.scans(bytes).offsets
-        let server = try await TestServer.start()
-        server.register("progressive", bytes)
-        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
-        let pipeline = makePipeline(configure: {
-            $0.progressivePreviewInterval = 0
-            $0.progressivePreviewCPUShare = 0
-        })
-        let request = ImageRequest(
-            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(1280),
-            options: .progressivePreviews)
+        let (bytes, scans, server, pipeline, request) = try await Self.scanByScan(
+            size: 1280, options: .progressivePreviews, share: 0)
 
         // When it loads (each stop is released once a preview arrived or the scan was read without one)
         var previews = 0
@@ -96,11 +71,8 @@ struct ProgressivePreviewTests {
 
         // Then the first scan gave the only preview, and the final image is a direct decode's
         #expect(previews == 1)
-        var options = DecodeOptions()
-        options.geometry = request.geometry
-        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
         let image = try #require(final?.bitmap)
-        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+        try Self.expectDirectDecode(image, of: bytes, request)
         await server.stop()
     }
 
@@ -135,27 +107,14 @@ struct ProgressivePreviewTests {
         let psnrs = try previews.map { PixelCompare.psnr(try $0.converted(to: image.format), image) }
         for (earlier, later) in zip(psnrs, psnrs.dropFirst()) { #expect(later >= earlier - 0.05, "PSNR \(psnrs)") }
         #expect(psnrs.first! + 3 < psnrs.last!, "PSNR \(psnrs)")
-        var options = DecodeOptions()
-        options.geometry = request.geometry
-        let direct = try ImageDecoder().decode(bytes, options: options).bitmap
-        #expect(PixelCompare.psnr(try direct.converted(to: image.format), image) == .infinity)
+        try Self.expectDirectDecode(image, of: bytes, request)
     }
 
     @Test("With progressiveBlur, previews are blurred by a radius that shrinks as more arrives; the image is not")
     func progressiveBlur() async throws {
         // Given a progressive photo served scan by scan, loaded with blurred previews
-        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
-        let scans = try JPEGLayout.scans(bytes).offsets
-        let server = try await TestServer.start()
-        server.register("progressive", bytes)
-        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
-        let pipeline = makePipeline(configure: {
-            $0.progressivePreviewInterval = 0
-            $0.progressivePreviewCPUShare = .infinity
-        })
-        let request = ImageRequest(
-            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(640),
-            options: [.progressivePreviews, .progressiveBlur])
+        let (bytes, _, server, pipeline, request) = try await Self.scanByScan(
+            size: 640, options: [.progressivePreviews, .progressiveBlur], share: .infinity)
 
         // When it loads
         var previews: [Bitmap] = []
@@ -178,6 +137,33 @@ struct ProgressivePreviewTests {
         #expect(previews.count >= 3)
         #expect(detail.first! < 0.2 * Self.detail(image), "\(detail) against \(Self.detail(image))")
         for (earlier, later) in zip(detail, detail.dropFirst()) { #expect(later >= earlier * 0.95, "\(detail)") }
+        try Self.expectDirectDecode(image, of: bytes, request)
+    }
+
+    /// A progressive photo (several scans) served so that its body stops just after each scan's end — the next
+    /// scan's marker tells the loader the scan before it is whole — until the test steps "scan"; a pipeline with no
+    /// preview interval and the given CPU share; and a request for it at `size` with `options`.
+    static func scanByScan(size: Int, options: ImageRequest.Options, share: Double) async throws -> (
+        bytes: [UInt8], scans: [Int], server: TestServer, pipeline: ImagePipeline, request: ImageRequest
+    ) {
+        let bytes = try SamplePhotos.bytes("jpeg/summer_1am-2560x1600.jpg")
+        let (scans, progressive) = try JPEGLayout.scans(bytes)
+        try #require(progressive && scans.count >= 5, "the sample is a progressive JPEG with several scans")
+        let server = try await TestServer.start()
+        server.register("progressive", bytes)
+        let stops = scans.dropFirst().map { String($0 + 2) }.joined(separator: ",")
+        let pipeline = makePipeline(configure: {
+            $0.progressivePreviewInterval = 0
+            $0.progressivePreviewCPUShare = share
+        })
+        let request = ImageRequest(
+            source: .url(server.url("/img/progressive?stops=\(stops)&step=scan")), size: .maxPixelSize(size),
+            options: options)
+        return (bytes, scans, server, pipeline, request)
+    }
+
+    /// Expects `image` to have exactly the pixels of a direct decode of `bytes` at `request`'s geometry.
+    static func expectDirectDecode(_ image: Bitmap, of bytes: [UInt8], _ request: ImageRequest) throws {
         var options = DecodeOptions()
         options.geometry = request.geometry
         let direct = try ImageDecoder().decode(bytes, options: options).bitmap

@@ -22,15 +22,7 @@ struct ProgressivePreviewTrigger: PartialDataTrigger {
 
     mutating func shouldHandOver(_ body: [UInt8], expected: Int64?) -> Bool {
         if body.count >= 29, body.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            guard body[28] == 1, let expected, handedOverPNG < Self.interlacedPNGShares.count,
-                Double(body.count) >= Self.interlacedPNGShares[handedOverPNG] * Double(expected)
-            else { return false }
-            while handedOverPNG < Self.interlacedPNGShares.count,
-                Double(body.count) >= Self.interlacedPNGShares[handedOverPNG] * Double(expected)
-            {
-                handedOverPNG += 1
-            }
-            return true
+            return body[28] == 1 && Self.passes(Self.interlacedPNGShares, &handedOverPNG, body.count, expected)
         }
         body.withUnsafeBytes { scans.advance($0) }
         guard scans.isJPEG == true, scans.hasFrameHeader else { return false }
@@ -39,15 +31,16 @@ struct ProgressivePreviewTrigger: PartialDataTrigger {
             handedOverScans = scans.completeScans
             return true
         }
-        guard let expected, handedOverBaseline < Self.baselineShares.count,
-            Double(body.count) >= Self.baselineShares[handedOverBaseline] * Double(expected)
-        else { return false }
-        while handedOverBaseline < Self.baselineShares.count,
-            Double(body.count) >= Self.baselineShares[handedOverBaseline] * Double(expected)
-        {
-            handedOverBaseline += 1
-        }
-        return true
+        return Self.passes(Self.baselineShares, &handedOverBaseline, body.count, expected)
+    }
+
+    /// Whether `received` bytes of `expected` pass the next of `shares` not yet handed over (`handed` counts them;
+    /// every share passed at once counts, so one body serves them all). Never without an announced length.
+    private static func passes(_ shares: [Double], _ handed: inout Int, _ received: Int, _ expected: Int64?) -> Bool {
+        guard let expected else { return false }
+        let start = handed
+        while handed < shares.count, Double(received) >= shares[handed] * Double(expected) { handed += 1 }
+        return handed > start
     }
 }
 
