@@ -108,19 +108,19 @@ final class DecodeStage: Sendable {
                 }
                 guard !job.isCancelled else { return }
                 var timings = ImageResponse.Timings()
-                var scans = JPEGScanCounter()
-                partial.bytes.withUnsafeBytes { scans.advance($0) }
-                let container: ImageContainer
-                if scans.isProgressive, let stream, !stream.isAbandoned {
-                    guard
-                        let passed = decodeFromStream(
-                            stream, partial.bytes, isComplete: false, expected: partial.expected, for: request,
-                            timings: &timings)
-                    else { return }
-                    container = passed
-                } else {
+                var container: ImageContainer?
+                if let stream, !stream.isAbandoned, partial.bytes.starts(with: [0xFF, 0xD8]) {
+                    container = decodeFromStream(
+                        stream, partial.bytes, isComplete: false, expected: partial.expected, for: request,
+                        timings: &timings)
+                    // Nothing new to show yet; a stream that gave up (not a progressive JPEG) falls through.
+                    if container == nil && !stream.isAbandoned { return }
+                }
+                if container == nil {
                     // Decoded again from the start, cut after its last whole scan when progressive: a cut inside
                     // the next marker segment would make libjpeg refuse the file
+                    var scans = JPEGScanCounter()
+                    partial.bytes.withUnsafeBytes { scans.advance($0) }
                     let bytes =
                         scans.isProgressive && scans.completeScans > 0
                         ? Array(partial.bytes[..<scans.endOfCompleteScans]) : partial.bytes
@@ -130,7 +130,7 @@ final class DecodeStage: Sendable {
                     else { return }
                     container = decoded
                 }
-                var preview = container
+                guard var preview = container else { return }
                 preview.isPreview = true
                 if request.options.contains(.progressiveBlur) {
                     let t0 = MonotonicClock.seconds()
