@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Python packages the tests use as independent references (Pillow, thumbhash, libthumbor, imgproxy,
-# moto, rawpy, pidng), only when python3
+# Installs the Python packages the tests use as independent references (Pillow, pillow-heif, thumbhash, libthumbor,
+# imgproxy, moto, rawpy, pidng), only when python3
 # cannot import them: pip for the user first; Pillow else from Debian (python3-pil; apt-get, sudo when not root).
 set -euo pipefail
 
@@ -27,6 +27,9 @@ fi
 # thumbhash (a port of the reference ThumbHash encoder) is on PyPI only.
 has thumbhash || { echo "install-pydeps: installing thumbhash" >&2; pip_install thumbhash || true; }
 
+# pillow-heif (libheif's Python binding) reads a HEIF's thumbnail items for the embedded-thumbnail tests.
+has pillow_heif || { echo "install-pydeps: installing pillow-heif" >&2; pip_install pillow-heif || true; }
+
 # The peers' URL builders, for the imgproxy and thumbor compatibility tests.
 has libthumbor || { echo "install-pydeps: installing libthumbor" >&2; pip_install libthumbor || true; }
 has imgproxy || { echo "install-pydeps: installing imgproxy" >&2; pip_install imgproxy || true; }
@@ -38,6 +41,6 @@ has pidng || { echo "install-pydeps: installing pidng" >&2; pip_install pidng ||
 # An S3 API server on loopback for the S3 source tests (moto's server brings boto3, which uploads the objects).
 { has moto.server && has boto3; } || { echo "install-pydeps: installing moto[server]" >&2; pip_install 'moto[server]' || true; }
 
-for module in PIL thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng; do
+for module in PIL pillow_heif thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng; do
   has "$module" || { echo "install-pydeps: $module is still missing" >&2; exit 1; }
 done
