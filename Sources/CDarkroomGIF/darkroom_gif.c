@@ -11,6 +11,7 @@
 #include <gif_lib.h>
 
 #include "dr_gif_internal.h"
+#include "dr_gif_rows.h"
 
 int dr_gif__read(GifFileType *gif, GifByteType *buf, int len) {
     dr_gif_cursor *c = (dr_gif_cursor *)gif->UserData;
@@ -151,7 +152,7 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     }
 
     int transparent = NO_TRANSPARENT_COLOR; // from the last GCB before the first image descriptor
-    GifPixelType *line = NULL;
+    dr_gif_rows *rows = NULL;
     dr_gif_palette *palette = NULL;
     for (;;) {
         GifRecordType type = UNDEFINED_RECORD_TYPE;
@@ -208,13 +209,15 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     }
 
     palette = (dr_gif_palette *)malloc(sizeof *palette);
-    line = (GifPixelType *)malloc((size_t)fw);
-    if (palette == NULL || line == NULL) {
+    rows = (dr_gif_rows *)calloc(1, sizeof *rows);
+    if (palette == NULL || rows == NULL) {
         dr_gif__set_msg(msg, msg_len, "out of memory");
         status = DR_GIF_ERR_NO_MEMORY;
         goto done;
     }
     build_palette(palette, map, transparent);
+    status = dr_gif_rows_begin(rows, &cursor, fw, msg, msg_len);
+    if (status != DR_GIF_OK) goto done;
 
     // Row order: sequential, or the four interlace passes. Stop as soon as every visible row is written: rows
     // below the canvas are never needed, and decoding them would only cost time.
@@ -226,13 +229,11 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
         const int start = desc->Interlace ? pass_offset[pass] : 0;
         const int step = desc->Interlace ? pass_step[pass] : 1;
         for (int y = start; y < fh && written < vis_rows; y += step) {
-            if (DGifGetLine(gif, line, fw) == GIF_ERROR) {
-                status = dr_gif__map_error(gif->Error, &cursor, msg, msg_len);
-                goto done;
-            }
+            const uint8_t *line = dr_gif_rows_next(rows, &cursor, &status, msg, msg_len);
+            if (line == NULL) goto done;
             if (y >= vis_rows) continue; // below the canvas (interlaced passes still have to be decoded)
             uint8_t *out = dst + (size_t)(ft + y) * stride + (size_t)x0 * 4;
-            const GifPixelType *src = line + (x0 - fl);
+            const uint8_t *src = line + (x0 - fl);
             for (int x = 0; x < vis_cols; x++) memcpy(out + (size_t)x * 4, palette->bgra[src[x]], 4);
             written++;
         }
@@ -240,7 +241,8 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
     status = DR_GIF_OK;
 
 done:
-    free(line);
+    if (rows != NULL) dr_gif_rows_free(rows);
+    free(rows);
     free(palette);
     close_gif(gif);
     return status;

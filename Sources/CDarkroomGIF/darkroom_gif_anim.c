@@ -9,6 +9,7 @@
 #include <gif_lib.h>
 
 #include "dr_gif_internal.h"
+#include "dr_gif_rows.h"
 
 struct dr_gif_anim {
     GifFileType *gif;
@@ -19,8 +20,7 @@ struct dr_gif_anim {
     int px, py, pw, ph;        // the last drawn frame's rectangle, clipped to the canvas
     uint8_t *saved;            // pixels under the last drawn frame when its disposal is 3 (pw*ph*4 bytes)
     size_t saved_capacity;
-    GifPixelType *line;        // one decoded row of the frame
-    size_t line_capacity;
+    dr_gif_rows rows;          // the LZW decoder and its row buffer, kept from frame to frame
 };
 
 static int grow(void **buffer, size_t *capacity, size_t needed) {
@@ -66,7 +66,7 @@ void dr_gif_anim_close(dr_gif_anim *anim) {
     int error = 0;
     if (anim->gif != NULL) (void)DGifCloseFile(anim->gif, &error);
     free(anim->saved);
-    free(anim->line);
+    dr_gif_rows_free(&anim->rows);
     free(anim);
 }
 
@@ -145,10 +145,8 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
     const int y1 = (int)((int64_t)ft + fh < ch ? (int64_t)ft + fh : ch);
     const int vw = x1 > x0 ? x1 - x0 : 0, vh = y1 > y0 ? y1 - y0 : 0;
 
-    if (!grow((void **)&a->line, &a->line_capacity, fw > 0 ? (size_t)fw : 1)) {
-        dr_gif__set_msg(msg, msg_len, "out of memory");
-        return DR_GIF_ERR_NO_MEMORY;
-    }
+    const int begun = dr_gif_rows_begin(&a->rows, &a->cursor, fw, msg, msg_len);
+    if (begun != DR_GIF_OK) return begun;
     dispose_previous(a, canvas, stride);
     const int disposal = gcb.DisposalMode;
     if (disposal == DISPOSE_PREVIOUS && vw > 0 && vh > 0) {
@@ -161,13 +159,17 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
                    (size_t)vw * 4);
         }
     }
-    uint8_t bgr[256][3];
-    memset(bgr, 0, sizeof bgr); // indices past the map's size are black
+    // Each index's B, G, R, A as one 4-byte store; indices past the map's size are opaque black.
+    uint8_t bgra[256][4];
+    memset(bgra, 0, sizeof bgra);
     const int count = map->ColorCount < 256 ? map->ColorCount : 256;
-    for (int i = 0; i < count; i++) {
-        bgr[i][0] = map->Colors[i].Blue;
-        bgr[i][1] = map->Colors[i].Green;
-        bgr[i][2] = map->Colors[i].Red;
+    for (int i = 0; i < 256; i++) {
+        if (i < count) {
+            bgra[i][0] = map->Colors[i].Blue;
+            bgra[i][1] = map->Colors[i].Green;
+            bgra[i][2] = map->Colors[i].Red;
+        }
+        bgra[i][3] = 255;
     }
     const int transparent = gcb.TransparentColor;
     // Rows are drawn as they are decoded (interlaced ones in pass order); the LZW stream is read to its end
@@ -179,23 +181,23 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
         const int start = desc->Interlace ? pass_offset[pass] : 0;
         const int step = desc->Interlace ? pass_step[pass] : 1;
         for (int y = start; y < fh; y += step) {
-            if (DGifGetLine(gif, a->line, fw) == GIF_ERROR) {
-                return dr_gif__map_error(gif->Error, &a->cursor, msg, msg_len);
-            }
+            int status = DR_GIF_OK;
+            const uint8_t *line = dr_gif_rows_next(&a->rows, &a->cursor, &status, msg, msg_len);
+            if (line == NULL) return status;
             const int cy = ft + y;
             if (cy < y0 || cy >= y1 || vw == 0) continue;
-            const GifPixelType *src = a->line + (x0 - fl);
+            const uint8_t *src = line + (x0 - fl);
             uint8_t *out = canvas + (size_t)cy * stride + (size_t)x0 * 4;
-            for (int x = 0; x < vw; x++, out += 4) {
-                const int index = src[x];
-                if (index == transparent) continue;
-                out[0] = bgr[index][0];
-                out[1] = bgr[index][1];
-                out[2] = bgr[index][2];
-                out[3] = 255;
+            if (transparent == NO_TRANSPARENT_COLOR) {
+                for (int x = 0; x < vw; x++) memcpy(out + (size_t)x * 4, bgra[src[x]], 4);
+            } else {
+                for (int x = 0; x < vw; x++) {
+                    if (src[x] != transparent) memcpy(out + (size_t)x * 4, bgra[src[x]], 4);
+                }
             }
         }
     }
+    dr_gif_rows_finish(&a->rows, &a->cursor);
     a->pending_disposal = disposal;
     a->px = x0;
     a->py = y0;
@@ -209,6 +211,6 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
     frame->delay_cs = gcb.DelayTime;
     frame->disposal = disposal;
     frame->has_transparency = transparent != NO_TRANSPARENT_COLOR;
-    frame->saved_bytes = a->saved_capacity + a->line_capacity;
+    frame->saved_bytes = a->saved_capacity + a->rows.row_capacity + sizeof a->rows;
     return DR_GIF_OK;
 }

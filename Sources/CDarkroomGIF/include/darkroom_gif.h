@@ -1,4 +1,5 @@
-// A small C shim around giflib: decodes the first frame of a GIF from memory onto its logical screen.
+// A small C shim around giflib: decodes the first frame of a GIF from memory onto its logical screen (giflib reads
+// the file's structure; the frame's LZW data is decoded by the shim's dr_gif_rows.c).
 // giflib is driven through a read callback over the in-memory bytes; errors come back as status codes, with
 // giflib's message (GifErrorString) in msg when msg is not NULL. No globals: calls may run on any thread.
 #ifndef DARKROOM_GIF_H

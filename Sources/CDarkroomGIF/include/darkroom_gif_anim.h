@@ -1,6 +1,7 @@
-// GIF animation through giflib: frames composited one at a time onto a caller-owned canvas, and an encoder
-// that writes an animated GIF one frame at a time with a palette per frame. Status codes are dr_gif_status
-// values (darkroom_gif.h); giflib's message goes to msg when msg is not NULL. No globals.
+// GIF animation: frames composited one at a time onto a caller-owned canvas (giflib reads the structure, the
+// shim's own LZW decoder in dr_gif_rows.c the pixels), and an encoder that writes an animated GIF one frame at a
+// time with a palette per frame. Status codes are dr_gif_status values (darkroom_gif.h); giflib's message goes to
+// msg when msg is not NULL. No globals.
 #ifndef DARKROOM_GIF_ANIM_H
 #define DARKROOM_GIF_ANIM_H
 
