@@ -26,6 +26,11 @@ struct TIFFDecoder: CodecDecoder {
         let tiff: OpaquePointer
         /// The file's descriptor, closed with the handle; -1 over bytes.
         private let fd: Int32
+        /// The pages as ``TIFFDecoder/pages(_:limits:)`` listed them, with the directory limit they were listed
+        /// under: a probe and the decode that follows it walk the directories once.
+        fileprivate var listed: (maxPages: Int, pages: [Page])?
+        /// Directories read so far (each ``select(_:sub:)``): what the tests count.
+        private(set) var directoryReads = 0
 
         init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
             var tiff: OpaquePointer?
@@ -61,6 +66,7 @@ struct TIFFDecoder: CodecDecoder {
 
         func select(_ index: Int, sub: Int = -1) throws(DarkroomImageError) -> dr_tiff_image {
             var image = dr_tiff_image()
+            directoryReads += 1
             let status = dr_tiff_select(tiff, Int32(index), Int32(sub), &image)
             guard status == Int32(DR_TIFF_OK.rawValue) else {
                 throw DarkroomImageError(.corrupt, "TIFF directory \(index) cannot be read", codecMessage: message)
@@ -78,8 +84,9 @@ struct TIFFDecoder: CodecDecoder {
         var levels: [(index: Int, sub: Int, width: Int, height: Int)] = []
     }
 
-    /// The file's pages with their pyramids.
+    /// The file's pages with their pyramids, listed once per handle: every directory is read the first time.
     static func pages(_ handle: Handle, limits: DecodeLimits) throws(DarkroomImageError) -> [Page] {
+        if let listed = handle.listed, listed.maxPages == limits.maxPages { return listed.pages }
         let count = Int(dr_tiff_directory_count(handle.tiff, Int32(clamping: limits.maxPages)))
         guard count <= limits.maxPages else {
             throw DarkroomImageError(
@@ -102,6 +109,7 @@ struct TIFFDecoder: CodecDecoder {
             pages.append(page)
         }
         guard !pages.isEmpty else { throw DarkroomImageError(.corrupt, "the TIFF has no image") }
+        handle.listed = (limits.maxPages, pages)
         return pages
     }
 

@@ -152,6 +152,26 @@ struct TIFFTests {
         }
     }
 
+    @Test("a file's probe and the decode after it read its directories once")
+    func probeAndDecodeListPagesOnce() throws {
+        let directory = try TemporaryDirectory("tiff")
+        defer { directory.remove() }
+        // Given a three-page TIFF opened by path, as `decode(fileAt:)` opens it
+        let file = directory.file("pages.tif")
+        try PageFiles.writeThreePages(to: file)
+        let handle = try TIFFDecoder.Handle(path: file, limits: .default)
+        // When it is probed for page 2
+        let options = Self.options(.original, page: 2)
+        let probe = try TIFFDecoder.probe(handle, page: 2, limits: options.limits)
+        // Then each of the three directories is read once
+        #expect(handle.directoryReads == 3)
+        // When that page is decoded after the probe
+        let decoded = try decoder.decode(.tiffFile(handle), probe: probe, options: options, into: Bitmap.allocateOnHeap)
+        // Then only the page's directory is read again, twice (its profile, then its pixels), and it is page 2
+        #expect(handle.directoryReads == 5)
+        #expect(try PageFiles.page(shownBy: ImageEncoder.encode(decoded.bitmap, as: .png)) == 2)
+    }
+
     @Test("the orientation tag is applied", arguments: [3, 6, 8])
     func orientation(tag: Int) throws {
         let directory = try TemporaryDirectory("tiff")
