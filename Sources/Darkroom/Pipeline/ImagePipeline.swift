@@ -48,18 +48,14 @@ public final class ImagePipeline: Sendable {
     /// Blocks the calling thread until the cache writes queued so far — image-table entries and processed disk
     /// bytes, written at low priority after delivery — have finished, or `timeout` seconds have passed. Returns
     /// whether they all finished. For quitting: a process that exits without it loses the writes still queued.
-    /// Cost: a poll every few milliseconds while it waits; never call it on a latency-critical thread.
+    /// Cost: the thread sleeps until the last write finishes and wakes it; never call it on a latency-critical
+    /// thread.
     public func waitForCacheWrites(timeout: Double) -> Bool {
-        let deadline = MonotonicClock.seconds() + max(0, timeout)
-        while context.pendingCacheWrites.withLock({ $0 }) > 0 {
-            guard MonotonicClock.seconds() < deadline else { return false }
-            usleep(2_000)
-        }
-        return true
+        context.pendingCacheWrites.waitForZero(timeout: timeout)
     }
 
     /// Cache writes queued and not yet finished (see ``waitForCacheWrites(timeout:)``).
-    public var pendingCacheWrites: Int { context.pendingCacheWrites.withLock { $0 } }
+    public var pendingCacheWrites: Int { context.pendingCacheWrites.value }
 
     // MARK: Memory fast path
 

@@ -17,7 +17,7 @@ final class PipelineContext: Sendable {
     let network: NetworkScheduler
     /// Cache writes queued and not yet run (image tables, processed disk bytes), for
     /// ``ImagePipeline/waitForCacheWrites(timeout:)``.
-    let pendingCacheWrites = Locked(0)
+    let pendingCacheWrites = PendingCount()
 
     /// Cost: no threads start until work arrives.
     init(configuration: ImagePipeline.Configuration, networkActivity: NetworkActivity) {
@@ -38,10 +38,10 @@ final class PipelineContext: Sendable {
     func enqueueCacheWrite(
         on queue: WorkQueue, priority: WorkQueue.Priority, _ write: @escaping @Sendable () -> Void
     ) {
-        pendingCacheWrites.withLock { $0 += 1 }
+        pendingCacheWrites.increment()
         queue.enqueue(priority: priority) { [pendingCacheWrites] _ in
             write()
-            pendingCacheWrites.withLock { $0 -= 1 }
+            pendingCacheWrites.decrement()
         }
     }
 
