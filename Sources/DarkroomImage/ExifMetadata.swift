@@ -17,17 +17,10 @@ public enum ExifMetadata {
     public static func extract(from bytes: [UInt8]) -> [UInt8]? {
         var payload: ArraySlice<UInt8>?
         if bytes.starts(with: [0xFF, 0xD8]) {
-            var i = 2
-            while i + 4 <= bytes.count, bytes[i] == 0xFF, bytes[i + 1] != 0xDA {
-                let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-                guard length >= 2, i + 2 + length <= bytes.count else { break }
-                let body = bytes[(i + 4)..<(i + 2 + length)]
-                if bytes[i + 1] == 0xE1, body.starts(with: Array("Exif\0\0".utf8)) {
-                    payload = body.dropFirst(6)
-                    break
-                }
-                i += 2 + length
+            let exif = bytes.withUnsafeBytes { raw in
+                JPEGSegments(raw).first { $0.marker == 0xE1 && bytes[$0.payload].starts(with: "Exif\0\0".utf8) }
             }
+            if let exif { payload = bytes[exif.payload].dropFirst(6) }
         } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
             var i = 8
             while i + 12 <= bytes.count {

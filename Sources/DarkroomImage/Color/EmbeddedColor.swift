@@ -63,43 +63,21 @@ extension EmbeddedColor {
         var total = 0
         var problem: String?
         var adobe = false
-        var position = 2
-        let n = bytes.count
-        scan: while position + 4 <= n {
-            guard bytes[position] == 0xFF else {
-                position += 1
-                continue
-            }
-            let marker = Int(bytes[position + 1])
-            if marker == 0xFF {
-                position += 1
-                continue
-            }
-            position += 2
-            switch marker {
-            case 0x00, 0x01, 0xD0...0xD8:
-                continue
-            case 0xD9, 0xDA:
-                break scan
-            default:
-                let length = Int(bytes[position]) << 8 | Int(bytes[position + 1])
-                guard length >= 2, position + length <= n else { break scan }
-                let data = position + 2
-                let count = length - 2
-                if marker == 0xE2, count >= 14, matches(bytes, at: data, "ICC_PROFILE\0") {
-                    let sequence = Int(bytes[data + 12])
-                    let of = Int(bytes[data + 13])
-                    if declared == 0 { declared = of }
-                    if of != declared || sequence == 0 || sequence > of || chunks[sequence] != nil {
-                        problem = problem ?? "the ICC profile's APP2 chunks are numbered inconsistently"
-                    } else {
-                        chunks[sequence] = (data + 14)..<(data + count)
-                        total += count - 14
-                    }
-                } else if marker == 0xEE, count >= 5, matches(bytes, at: data, "Adobe") {
-                    adobe = true
+        for segment in JPEGSegments(bytes) {
+            let data = segment.payload.lowerBound
+            let count = segment.payload.count
+            if segment.marker == 0xE2, count >= 14, matches(bytes, at: data, "ICC_PROFILE\0") {
+                let sequence = Int(bytes[data + 12])
+                let of = Int(bytes[data + 13])
+                if declared == 0 { declared = of }
+                if of != declared || sequence == 0 || sequence > of || chunks[sequence] != nil {
+                    problem = problem ?? "the ICC profile's APP2 chunks are numbered inconsistently"
+                } else {
+                    chunks[sequence] = (data + 14)..<(data + count)
+                    total += count - 14
                 }
-                position += length
+            } else if segment.marker == 0xEE, count >= 5, matches(bytes, at: data, "Adobe") {
+                adobe = true
             }
         }
         var reading = ColorReading(color: nil, adobeInverted: adobe)

@@ -11,29 +11,13 @@ enum ExifThumbnail {
     /// its APP1 segment.
     static func range(in jpeg: UnsafeRawBufferPointer) -> Range<Int>? {
         let reader = ByteReader(jpeg)
-        do throws(ProbeStop) {
-            guard try reader.u16be(0) == 0xFFD8 else { return nil }
-            var offset = 2
-            while offset + 4 <= min(jpeg.count, searchLimit) {
-                let marker = try reader.u16be(offset)
-                // Markers without a length (fill bytes, RSTn, SOI) do not occur before the first scan in a valid file
-                guard marker >> 8 == 0xFF, marker != 0xFFDA, marker != 0xFFD9 else { return nil }
-                let length = try reader.u16be(offset + 2)
-                guard length >= 2 else { return nil }
-                let body = offset + 4
-                let end = offset + 2 + length
-                if marker == 0xFFE1, length >= 2 + 6 + 8, try reader.u32be(body) == 0x4578_6966,  // "Exif"
-                    try reader.u16be(body + 4) == 0
-                {
-                    guard end <= jpeg.count else { return nil }
-                    return thumbnail(tiffStart: body + 6, end: end, reader: reader)
-                }
-                offset = end
-            }
-            return nil
-        } catch {
-            return nil
+        let exif = JPEGSegments(jpeg, limit: searchLimit).first { segment in
+            let body = segment.payload.lowerBound
+            return segment.marker == 0xE1 && segment.payload.count >= 6 + 8
+                && (try? reader.u32be(body)) == 0x4578_6966 && (try? reader.u16be(body + 4)) == 0  // "Exif\0\0"
         }
+        guard let exif else { return nil }
+        return thumbnail(tiffStart: exif.payload.lowerBound + 6, end: exif.payload.upperBound, reader: reader)
     }
 
     /// The thumbnail's range in the TIFF block that runs from `tiffStart` to `end`.

@@ -1,0 +1,58 @@
+/// The marker segments of a whole JPEG (or a prefix of one) before its first scan, walked as libjpeg reads them:
+/// fill bytes (FF FF…), markers without a length (TEM, RSTn, a repeated SOI) and stray bytes between segments are
+/// skipped. The walk ends at the first scan (SOS), the end of the image (EOI), a length below 2, a segment that
+/// runs past the bytes, or a segment starting at or past `limit`.
+///
+/// The one walk over complete bytes that the colour reader, the EXIF reader and the EXIF-thumbnail finder share;
+/// the prober (which must tell "more bytes needed" from "corrupt") and the scan counter (which follows the bytes as
+/// they arrive) keep their own. Cost: one pass over the segment headers; allocates nothing.
+struct JPEGSegments: Sequence, IteratorProtocol {
+    /// One segment: its marker code (the byte after FF) and its payload, the bytes after the length field.
+    struct Segment {
+        let marker: UInt8
+        let payload: Range<Int>
+    }
+
+    private let bytes: UnsafeRawBufferPointer
+    private let limit: Int
+    private var position: Int
+
+    /// The segments of `bytes`, none when they do not start with SOI (FF D8).
+    init(_ bytes: UnsafeRawBufferPointer, limit: Int = .max) {
+        self.bytes = bytes
+        self.limit = Swift.min(limit, bytes.count)
+        position = bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xD8 ? 2 : bytes.count
+    }
+
+    mutating func next() -> Segment? {
+        while position + 4 <= bytes.count, position < limit {
+            guard bytes[position] == 0xFF else {
+                position += 1  // a stray byte between segments
+                continue
+            }
+            let marker = bytes[position + 1]
+            switch marker {
+            case 0xFF:
+                position += 1  // fill before a marker
+                continue
+            case 0x00, 0x01, 0xD0...0xD8:
+                position += 2  // no length: a stuffed zero (stray here), TEM, RSTn or SOI
+                continue
+            case 0xD9, 0xDA:
+                position = bytes.count
+                return nil
+            default:
+                let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
+                guard length >= 2, position + 2 + length <= bytes.count else {
+                    position = bytes.count
+                    return nil
+                }
+                let segment = Segment(marker: marker, payload: (position + 4)..<(position + 2 + length))
+                position += 2 + length
+                return segment
+            }
+        }
+        position = bytes.count
+        return nil
+    }
+}
