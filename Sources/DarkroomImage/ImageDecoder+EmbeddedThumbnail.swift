@@ -47,10 +47,7 @@ extension ImageDecoder {
         case .heic:
             guard
                 let sizes = probe.heif?.thumbnailSizes,
-                sizes.contains(where: { size in
-                    size.count == 2 && size[0] < probe.width
-                        && HEIFDecoder.hasSameShape(size[0], size[1], as: probe.width, probe.height)
-                })
+                sizes.contains(where: { $0.count == 2 && HEIFDecoder.canStandIn($0[0], $0[1], for: probe) })
             else { return nil }
             var thumbnailOptions = options
             thumbnailOptions.embeddedThumbnailOnly = true

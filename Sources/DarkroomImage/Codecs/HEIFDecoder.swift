@@ -187,10 +187,7 @@ package struct HEIFDecoder: CodecDecoder {
         // For a quick preview (``DecodeOptions/embeddedThumbnailOnly``) the largest such thumbnail is taken even when
         // it does not cover the output, and a file without one is refused rather than decoded whole.
         let margin = max(options.shrinkOnLoadMargin, 1)
-        let usable = thumbs.filter {
-            $0.width < probe.width && $0.height < probe.height
-                && Self.hasSameShape($0.width, $0.height, as: probe.width, probe.height)
-        }
+        let usable = thumbs.filter { Self.canStandIn($0.width, $0.height, for: probe) }
         let covering = usable.last {
             Double($0.width) >= Double(plan.outputWidth) * margin * plan.sourceRect.width / Double(plan.sourceWidth)
                 && Double($0.height) >= Double(plan.outputHeight) * margin * plan.sourceRect.height
@@ -327,6 +324,12 @@ package struct HEIFDecoder: CodecDecoder {
         guard width > 0, height > 0, primaryWidth > 0, primaryHeight > 0 else { return false }
         let crossError = abs(width * primaryHeight - height * primaryWidth)
         return crossError <= primaryWidth + primaryHeight
+    }
+
+    /// Whether a `width × height` thumbnail item may stand in for the image `probe` describes: smaller than it on
+    /// both axes (a larger one costs more to decode than the image) and of its shape (``hasSameShape(_:_:as:_:)``).
+    static func canStandIn(_ width: Int, _ height: Int, for probe: ImageProbe) -> Bool {
+        width < probe.width && height < probe.height && hasSameShape(width, height, as: probe.width, probe.height)
     }
 
     /// The memory libheif holds while decoding a `width × height` image: its YCbCr planes (4:4:4 at most, two
