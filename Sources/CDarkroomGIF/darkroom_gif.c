@@ -53,6 +53,23 @@ int dr_gif__map_error(int code, const dr_gif_cursor *cursor, char *msg, size_t m
     }
 }
 
+void dr_gif__build_palette(dr_gif_palette *p, const ColorMapObject *map, int transparent) {
+    memset(p, 0, sizeof *p);
+    int count = map->ColorCount;
+    if (count > 256) count = 256;
+    if (count < 0) count = 0;
+    for (int i = 0; i < 256; i++) {
+        if (i < count) {
+            const GifColorType *c = &map->Colors[i];
+            p->bgra[i][0] = c->Blue;
+            p->bgra[i][1] = c->Green;
+            p->bgra[i][2] = c->Red;
+        } // else: index past the map's size is opaque black
+        p->bgra[i][3] = 255;
+    }
+    if (transparent >= 0 && transparent < 256) memset(p->bgra[transparent], 0, 4);
+}
+
 static GifFileType *open_gif(dr_gif_cursor *cursor, int *status, char *msg, size_t msg_len) {
     int error = 0;
     GifFileType *gif = DGifOpen(cursor, dr_gif__read, &error); // reads the screen descriptor and global map
@@ -81,28 +98,6 @@ int dr_gif_read_info(const uint8_t *data, size_t size, dr_gif_info *info, char *
     info->has_transparency = 0; // unknown until the first frame's graphics control extension is read
     close_gif(gif);
     return DR_GIF_OK;
-}
-
-// Pixel i of the 256-entry lookup: B, G, R, A.
-typedef struct {
-    uint8_t bgra[256][4];
-} dr_gif_palette;
-
-static void build_palette(dr_gif_palette *p, const ColorMapObject *map, int transparent) {
-    memset(p, 0, sizeof *p);
-    int count = map->ColorCount;
-    if (count > 256) count = 256;
-    if (count < 0) count = 0;
-    for (int i = 0; i < 256; i++) {
-        if (i < count) {
-            const GifColorType *c = &map->Colors[i];
-            p->bgra[i][0] = c->Blue;
-            p->bgra[i][1] = c->Green;
-            p->bgra[i][2] = c->Red;
-        } // else: index past the map's size is opaque black
-        p->bgra[i][3] = 255;
-    }
-    if (transparent >= 0 && transparent < 256) memset(p->bgra[transparent], 0, 4);
 }
 
 // Reads extension sub-blocks of the current extension; returns the GCB transparent index via *transparent when
@@ -215,7 +210,7 @@ int dr_gif_decode_first_frame(const uint8_t *data, size_t size, uint8_t *dst, si
         status = DR_GIF_ERR_NO_MEMORY;
         goto done;
     }
-    build_palette(palette, map, transparent);
+    dr_gif__build_palette(palette, map, transparent);
     status = dr_gif_rows_begin(rows, &cursor, fw, msg, msg_len);
     if (status != DR_GIF_OK) goto done;
 

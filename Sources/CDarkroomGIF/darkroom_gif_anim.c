@@ -159,18 +159,9 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
                    (size_t)vw * 4);
         }
     }
-    // Each index's B, G, R, A as one 4-byte store; indices past the map's size are opaque black.
-    uint8_t bgra[256][4];
-    memset(bgra, 0, sizeof bgra);
-    const int count = map->ColorCount < 256 ? map->ColorCount : 256;
-    for (int i = 0; i < 256; i++) {
-        if (i < count) {
-            bgra[i][0] = map->Colors[i].Blue;
-            bgra[i][1] = map->Colors[i].Green;
-            bgra[i][2] = map->Colors[i].Red;
-        }
-        bgra[i][3] = 255;
-    }
+    // Every index opaque: the transparent index is skipped when drawing, leaving the canvas beneath.
+    dr_gif_palette palette;
+    dr_gif__build_palette(&palette, map, NO_TRANSPARENT_COLOR);
     const int transparent = gcb.TransparentColor;
     // Rows are drawn as they are decoded (interlaced ones in pass order); the LZW stream is read to its end
     // even below the canvas, since the next frame follows it.
@@ -189,10 +180,10 @@ int dr_gif_anim_next(dr_gif_anim *a, uint8_t *canvas, size_t stride, dr_gif_fram
             const uint8_t *src = line + (x0 - fl);
             uint8_t *out = canvas + (size_t)cy * stride + (size_t)x0 * 4;
             if (transparent == NO_TRANSPARENT_COLOR) {
-                for (int x = 0; x < vw; x++) memcpy(out + (size_t)x * 4, bgra[src[x]], 4);
+                for (int x = 0; x < vw; x++) memcpy(out + (size_t)x * 4, palette.bgra[src[x]], 4);
             } else {
                 for (int x = 0; x < vw; x++) {
-                    if (src[x] != transparent) memcpy(out + (size_t)x * 4, bgra[src[x]], 4);
+                    if (src[x] != transparent) memcpy(out + (size_t)x * 4, palette.bgra[src[x]], 4);
                 }
             }
         }

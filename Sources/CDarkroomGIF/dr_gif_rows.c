@@ -1,8 +1,9 @@
 // GIF LZW decoding a string at a time (see dr_gif_rows.h), reading the frame's sub-blocks where they lie in the
 // file. A code's string is written straight into the row, its last block first and then each full block before
 // it, as whole 8-byte copies (no loop over bytes, whose varying trip count the branch predictor misses); a string
-// that runs past the row's end stays in the buffer and starts the next row. The table is GIF's: codes grow from min_code_size + 1 to 12 bits with no early change, and a full table
-// keeps its codes until the next clear code (the "deferred clear" some encoders use).
+// that runs past the row's end stays in the buffer and starts the next row. The table is GIF's: codes grow from
+// min_code_size + 1 to 12 bits with no early change, and a full table keeps its codes until the next clear code
+// (the "deferred clear" some encoders use).
 #include "dr_gif_rows.h"
 
 #include <stdlib.h>
@@ -51,9 +52,8 @@ int dr_gif_rows_begin(dr_gif_rows *r, const dr_gif_cursor *cursor, int width, ch
 
 // The data ran out before the row was complete: the file ended (truncated, as giflib's reads report it), or the
 // frame's sub-blocks did with too few codes in them.
-static const uint8_t *data_ended(const dr_gif_rows *r, dr_gif_cursor *cursor, int *status, char *msg,
-                                 size_t msg_len) {
-    if (r->block_left >= 0) {
+static const uint8_t *data_ended(int block_left, dr_gif_cursor *cursor, int *status, char *msg, size_t msg_len) {
+    if (block_left >= 0) {
         cursor->short_read = 1;
         *status = dr_gif__map_error(D_GIF_ERR_READ_FAILED, cursor, msg, msg_len);
     } else {
@@ -109,9 +109,7 @@ const uint8_t *dr_gif_rows_next(dr_gif_rows *r, dr_gif_cursor *cursor, int *stat
                 block_left--;
             }
             if (nbits < code_size) {
-                r->pos = pos;
-                r->block_left = block_left;
-                result = data_ended(r, cursor, status, msg, msg_len);
+                result = data_ended(block_left, cursor, status, msg, msg_len);
                 break;
             }
         }
@@ -141,7 +139,7 @@ const uint8_t *dr_gif_rows_next(dr_gif_rows *r, dr_gif_cursor *cursor, int *stat
             prev = code;
             continue;
         }
-        if (code > next || code >= DR_GIF_LZW_CODES) {
+        if (code > next) { // codes are at most 12 bits: never past the table
             dr_gif__set_msg(msg, msg_len, "GIF frame has an LZW code its table does not hold");
             *status = DR_GIF_ERR_CORRUPT;
             result = NULL;
@@ -187,10 +185,8 @@ const uint8_t *dr_gif_rows_next(dr_gif_rows *r, dr_gif_cursor *cursor, int *stat
         produced += length;
         prev = code;
     }
-    if (result != NULL) {
-        r->pos = pos;
-        r->block_left = block_left;
-    }
+    r->pos = pos;
+    r->block_left = block_left;
     r->bits = bits;
     r->nbits = nbits;
     r->code_size = code_size;

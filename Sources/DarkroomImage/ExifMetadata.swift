@@ -17,10 +17,7 @@ public enum ExifMetadata {
     public static func extract(from bytes: [UInt8]) -> [UInt8]? {
         var payload: ArraySlice<UInt8>?
         if bytes.starts(with: [0xFF, 0xD8]) {
-            let exif = bytes.withUnsafeBytes { raw in
-                JPEGSegments(raw).first { $0.marker == 0xE1 && bytes[$0.payload].starts(with: "Exif\0\0".utf8) }
-            }
-            if let exif { payload = bytes[exif.payload].dropFirst(6) }
+            if let exif = bytes.withUnsafeBytes({ JPEGSegments.exif(in: $0) }) { payload = bytes[exif] }
         } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
             var i = 8
             while i + 12 <= bytes.count {

@@ -10,14 +10,9 @@ enum ExifThumbnail {
     /// The byte range of the EXIF thumbnail inside `jpeg`, when it has one that is itself a JPEG lying wholly inside
     /// its APP1 segment.
     static func range(in jpeg: UnsafeRawBufferPointer) -> Range<Int>? {
-        let reader = ByteReader(jpeg)
-        let exif = JPEGSegments(jpeg, limit: searchLimit).first { segment in
-            let body = segment.payload.lowerBound
-            return segment.marker == 0xE1 && segment.payload.count >= 6 + 8
-                && (try? reader.u32be(body)) == 0x4578_6966 && (try? reader.u16be(body + 4)) == 0  // "Exif\0\0"
-        }
-        guard let exif else { return nil }
-        return thumbnail(tiffStart: exif.payload.lowerBound + 6, end: exif.payload.upperBound, reader: reader)
+        // At least a TIFF header (8 bytes) after "Exif\0\0"
+        guard let exif = JPEGSegments.exif(in: jpeg, limit: searchLimit, minimumBytes: 8) else { return nil }
+        return thumbnail(tiffStart: exif.lowerBound, end: exif.upperBound, reader: ByteReader(jpeg))
     }
 
     /// The thumbnail's range in the TIFF block that runs from `tiffStart` to `end`.

@@ -56,3 +56,16 @@ struct JPEGSegments: Sequence, IteratorProtocol {
         return nil
     }
 }
+
+extension JPEGSegments {
+    /// The TIFF-structured EXIF block of a JPEG: the payload after `Exif\0\0` of the first APP1 segment that
+    /// starts with it and holds at least `minimumBytes` after it, among the segments starting before `limit`.
+    static func exif(in bytes: UnsafeRawBufferPointer, limit: Int = .max, minimumBytes: Int = 0) -> Range<Int>? {
+        let header: [UInt8] = Array("Exif\0\0".utf8)
+        let segment = JPEGSegments(bytes, limit: limit).first { segment in
+            segment.marker == 0xE1 && segment.payload.count >= header.count + minimumBytes
+                && bytes[segment.payload.prefix(header.count)].elementsEqual(header)
+        }
+        return segment.map { ($0.payload.lowerBound + header.count)..<$0.payload.upperBound }
+    }
+}
