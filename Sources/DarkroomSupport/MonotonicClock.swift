@@ -30,6 +30,15 @@ package enum MonotonicClock {
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
+    /// CPU time the calling thread has used, seconds (`CLOCK_THREAD_CPUTIME_ID`): beside a wall-clock duration it
+    /// tells work from waiting (a thread preempted or blocked keeps the wall clock running, not this one).
+    @inline(__always)
+    package static func threadCPUSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     /// Wall-clock seconds since 1970 (`CLOCK_REALTIME`): timestamps shared between processes, never durations.
     package static func wallSeconds() -> Double {
         var ts = timespec()

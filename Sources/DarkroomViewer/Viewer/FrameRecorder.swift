@@ -10,6 +10,11 @@ struct FrameRecorder {
         var t: Double
         /// Drawing-thread work: events, deliveries, uploads, drawing and the present, milliseconds.
         var ms: Double
+        /// Of ``ms``, the CPU time the drawing thread itself used, milliseconds: the rest it spent waiting for a
+        /// core or blocked.
+        var cpuMs: Double = 0
+        /// How long after its scheduled start (the frame clock's tick) the frame started, milliseconds.
+        var startDelayMs: Double = 0
         /// Cells on screen.
         var cells: Int
         /// Of those, drawn as placeholders (no image yet).
@@ -66,22 +71,23 @@ struct FrameRecorder {
     /// The first frame with cells on screen and none of them a placeholder or a preview.
     var firstScreenAt: Double? { frames.first { $0.cells > 0 && $0.placeholders == 0 && $0.previews == 0 }?.t }
 
-    /// The time between one frame's present (its start plus its work) and the next's, milliseconds, for the frames
-    /// a user sees (not the first, which maps the window, nor a screenshot frame or the one after it). A frame
-    /// presented more than a budget and a half after the one before it is late: the display showed the previous
-    /// frame again, whatever the late frame's own work took (it started late: the thread was not scheduled in
-    /// time). `missed` counts the frames late or over budget by their own work.
+    /// The frames a user sees (not the first, which maps the window, nor a screenshot frame or the one after it),
+    /// how long after the one before each was presented (milliseconds), and which missed their vsync. The frame
+    /// clock ticks once a budget; a frame must present before the tick after its own. It misses when its own work
+    /// takes more than the budget, or when it started so late (the thread not scheduled in time) that its work, even
+    /// within the budget, ends past that tick: the display showed the previous frame again. `late` counts the
+    /// second kind, `missed` both.
     func presentIntervals(budgetMs: Double) -> (intervals: [Double], late: Int, missed: Int) {
         var intervals: [Double] = []
         var late = 0
         var missed = 0
         for i in frames.indices where i >= 2 && !frames[i].screenshot && !frames[i - 1].screenshot {
             let previous = frames[i - 1].t * 1000 + frames[i - 1].ms
-            let interval = frames[i].t * 1000 + frames[i].ms - previous
-            intervals.append(interval)
-            let isLate = interval > budgetMs * 1.5
-            if isLate { late += 1 }
-            if isLate || frames[i].ms > budgetMs { missed += 1 }
+            intervals.append(frames[i].t * 1000 + frames[i].ms - previous)
+            let overBudget = frames[i].ms > budgetMs
+            let pastTick = frames[i].startDelayMs + frames[i].ms > budgetMs
+            if pastTick, !overBudget { late += 1 }
+            if pastTick { missed += 1 }
         }
         return (intervals, late, missed)
     }
@@ -90,6 +96,7 @@ struct FrameRecorder {
     func json(extra: [String: Any]) throws -> Data {
         // The first frame maps the window and the screenshot frames encode a PNG: neither is scrolling work.
         let ms = frames.dropFirst().filter { !$0.screenshot }.map(\.ms)
+        let starts = frames.dropFirst().filter { !$0.screenshot }.map(\.startDelayMs)
         let budgetMs = budget * 1000
         let placeholderMs = placeholderDurations.map { $0 * 1000 }
         let presents = presentIntervals(budgetMs: budgetMs)
@@ -105,6 +112,9 @@ struct FrameRecorder {
             "intervalMs": [
                 "p50": percentile(presents.intervals, 50), "p99": percentile(presents.intervals, 99),
                 "max": presents.intervals.max() ?? 0,
+            ],
+            "startDelayMs": [
+                "p50": percentile(starts, 50), "p99": percentile(starts, 99), "max": starts.max() ?? 0,
             ],
             "frameMs": [
                 "p50": percentile(ms, 50), "p95": percentile(ms, 95), "p99": percentile(ms, 99),
@@ -132,7 +142,8 @@ struct FrameRecorder {
         var object = summary
         object["frameRecord"] = frames.map {
             [
-                "t": $0.t, "ms": $0.ms, "cells": $0.cells, "placeholders": $0.placeholders, "previews": $0.previews,
+                "t": $0.t, "ms": $0.ms, "cpuMs": $0.cpuMs, "startDelayMs": $0.startDelayMs, "cells": $0.cells,
+                "placeholders": $0.placeholders, "previews": $0.previews,
                 "offset": $0.offset,
                 "screenshot": $0.screenshot, "uploads": $0.uploads,
             ]

@@ -151,6 +151,7 @@ public final class Viewer {
         var exiting = false
         while true {
             let t0 = MonotonicClock.seconds()
+            let cpu0 = MonotonicClock.threadCPUSeconds()
             let now = recorder.now
             let dt = min(0.1, t0 - last)
             last = t0
@@ -179,7 +180,8 @@ public final class Viewer {
             let t1 = MonotonicClock.seconds()
             recorder.record(
                 .init(
-                    t: now, ms: (t1 - t0) * 1000, cells: cells, placeholders: placeholderCount,
+                    t: now, ms: (t1 - t0) * 1000, cpuMs: (MonotonicClock.threadCPUSeconds() - cpu0) * 1000,
+                    startDelayMs: max(0, t0 - next) * 1000, cells: cells, placeholders: placeholderCount,
                     previews: previewCount, offset: scroll.offset, screenshot: screenshot, uploads: uploads))
             uploads = 0
             lastPlaceholders = placeholderCount + previewCount
