@@ -80,7 +80,9 @@ struct OverloadTests {
             // Then the hit is served and the miss refused
             #expect(hit.status == .ok)
             #expect(miss.status == .tooManyRequests)
-            #expect(try await slow.value.status == .ok)
+            // (the slow request only held the slot: it is not waited for, since its 10 s origin delay leaves it
+            // within the test client's 15 s deadline only on an idle machine)
+            slow.cancel()
         }
     }
 
