@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Python packages the tests use as independent references (Pillow, pillow-heif, thumbhash, libthumbor,
-# imgproxy, moto, rawpy, pidng), only when python3
+# imgproxy, moto, rawpy, pidng, colour-science), only when python3
 # cannot import them: pip for the user first; Pillow else from Debian (python3-pil; apt-get, sudo when not root).
 set -euo pipefail
 
@@ -38,9 +38,13 @@ has imgproxy || { echo "install-pydeps: installing imgproxy" >&2; pip_install im
 has rawpy || { echo "install-pydeps: installing rawpy" >&2; pip_install rawpy || true; }
 has pidng || { echo "install-pydeps: installing pidng" >&2; pip_install pidng || true; }
 
+# colour-science: the HDR transfer functions (ST 2084, BT.2100 HLG) and colour-space conversions the HDR tests make
+# their samples with and check against.
+has colour || { echo "install-pydeps: installing colour-science" >&2; pip_install colour-science || true; }
+
 # An S3 API server on loopback for the S3 source tests (moto's server brings boto3, which uploads the objects).
 { has moto.server && has boto3; } || { echo "install-pydeps: installing moto[server]" >&2; pip_install 'moto[server]' || true; }
 
-for module in PIL pillow_heif thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng; do
+for module in PIL pillow_heif thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng colour; do
   has "$module" || { echo "install-pydeps: $module is still missing" >&2; exit 1; }
 done

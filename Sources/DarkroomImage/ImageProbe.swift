@@ -106,6 +106,9 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     public var pageCount: Int = 1
     /// Camera RAW only: the camera and the embedded previews; nil for other formats.
     public var raw: RAWDetails?
+    /// HDR images (a PQ or HLG transfer): the transfer, primaries and content light level, and whether a decode to
+    /// sRGB tone-maps them; nil for SDR images.
+    public var hdr: HDRDetails?
 
     /// Creates a probe result.
     public init(

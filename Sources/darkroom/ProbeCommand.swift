@@ -28,6 +28,7 @@ struct ProbeCommand: ParsableCommand {
                     ]
                     if let color { object["colorProfile"] = JSONLine.object(color) }
                     if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
+                    if let hdr = p.hdr { object["hdr"] = JSONLine.object(hdr) }
                     print(JSONLine.encode(object))
                 } else {
                     var line =
@@ -36,6 +37,12 @@ struct ProbeCommand: ParsableCommand {
                         + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)"
                     if p.isCMYK { line += " cmyk=yes" }
                     if p.pageCount > 1 { line += " pages=\(p.pageCount)" }
+                    if let hdr = p.hdr {
+                        line +=
+                            " hdr=\(hdr.transfer) primaries=\(hdr.primaries)"
+                            + (hdr.maxContentLightLevel.map { " maxCLL=\($0)" } ?? "")
+                            + (hdr.toneMapped ? " tone-mapped" : " not-tone-mapped")
+                    }
                     if let color {
                         line +=
                             " colour=\"\(color.description ?? color.source.rawValue)\" (\(color.model.rawValue)"

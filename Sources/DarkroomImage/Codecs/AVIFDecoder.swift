@@ -86,12 +86,16 @@ package struct AVIFDecoder: CodecDecoder {
             codedWidth: Int(image.width), codedHeight: Int(image.height),
             hasTransformations: orientation != .up || aperture != nil,
             imageCount: Int(container.decoder.pointee.imageCount), thumbnailSizes: [], codec: "av1")
-        return ImageProbe(
+        var probe = ImageProbe(
             format: .avif, width: width, height: height, orientation: orientation,
             hasAlpha: container.decoder.pointee.alphaPresent != 0,
             isGrayscale: image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400,
             frameCount: max(1, Int(container.decoder.pointee.imageCount)), hasICCProfile: image.icc.size > 0,
             bitDepth: Int(image.depth), heif: details)
+        probe.hdr = HDRDetails(
+            primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
+            hasICC: image.icc.size > 0, container: bytes)
+        return probe
     }
 
     /// The `colr` box: an ICC profile, else CICP.
@@ -151,6 +155,10 @@ package struct AVIFDecoder: CodecDecoder {
                 .corrupt,
                 "the AV1 frame is \(image.width)×\(image.height), the container says \(codedWidth)×\(codedHeight)")
         }
+        if let transfer = Self.hdrTransfer(image, options: options) {
+            return try decodeHDR(
+                container, transfer: transfer, probe: probe, plan: plan, options: options, allocate: allocate)
+        }
         let destination = try RowDestination(
             plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
             isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
@@ -165,27 +173,10 @@ package struct AVIFDecoder: CodecDecoder {
         let full = image
         while y < codedNeeded.upperBound {
             let rows = min(Self.stripRows, codedHeight - y)
-            var view = full
-            view.height = UInt32(rows)
-            withUnsafeMutableBytes(of: &view.yuvPlanes) { planes in
-                let p = planes.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
-                withUnsafeBytes(of: full.yuvRowBytes) { strides in
-                    let s = strides.bindMemory(to: UInt32.self)
-                    for i in 0..<p.count where p[i] != nil {
-                        p[i] = p[i]! + (i == 0 ? y : y >> chromaShift) * Int(s[i])
-                    }
-                }
-            }
-            if let alpha = full.alphaPlane { view.alphaPlane = alpha + y * Int(full.alphaRowBytes) }
-            var rgb = avifRGBImage()
-            avifRGBImageSetDefaults(&rgb, &view)
-            rgb.format = AVIF_RGB_FORMAT_BGRA
-            rgb.depth = 8
-            rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_NEAREST
-            rgb.alphaPremultiplied = AVIF_TRUE
-            rgb.pixels = strip.pointer
-            rgb.rowBytes = UInt32(stripStride)
-            try Self.check(avifImageYUVToRGB(&view, &rgb), container.decoder, "converting to RGB")
+            var view = Self.rows(of: full, from: y, count: rows, chromaShift: chromaShift)
+            try Self.convert(
+                &view, format: AVIF_RGB_FORMAT_BGRA, depth: 8, into: strip.pointer, rowBytes: stripStride,
+                container.decoder)
             for i in 0..<rows where codedNeeded.contains(y + i) {
                 destination.consume(row: strip.pointer + i * stripStride + left * 4, y: y + i - top)
             }
@@ -193,6 +184,23 @@ package struct AVIFDecoder: CodecDecoder {
         }
         image = container.image
         return CodecOutput(bitmap: destination.finish(), colorReading: Self.readColor(image, limits: options.limits))
+    }
+
+    /// Converts a view of the planes to premultiplied RGB(A) rows (nearest chroma upsampling: the resample that
+    /// follows averages far more than it could add).
+    static func convert(
+        _ view: inout avifImage, format: avifRGBFormat, depth: UInt32, into pixels: UnsafeMutableRawPointer,
+        rowBytes: Int, _ decoder: UnsafeMutablePointer<avifDecoder>
+    ) throws(DarkroomImageError) {
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, &view)
+        rgb.format = format
+        rgb.depth = depth
+        rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_NEAREST
+        rgb.alphaPremultiplied = AVIF_TRUE
+        rgb.pixels = pixels.assumingMemoryBound(to: UInt8.self)
+        rgb.rowBytes = UInt32(rowBytes)
+        try check(avifImageYUVToRGB(&view, &rgb), decoder, "converting to RGB")
     }
 
     /// The decoded planes of a `width × height` image, bounded as 4:4:4 (two bytes a sample above 8 bits).

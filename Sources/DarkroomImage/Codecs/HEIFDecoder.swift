@@ -128,10 +128,18 @@ package struct HEIFDecoder: CodecDecoder {
             thumbnailSizes: thumbs.map { [$0.width, $0.height] }, codec: "hevc")
         let profileType = heif_image_handle_get_color_profile_type(h)
         let hasICC = profileType == heif_color_profile_type_prof || profileType == heif_color_profile_type_rICC
-        return ImageProbe(
+        var probe = ImageProbe(
             format: .heic, width: width, height: height, hasAlpha: heif_image_handle_has_alpha_channel(h) != 0,
             hasICCProfile: hasICC, bitDepth: max(8, Int(heif_image_handle_get_luma_bits_per_pixel(h))),
             heif: details)
+        if case .cicp(let cicp)? = readColor(h, limits: limits).color,
+            var hdr = HDRDetails(
+                primaries: cicp.primaries, transfer: cicp.transfer, hasICC: hasICC, container: bytes)
+        {
+            hdr.toneMapped = hdr.toneMapped && !probe.hasAlpha  // decodeHDR takes opaque images only
+            probe.hdr = hdr
+        }
+        return probe
     }
 
     /// The primary image's `colr` box: an ICC profile (`prof`/`rICC`) or CICP (`nclx`).
@@ -215,12 +223,21 @@ package struct HEIFDecoder: CodecDecoder {
         defer { heif_decoding_options_free(decodeOptions) }
         let meter = PixelMemory.allocated(frameBytes)  // libheif's frames, counted while they exist
         defer { PixelMemory.released(frameBytes, meter: meter) }
+        let colorReading = Self.readColor(container.primary, limits: options.limits)
+        if let hdr = try decodeHDR(
+            handle, reading: chosen == nil ? colorReading : Self.readColor(handle, limits: options.limits),
+            width: width, height: height, hasAlpha: hasAlpha, plan: plan, options: options,
+            decodeOptions: decodeOptions, allocate: allocate)
+        {
+            return CodecOutput(
+                bitmap: hdr.bitmap, shrinkDenominator: hdr.shrinkDenominator, colorReading: hdr.colorReading,
+                usedEmbeddedThumbnail: chosen != nil)
+        }
         let destination = try RowDestination(
             plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,
             isOpaque: !hasAlpha, filter: options.filter, allocate: allocate)
         let rows = destination.requiredRows.clamped(to: 0..<height)
         let row = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
-        let colorReading = Self.readColor(container.primary, limits: options.limits)
         // The decoder's own planes, converted a row at a time; libheif's RGB conversion only for what that
         // does not cover (premultiplied alpha, unknown matrices). YCbCr 4:2:0 is asked for explicitly: left to
         // choose, libheif 1.15 assembles grid images as planar RGB.
@@ -268,6 +285,18 @@ package struct HEIFDecoder: CodecDecoder {
             bitmap: destination.finish(), colorReading: colorReading, usedEmbeddedThumbnail: chosen != nil)
     }
 
+    /// One plane of a decoded image, when it covers `w × h` samples of `depth` bits; nil otherwise.
+    static func plane(_ image: OpaquePointer, _ channel: heif_channel, _ w: Int, _ h: Int, depth: Int)
+        -> YCbCrRows.Plane?
+    {
+        var stride: Int32 = 0
+        guard let base = heif_image_get_plane_readonly(image, channel, &stride),
+            Int(heif_image_get_width(image, channel)) >= w, Int(heif_image_get_height(image, channel)) >= h,
+            Int(heif_image_get_bits_per_pixel_range(image, channel)) == depth
+        else { return nil }
+        return YCbCrRows.Plane(base: base, stride: Int(stride))
+    }
+
     /// A row converter over a decoded YCbCr image's planes, or nil when it is another layout.
     static func planes(_ image: OpaquePointer, handle: OpaquePointer, hasAlpha: Bool, width: Int, height: Int)
         -> YCbCrRows?
@@ -284,14 +313,7 @@ package struct HEIFDecoder: CodecDecoder {
         default: return nil
         }
         let depth = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_Y))
-        func plane(_ channel: heif_channel, _ w: Int, _ h: Int) -> YCbCrRows.Plane? {
-            var stride: Int32 = 0
-            guard let base = heif_image_get_plane_readonly(image, channel, &stride),
-                Int(heif_image_get_width(image, channel)) >= w, Int(heif_image_get_height(image, channel)) >= h,
-                Int(heif_image_get_bits_per_pixel_range(image, channel)) == depth
-            else { return nil }
-            return YCbCrRows.Plane(base: base, stride: Int(stride))
-        }
+        let plane = { (channel: heif_channel, w: Int, h: Int) in Self.plane(image, channel, w, h, depth: depth) }
         let cw = (width + (1 << shift.0) - 1) >> shift.0
         let ch = (height + (1 << shift.1) - 1) >> shift.1
         guard let y = plane(heif_channel_Y, width, height), let cb = plane(heif_channel_Cb, cw, ch),

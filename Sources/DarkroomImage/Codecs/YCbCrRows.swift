@@ -25,14 +25,7 @@ struct YCbCrRows {
         y: Plane, cb: Plane, cr: Plane, alpha: Plane?, shiftX: Int, shiftY: Int, bitDepth: Int, matrix: Int,
         fullRange: Bool
     ) {
-        let (kr, kb): (Double, Double)
-        switch matrix {
-        case 1: (kr, kb) = (0.2126, 0.0722)  // BT.709
-        case 2, 5, 6: (kr, kb) = (0.299, 0.114)  // unspecified (as libheif), BT.470 BG, BT.601
-        case 9: (kr, kb) = (0.2627, 0.0593)  // BT.2020 NCL
-        default: return nil
-        }
-        guard (8...16).contains(bitDepth) else { return nil }
+        guard let (kr, kb) = YUVCoefficients.weights(matrix: matrix), (8...16).contains(bitDepth) else { return nil }
         self.y = y
         self.cb = cb
         self.cr = cr

@@ -54,7 +54,18 @@ extension ColorProfileSummary {
             var summary = ColorProfileSummary(
                 source: .cicp, description: text, model: .rgb, isSRGB: cicp.isSRGB,
                 isUsable: true)
-            if case .unusable(let reason) = ColorTransformCache.shared.conversion(for: .cicp(cicp), layout: .bgra) {
+            if let hdr = HDRTransfer(cicp: cicp.transfer) {
+                // PQ and HLG are tone-mapped to SDR by the AVIF and HEIF decoders, not converted through lcms2.
+                let name = hdr == .pq ? "PQ" : "HLG"
+                if HDRToneMapper(transfer: hdr, primaries: cicp.primaries, sourcePeak: 0) != nil {
+                    summary.description = text + " (\(name) HDR, tone-mapped to SDR)"
+                } else {
+                    summary.isUsable = false
+                    summary.problem = "\(name) HDR with CICP colour primaries \(cicp.primaries) is not tone-mapped"
+                }
+            } else if case .unusable(let reason) = ColorTransformCache.shared.conversion(
+                for: .cicp(cicp), layout: .bgra)
+            {
                 summary.isUsable = false
                 summary.problem = reason
             }

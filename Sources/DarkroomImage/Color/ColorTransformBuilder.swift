@@ -144,7 +144,7 @@ enum ColorTransformBuilder {
     }
 
     /// White point and red, green, blue primaries (CIE xy) for ITU-T H.273 colour primaries.
-    private static func cicpPrimaries(_ code: Int) -> (
+    static func cicpPrimaries(_ code: Int) -> (
         (Double, Double), ((Double, Double), (Double, Double), (Double, Double))
     )? {
         let d65 = (0.3127, 0.3290)

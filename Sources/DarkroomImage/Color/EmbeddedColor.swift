@@ -31,6 +31,8 @@ struct ColorReading: Sendable {
     var problem: String?
     /// The source of a description that was recognised as sRGB without a profile (PNG `sRGB`, sRGB CICP).
     var srgbSource: ColorProfileSummary.Source?
+    /// The codec already converted the pixels to sRGB (an HDR image tone-mapped on the way): nothing left to do.
+    var convertedByCodec = false
     /// JPEG only: an Adobe APP14 segment was present, so CMYK samples are stored inverted (as Photoshop writes).
     var adobeInverted = false
 

@@ -53,6 +53,7 @@ extension ImageDecoder {
             return try convertCMYK(bitmap, reading: reading, allocate: allocate)
         }
         guard let color = reading.color else { return ColorOutcome(bitmap: bitmap, problem: reading.problem) }
+        if reading.convertedByCodec { return ColorOutcome(bitmap: bitmap, converted: true) }
         // A colour source decoded to gray (asked for Gray8) was converted to luma by the codec: nothing to manage.
         let layout: ColorLayout
         switch bitmap.format {

@@ -272,6 +272,8 @@ struct InfoBody: Codable, Sendable {
     var heif: HEIFDetails?
     /// Camera RAW: maker, model, sensor size, and the embedded previews' sizes and encoding.
     var raw: RAWDetails?
+    /// HDR (PQ or HLG): the transfer, primaries, content light level, and whether thumbnails are tone-mapped.
+    var hdr: HDRDetails?
     /// Pages a TIFF holds (`page=N` picks one); 1 for other formats.
     var pageCount: Int
     /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
@@ -311,6 +313,7 @@ struct InfoBody: Codable, Sendable {
         }
         heif = p.heif
         raw = p.raw
+        hdr = p.hdr
         pageCount = p.pageCount
     }
 }

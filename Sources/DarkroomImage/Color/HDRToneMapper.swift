@@ -1,0 +1,159 @@
+import Foundation
+
+/// Turns PQ or HLG pixels into SDR sRGB: light from the signal, the BT.2390 roll-off above SDR white, the source's
+/// primaries to BT.709 in linear light with out-of-gamut colours pulled towards their own luminance, then the sRGB
+/// curve.
+///
+/// - Reference white (203 nits, BT.2408) becomes SDR white: an SDR photo carried in PQ or HLG comes back as it was.
+/// - The roll-off runs on each pixel's largest component, and the pixel's three components are scaled together, so
+///   a highlight keeps its hue and saturation instead of bleaching to white channel by channel.
+/// - Out-of-gamut colours (BT.2020 greens, say) are desaturated towards their BT.709 luminance just enough to fit,
+///   along the line to white, which keeps the hue.
+///
+/// The curves are tabulated once per mapper (a few thousand entries each); the per-pixel work is table look-ups, a
+/// 3 × 3 matrix and a few comparisons. Built for one image's reduced pixels, never shared between threads.
+struct HDRToneMapper {
+    let transfer: HDRTransfer
+    /// The brightest light in the content, nits: where the roll-off reaches SDR white.
+    let sourcePeak: Double
+    /// Source primaries (linear) to BT.709 (linear), row-major.
+    private let matrix: [Float]
+    /// Source luminance weights (the matrix's middle row to XYZ), for HLG's OOTF.
+    private let luminance: SIMD3<Float>
+    /// Signal (0…1, `signalSteps` + 1 entries) to light: nits for PQ, relative scene light for HLG.
+    private let signalTable: [Float]
+    /// Largest component's light (0…sourcePeak nits, `lightSteps` + 1 entries) to the SDR gain, relative to white.
+    private let gainTable: [Float]
+    /// Linear light (0…1, `encodeSteps` + 1 entries) to an sRGB byte.
+    private let encodeTable: [UInt8]
+    /// HLG's OOTF: the display peak and system gamma it renders for.
+    private let hlgPeak = Float(HDRTransfer.hlgNominalPeakNits)
+    private let hlgGamma = Float(HDRTransfer.hlgSystemGamma(peak: HDRTransfer.hlgNominalPeakNits))
+
+    static let signalSteps = 4096
+    static let lightSteps = 4096
+    static let encodeSteps = 16384
+
+    /// - Parameters:
+    ///   - transfer: PQ or HLG.
+    ///   - primaries: a CICP colour-primaries code with a D65 white (1 BT.709, 9 BT.2020, 12 Display P3, …).
+    ///   - sourcePeak: the content's brightest light, nits, as measured or as its metadata says; for HLG the
+    ///     display peak it is rendered for (1,000 nits by default).
+    /// - Returns: nil when the primaries are unknown or have another white point.
+    init?(transfer: HDRTransfer, primaries: Int, sourcePeak: Double) {
+        guard let (white, rgb) = ColorTransformBuilder.cicpPrimaries(primaries),
+            abs(white.0 - 0.3127) < 1e-3, abs(white.1 - 0.3290) < 1e-3,
+            let source = Self.rgbToXYZ(white: white, primaries: rgb),
+            let bt709 = Self.rgbToXYZ(white: white, primaries: ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))),
+            let toBT709 = Self.inverse(bt709)
+        else { return nil }
+        self.transfer = transfer
+        self.sourcePeak = max(sourcePeak, HDRTransfer.referenceWhiteNits)
+        matrix = Self.multiply(toBT709, source).map { Float($0) }
+        luminance = SIMD3(Float(source[3]), Float(source[4]), Float(source[5]))
+        signalTable = (0...Self.signalSteps).map { i in
+            let v = Double(i) / Double(Self.signalSteps)
+            return Float(transfer == .pq ? HDRTransfer.pqToNits(v) : HDRTransfer.hlgToScene(v))
+        }
+        let peak = self.sourcePeak
+        let sdrWhite = HDRTransfer.referenceWhiteNits
+        gainTable = (0...Self.lightSteps).map { i in
+            let nits = peak * Double(i) / Double(Self.lightSteps)
+            guard nits > 0 else { return Float(1 / sdrWhite) }
+            return Float(HDRTransfer.bt2390(nits, sourcePeak: peak, targetPeak: sdrWhite) / nits / sdrWhite)
+        }
+        encodeTable = (0...Self.encodeSteps).map { i in
+            let l = Double(i) / Double(Self.encodeSteps)
+            let v = l <= 0.003_130_8 ? 12.92 * l : 1.055 * pow(l, 1 / 2.4) - 0.055
+            return UInt8(min(255, max(0, (v * 255).rounded())))
+        }
+    }
+
+    /// Light of one pixel in the source primaries, nits, from its signal (each 0…1). HLG goes through the BT.2100
+    /// OOTF for a display of ``HDRTransfer/hlgNominalPeakNits``.
+    @inline(__always)
+    func light(_ r: Float, _ g: Float, _ b: Float) -> SIMD3<Float> {
+        var rgb = SIMD3(
+            lookUp(signalTable, r, steps: Self.signalSteps), lookUp(signalTable, g, steps: Self.signalSteps),
+            lookUp(signalTable, b, steps: Self.signalSteps))
+        if transfer == .hlg {
+            let ys = max((rgb * luminance).sum(), 0)
+            rgb *= ys > 0 ? hlgPeak * powf(ys, hlgGamma - 1) : hlgPeak
+        }
+        return rgb
+    }
+
+    /// The sRGB bytes (red, green, blue) for a pixel's light in the source primaries, nits.
+    @inline(__always)
+    func encode(_ light: SIMD3<Float>) -> (UInt8, UInt8, UInt8) {
+        let m = max(light.x, max(light.y, light.z))
+        let gain = lookUp(gainTable, m / Float(sourcePeak), steps: Self.lightSteps)
+        let l = light * gain
+        var c = SIMD3(
+            matrix[0] * l.x + matrix[1] * l.y + matrix[2] * l.z,
+            matrix[3] * l.x + matrix[4] * l.y + matrix[5] * l.z,
+            matrix[6] * l.x + matrix[7] * l.y + matrix[8] * l.z)
+        if c.min() < 0 || c.max() > 1 { c = Self.fitGamut(c) }
+        return (
+            encodeTable[Int(c.x * Float(Self.encodeSteps) + 0.5)],
+            encodeTable[Int(c.y * Float(Self.encodeSteps) + 0.5)],
+            encodeTable[Int(c.z * Float(Self.encodeSteps) + 0.5)]
+        )
+    }
+
+    /// Pulls a linear BT.709 colour towards its luminance until every component is in 0…1 (luminance above 1 is
+    /// white).
+    static func fitGamut(_ c: SIMD3<Float>) -> SIMD3<Float> {
+        let y = min(max(0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z, 0), 1)
+        var t: Float = 1
+        for i in 0..<3 {
+            if c[i] > 1 { t = min(t, (1 - y) / (c[i] - y)) }
+            if c[i] < 0 { t = min(t, y / (y - c[i])) }
+        }
+        let fitted = SIMD3(repeating: y) + max(t, 0) * (c - SIMD3(repeating: y))
+        return fitted.clamped(lowerBound: SIMD3(repeating: 0), upperBound: SIMD3(repeating: 1))
+    }
+
+    @inline(__always)
+    private func lookUp(_ table: [Float], _ x: Float, steps: Int) -> Float {
+        let p = min(max(x, 0), 1) * Float(steps)
+        let i = min(Int(p), steps - 1)
+        let f = p - Float(i)
+        return table[i] + f * (table[i + 1] - table[i])
+    }
+
+    // MARK: Matrices
+
+    /// The RGB-to-XYZ matrix (row-major) of primaries with the given white, scaled so white has Y = 1.
+    static func rgbToXYZ(white: (Double, Double), primaries: ((Double, Double), (Double, Double), (Double, Double)))
+        -> [Double]?
+    {
+        func xyz(_ p: (Double, Double)) -> [Double] { [p.0 / p.1, 1, (1 - p.0 - p.1) / p.1] }
+        let r = xyz(primaries.0)
+        let g = xyz(primaries.1)
+        let b = xyz(primaries.2)
+        let m = [r[0], g[0], b[0], r[1], g[1], b[1], r[2], g[2], b[2]]
+        guard let inverse = inverse(m) else { return nil }
+        let w = xyz(white)
+        let s = (0..<3).map { i in inverse[3 * i] * w[0] + inverse[3 * i + 1] * w[1] + inverse[3 * i + 2] * w[2] }
+        return (0..<9).map { m[$0] * s[$0 % 3] }
+    }
+
+    static func multiply(_ a: [Double], _ b: [Double]) -> [Double] {
+        (0..<9).map { k in
+            let (i, j) = (k / 3, k % 3)
+            return a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j]
+        }
+    }
+
+    static func inverse(_ m: [Double]) -> [Double]? {
+        let det =
+            m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
+        guard abs(det) > 1e-12 else { return nil }
+        return [
+            (m[4] * m[8] - m[5] * m[7]) / det, (m[2] * m[7] - m[1] * m[8]) / det, (m[1] * m[5] - m[2] * m[4]) / det,
+            (m[5] * m[6] - m[3] * m[8]) / det, (m[0] * m[8] - m[2] * m[6]) / det, (m[2] * m[3] - m[0] * m[5]) / det,
+            (m[3] * m[7] - m[4] * m[6]) / det, (m[1] * m[6] - m[0] * m[7]) / det, (m[0] * m[4] - m[1] * m[3]) / det,
+        ]
+    }
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""What tone mapping PQ and HLG to SDR costs: `darkroom thumb` of 12 MP HDR AVIFs to 256 px, tone-mapped (the
+default) against the same files decoded with --keep-color-profile (no tone map: the signal left as it is), and
+`vipsthumbnail` (which does not tone-map) beside them, alternating for --rounds rounds in one run.
+
+    bench/hdr-tonemap.py [--darkroom PATH] [--rounds 5] [--count 8]
+
+The inputs are made once into .build-bench/hdr/ by scripts/make-hdr-samples.py (colour-science + avifenc, 10-bit
+4:4:4, BT.2020) from the 12 MP photos in ../shared/photos/jpeg-12mp: each as PQ and as HLG, with its highlights pushed
+up to 1,000 nits (--highlights), --count files of each cycled as hard links. Reports the median wall time of each
+tool over all files (--jobs 2 for darkroom, 2 vipsthumbnail processes via xargs -P 2), the tone map's cost as a
+ratio (of the medians, and of the fastest runs, the least disturbed by other programs), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
+jpeg_thumb_ms). Then agreement: a 2560 × 1600 SDR photo carried in PQ and HLG (AVIF, and HEIC through pillow-heif) at
+1,280 px, white at 203 nits, thumbnailed to 256 px beside the SDR original: PSNR against it, tone-mapped and not.
+Prints one JSON object.
+"""
+import argparse, glob, json, os, shutil, statistics, subprocess, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def timed(cmd, shell=False):
+    p = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M"] + (["sh", "-c", cmd] if shell else cmd),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, VIPS_WARNING="0"))
+    if p.returncode != 0:
+        raise SystemExit(f"failed: {cmd}\n{p.stderr[-2000:]}")
+    line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()
+    return float(line[1]), int(line[2]) / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"))
+    ap.add_argument("--photos", default=os.path.join(ROOT, "..", "shared", "photos", "jpeg-12mp"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--count", type=int, default=8)
+    args = ap.parse_args()
+    samples = os.path.join(ROOT, ".build-bench", "hdr")
+    photos = sorted(glob.glob(os.path.join(args.photos, "*.jpg")))[:2]
+    for photo in photos:
+        name = os.path.splitext(os.path.basename(photo))[0]
+        if not os.path.exists(os.path.join(samples, f"{name}-highlights-hlg.avif")):
+            subprocess.run(["python3", os.path.join(ROOT, "scripts", "make-hdr-samples.py"), photo, samples,
+                            "--highlights"], check=True)
+    yardstick = json.loads(subprocess.run([args.darkroom, "bench", "decode", "--json", "--iterations", "5"],
+                                          check=True, capture_output=True, text=True).stdout)
+    result = {"rounds": args.rounds, "count": args.count, "yardstick_jpeg_thumb_ms": yardstick.get("jpeg_thumb_ms"),
+              "transfers": {}}
+    for transfer in ("pq", "hlg"):
+        inputs = sorted(glob.glob(os.path.join(samples, f"*-highlights-{transfer}.avif")))
+        work = tempfile.mkdtemp(prefix="hdr-bench-")
+        files = []
+        for i in range(args.count):
+            link = os.path.join(work, f"in{i:03d}.avif")
+            os.link(inputs[i % len(inputs)], link)
+            files.append(link)
+        runs = {"tonemap": [], "keep": [], "vips": []}
+        rss = {"tonemap": 0, "keep": 0, "vips": 0}
+        for _ in range(args.rounds):
+            for kind in runs:
+                out = tempfile.mkdtemp(dir=work)
+                if kind == "vips":
+                    t, m = timed(f"printf '%s\\n' {' '.join(files)} | xargs -P 2 -n {len(files) // 2} "
+                                 f"vipsthumbnail -s 256 -o {out}/%s.jpg[Q=85]", shell=True)
+                else:
+                    extra = ["--keep-color-profile"] if kind == "keep" else []
+                    t, m = timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out,
+                                  "--jobs", "2", *extra])
+                runs[kind].append(t)
+                rss[kind] = max(rss[kind], m)
+                shutil.rmtree(out)
+        med = {k: statistics.median(v) for k, v in runs.items()}
+        best = {k: min(v) for k, v in runs.items()}
+        result["transfers"][transfer] = {
+            "median_s": med, "min_s": best, "runs_s": runs, "peak_rss_mib": rss,
+            "tonemap_cost": round(med["tonemap"] / med["keep"] - 1, 4),
+            "tonemap_cost_min": round(best["tonemap"] / best["keep"] - 1, 4),
+            "darkroom_vs_vips": round(med["vips"] / med["tonemap"], 3),
+        }
+        shutil.rmtree(work)
+    result["agreement_db"] = agreement(args.darkroom, os.path.join(args.photos, "..", "jpeg", "colorfulcups-2560x1600.jpg"))
+    print(json.dumps(result, indent=1))
+
+
+def agreement(darkroom, photo):
+    import numpy as np
+    from PIL import Image
+    work = tempfile.mkdtemp(prefix="hdr-agreement-")
+    subprocess.run(["python3", os.path.join(ROOT, "scripts", "make-hdr-samples.py"), photo, work, "--max-side", "1280",
+                    "--heif"], check=True, capture_output=True)
+    files = sorted(glob.glob(os.path.join(work, "*.avif")) + glob.glob(os.path.join(work, "*.heic")))
+    original = glob.glob(os.path.join(work, "*-sdr.png"))
+    out = {}
+    for kind, extra in (("tonemapped", []), ("untouched", ["--keep-color-profile"])):
+        folder = os.path.join(work, kind)
+        subprocess.run([darkroom, "thumb", *files, *original, "--max-pixel-size", "256", "--out", folder,
+                        "--format", "png", *extra], check=True, capture_output=True)
+        ref = np.asarray(Image.open(os.path.join(folder, os.path.basename(original[0]))).convert("RGB")).astype(float)
+        for f in files:
+            a = np.asarray(Image.open(os.path.join(folder, os.path.basename(f) + ".png")).convert("RGB")).astype(float)
+            mse = ((a - ref) ** 2).mean()
+            out.setdefault(os.path.basename(f).split("-")[-1], {})[kind] = round(10 * np.log10(255 ** 2 / mse), 2)
+    shutil.rmtree(work)
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Makes HDR AVIFs from an SDR photo, as a camera or a web tool carries SDR content in an HDR container.
+
+    scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif]
+
+Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
+with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
+heif-enc writes no colour box), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). SDR white becomes BT.2408's
+reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
+on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
+as real HDR content has: the SDR original is then no longer the answer.
+
+The conversions are colour-science's (sRGB decoding, BT.709 → BT.2020 in linear light, ST 2084, BT.2100 HLG), not
+Darkroom's, so a test that decodes these files checks Darkroom against an independent implementation. avifenc
+(libavif-bin) encodes near-losslessly (quantizer 0…4).
+"""
+import argparse
+import os
+import struct
+import subprocess
+import tempfile
+import warnings
+import zlib
+
+import numpy as np
+from PIL import Image
+
+warnings.filterwarnings("ignore")
+import colour  # noqa: E402  (after the warning filter: colour warns about matplotlib at import)
+
+REFERENCE_WHITE = 203.0
+HLG_PEAK = 1000.0
+
+
+def write_png16(path, arr):
+    h, w, _ = arr.shape
+    raw = b"".join(b"\0" + arr[y].astype(">u2").tobytes() for y in range(h))
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+
+    ihdr = struct.pack(">IIBBBBB", w, h, 16, 2, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 6))
+                + chunk(b"IEND", b""))
+
+
+def encode(signal, cicp, out):
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, "in.png")
+        write_png16(png, np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16))
+        subprocess.run(["avifenc", "-d", "10", "-y", "444", "-r", "full", "--cicp", cicp, "--min", "0", "--max", "4",
+                        "-s", "6", "-j", "2", png, out], check=True, stdout=subprocess.DEVNULL)
+
+
+def encode_heif(signal, transfer, out):
+    import pillow_heif
+    pillow_heif.options.SAVE_HDR_TO_12_BIT = False
+    data = np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16)
+    h, w, _ = data.shape
+    heif = pillow_heif.from_bytes(mode="RGB;16", size=(w, h), data=data.tobytes())
+    heif.save(out, quality=95, chroma=420, save_nclx_profile=True, color_primaries=9,
+              transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("image")
+    ap.add_argument("out")
+    ap.add_argument("--max-side", type=int, default=0)
+    ap.add_argument("--highlights", action="store_true")
+    ap.add_argument("--heif", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    name = os.path.splitext(os.path.basename(args.image))[0]
+    img = Image.open(args.image).convert("RGB")
+    if args.max_side and max(img.size) > args.max_side:
+        scale = args.max_side / max(img.size)
+        img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.LANCZOS)
+    img.save(os.path.join(args.out, name + "-sdr.png"))
+    srgb = np.asarray(img).astype(np.float64) / 255
+    linear = colour.cctf_decoding(srgb, function="sRGB")
+    bt2020 = colour.RGB_to_RGB(linear, colour.RGB_COLOURSPACES["sRGB"], colour.RGB_COLOURSPACES["ITU-R BT.2020"])
+    nits = np.clip(bt2020, 0, None) * REFERENCE_WHITE
+    suffix = ""
+    if args.highlights:
+        y = nits @ np.array([0.2627, 0.6780, 0.0593])
+        knee = np.quantile(y, 0.9)
+        boost = np.where(y > knee, 1 + 4 * ((y - knee) / max(y.max() - knee, 1e-9)) ** 2, 1.0)
+        nits = np.minimum(nits * boost[..., None], HLG_PEAK)
+        suffix = "-highlights"
+    pq = colour.models.eotf_inverse_ST2084(nits)
+    encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq.avif"))
+    if args.heif:
+        encode_heif(pq, 16, os.path.join(args.out, f"{name}{suffix}-pq.heic"))
+    scene = colour.models.ootf_inverse_BT2100_HLG(nits, L_B=0, L_W=HLG_PEAK)
+    hlg = colour.models.oetf_BT2100_HLG(scene)
+    encode(hlg, "9/18/9", os.path.join(args.out, f"{name}{suffix}-hlg.avif"))
+    if args.heif:
+        encode_heif(hlg, 18, os.path.join(args.out, f"{name}{suffix}-hlg.heic"))
+
+
+if __name__ == "__main__":
+    main()
