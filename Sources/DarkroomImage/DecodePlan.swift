@@ -51,6 +51,12 @@ package struct DecodePlan: Sendable, Hashable {
         return 1
     }
 
+    /// The 8, 4 or 2 (else 1) a decoder that can shrink by powers of two on load uses: JPEG's DCT scaling, the HDR
+    /// decoders' block averages. Keeps the cropped source at least ``DecodeOptions/shrinkOnLoadMargin`` × the output.
+    func shrinkOnLoadDenominator(_ options: DecodeOptions) -> Int {
+        shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+    }
+
     /// Bytes of the output bitmap in `format`.
     func outputBytes(_ format: PixelFormat) -> Int {
         Bitmap.alignedBytesPerRow(width: outputWidth, format: format) * outputHeight

@@ -5,11 +5,9 @@ extension AVIFDecoder {
     /// without an ICC profile (which would take precedence), whose primaries ``HDRToneMapper`` knows, asked for in
     /// sRGB.
     static func hdrTransfer(_ image: avifImage, options: DecodeOptions) -> HDRTransfer? {
-        guard options.colorSpace == .sRGB, image.icc.size == 0,
-            let transfer = HDRTransfer(cicp: Int(image.transferCharacteristics)),
-            HDRToneMapper(transfer: transfer, primaries: Int(image.colorPrimaries), sourcePeak: 0) != nil
-        else { return nil }
-        return transfer
+        guard options.colorSpace == .sRGB, image.icc.size == 0 else { return nil }
+        return HDRTransfer.toneMapped(
+            cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries))
     }
 
     /// Decodes a PQ or HLG image to SDR sRGB at the plan's size, through an ``HDRReducedImage`` at the strongest
@@ -24,7 +22,7 @@ extension AVIFDecoder {
         let aperture = container.cleanAperture
         let width = probe.width
         let height = probe.height
-        let d = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+        let d = plan.shrinkOnLoadDenominator(options)
         let reduced = try HDRReducedImage(
             sourceWidth: width, sourceHeight: height, d: d, limits: options.limits, what: "AVIF")
         let destination = try RowDestination(
@@ -46,15 +44,9 @@ extension AVIFDecoder {
             let gray = full.yuvFormat == AVIF_PIXEL_FORMAT_YUV400
             let sx = full.yuvFormat == AVIF_PIXEL_FORMAT_YUV420 || full.yuvFormat == AVIF_PIXEL_FORMAT_YUV422 ? 1 : 0
             let sy = full.yuvFormat == AVIF_PIXEL_FORMAT_YUV420 ? 1 : 0
-            if full.depth > 8 {
-                reduced.reducePlanes(
-                    y: y, cb: gray ? nil : plane(1), cr: gray ? nil : plane(2), as: UInt16.self, shiftX: sx,
-                    shiftY: sy, coefficients: coefficients, rows: needed, sourceWidth: width, sourceHeight: height)
-            } else {
-                reduced.reducePlanes(
-                    y: y, cb: gray ? nil : plane(1), cr: gray ? nil : plane(2), as: UInt8.self, shiftX: sx,
-                    shiftY: sy, coefficients: coefficients, rows: needed, sourceWidth: width, sourceHeight: height)
-            }
+            reduced.reducePlanes(
+                y: y, cb: gray ? nil : plane(1), cr: gray ? nil : plane(2), bitDepth: Int(full.depth), shiftX: sx,
+                shiftY: sy, coefficients: coefficients, rows: needed, sourceWidth: width, sourceHeight: height)
         } else {
             try reduceRGB(container, rows: needed, aperture: aperture, width: width, height: height, into: reduced)
         }

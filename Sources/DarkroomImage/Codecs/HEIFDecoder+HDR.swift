@@ -11,10 +11,9 @@ extension HEIFDecoder {
         allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
         guard options.colorSpace == .sRGB, !hasAlpha, case .cicp(let cicp)? = reading.color,
-            let transfer = HDRTransfer(cicp: cicp.transfer),
-            HDRToneMapper(transfer: transfer, primaries: cicp.primaries, sourcePeak: 0) != nil
+            let transfer = HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries)
         else { return nil }
-        let d = plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+        let d = plan.shrinkOnLoadDenominator(options)
         var image: OpaquePointer?
         let error = heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_420, decodeOptions)
         guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
@@ -37,15 +36,9 @@ extension HEIFDecoder {
             isOpaque: true, filter: options.filter, allocate: allocate)
         let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
         let needed = (rows.lowerBound * d)..<min(rows.upperBound * d, height)
-        if depth > 8 {
-            reduced.reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt16.self, shiftX: 1, shiftY: 1, coefficients: coefficients,
-                rows: needed, sourceWidth: width, sourceHeight: height)
-        } else {
-            reduced.reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt8.self, shiftX: 1, shiftY: 1, coefficients: coefficients,
-                rows: needed, sourceWidth: width, sourceHeight: height)
-        }
+        reduced.reducePlanes(
+            y: y, cb: cb, cr: cr, bitDepth: depth, shiftX: 1, shiftY: 1, coefficients: coefficients, rows: needed,
+            sourceWidth: width, sourceHeight: height)
         guard try reduced.toneMap(transfer: transfer, primaries: cicp.primaries, rows: rows, into: destination) else {
             return nil
         }

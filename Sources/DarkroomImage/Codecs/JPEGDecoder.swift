@@ -64,7 +64,7 @@ struct JPEGDecoder: CodecDecoder {
     /// The DCT scaling for `plan`: the strongest that keeps the source at least the shrink-on-load margin × the
     /// output.
     static func shrinkDenominator(_ plan: DecodePlan, _ options: DecodeOptions) -> Int {
-        plan.shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
+        plan.shrinkOnLoadDenominator(options)
     }
 
     /// Reads one output pass of `width × height` rows into a destination for `plan`: straight into the bitmap's

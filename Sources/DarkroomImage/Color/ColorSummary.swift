@@ -57,7 +57,7 @@ extension ColorProfileSummary {
             if let hdr = HDRTransfer(cicp: cicp.transfer) {
                 // PQ and HLG are tone-mapped to SDR by the AVIF and HEIF decoders, not converted through lcms2.
                 let name = hdr == .pq ? "PQ" : "HLG"
-                if HDRToneMapper(transfer: hdr, primaries: cicp.primaries, sourcePeak: 0) != nil {
+                if HDRToneMapper.supports(primaries: cicp.primaries) {
                     summary.description = text + " (\(name) HDR, tone-mapped to SDR)"
                 } else {
                     summary.isUsable = false

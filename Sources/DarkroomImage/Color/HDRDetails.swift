@@ -34,6 +34,6 @@ extension HDRDetails {
         self.init(
             transfer: hdr == .pq ? "pq" : "hlg", primaries: primaries, maxContentLightLevel: level?.maxCLL,
             maxFrameAverageLightLevel: level?.maxFALL,
-            toneMapped: !hasICC && HDRToneMapper(transfer: hdr, primaries: primaries, sourcePeak: 0) != nil)
+            toneMapped: !hasICC && HDRTransfer.toneMapped(cicp: transfer, primaries: primaries) != nil)
     }
 }

@@ -36,7 +36,7 @@ final class HDRReducedImage {
     /// the same signal, from a half (4:2:0) of the samples a converted image would have).
     /// - Parameters:
     ///   - rows: the source rows to reduce (whole blocks).
-    ///   - shiftX, shiftY: log2 of the chroma subsampling; `hasChroma` false for a gray (4:0:0) image.
+    ///   - shiftX, shiftY: log2 of the chroma subsampling; `cb` and `cr` nil for a gray (4:0:0) image.
     func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
         y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX sx: Int,
         shiftY sy: Int, coefficients k: YUVCoefficients, rows needed: Range<Int>, sourceWidth: Int,
@@ -88,6 +88,23 @@ final class HDRReducedImage {
                 out[4 * bx + 3] = 65535
             }
             ry += 1
+        }
+    }
+
+    /// ``reducePlanes(y:cb:cr:as:shiftX:shiftY:coefficients:rows:sourceWidth:sourceHeight:)`` for samples of
+    /// `bitDepth` bits: 8-bit samples are bytes, deeper ones 16-bit words.
+    func reducePlanes(
+        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, bitDepth: Int, shiftX: Int, shiftY: Int,
+        coefficients: YUVCoefficients, rows: Range<Int>, sourceWidth: Int, sourceHeight: Int
+    ) {
+        if bitDepth > 8 {
+            reducePlanes(
+                y: y, cb: cb, cr: cr, as: UInt16.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
+                rows: rows, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        } else {
+            reducePlanes(
+                y: y, cb: cb, cr: cr, as: UInt8.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
+                rows: rows, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         }
     }
 
@@ -178,6 +195,7 @@ final class HDRReducedImage {
         guard let measuring = HDRToneMapper(transfer: transfer, primaries: primaries, sourcePeak: 0) else {
             return false
         }
+        // (the light is measured first: the gain table, which depends on the peak, is built once it is known)
         // Light once per pixel: the peak is measured from it, then it is tone-mapped.
         let light = try ScratchBuffer<SIMD3<Float>>(count: width * rows.count, zeroed: false)
         var peak: Float = 0
@@ -190,9 +208,7 @@ final class HDRReducedImage {
                 if a > 0 { peak = max(peak, l[x].max()) }
             }
         }
-        guard let mapper = HDRToneMapper(transfer: transfer, primaries: primaries, sourcePeak: Double(peak)) else {
-            return false
-        }
+        let mapper = measuring.withSourcePeak(Double(peak))
         let out = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
         let o = out.pointer
         for (i, y) in rows.enumerated() {

@@ -15,7 +15,7 @@ import Foundation
 struct HDRToneMapper {
     let transfer: HDRTransfer
     /// The brightest light in the content, nits: where the roll-off reaches SDR white.
-    let sourcePeak: Double
+    private(set) var sourcePeak: Double
     /// Source primaries (linear) to BT.709 (linear), row-major.
     private let matrix: [Float]
     /// Source luminance weights (the matrix's middle row to XYZ), for HLG's OOTF.
@@ -23,7 +23,7 @@ struct HDRToneMapper {
     /// Signal (0…1, `signalSteps` + 1 entries) to light: nits for PQ, relative scene light for HLG.
     private let signalTable: [Float]
     /// Largest component's light (0…sourcePeak nits, `lightSteps` + 1 entries) to the SDR gain, relative to white.
-    private let gainTable: [Float]
+    private var gainTable: [Float]
     /// Linear light (0…1, `encodeSteps` + 1 entries) to an sRGB byte.
     private let encodeTable: [UInt8]
     /// HLG's OOTF: the display peak and system gamma it renders for.
@@ -41,8 +41,7 @@ struct HDRToneMapper {
     ///     display peak it is rendered for (1,000 nits by default).
     /// - Returns: nil when the primaries are unknown or have another white point.
     init?(transfer: HDRTransfer, primaries: Int, sourcePeak: Double) {
-        guard let (white, rgb) = ColorTransformBuilder.cicpPrimaries(primaries),
-            abs(white.0 - 0.3127) < 1e-3, abs(white.1 - 0.3290) < 1e-3,
+        guard Self.supports(primaries: primaries), let (white, rgb) = ColorTransformBuilder.cicpPrimaries(primaries),
             let source = Self.rgbToXYZ(white: white, primaries: rgb),
             let bt709 = Self.rgbToXYZ(white: white, primaries: ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))),
             let toBT709 = Self.inverse(bt709)
@@ -55,17 +54,37 @@ struct HDRToneMapper {
             let v = Double(i) / Double(Self.signalSteps)
             return Float(transfer == .pq ? HDRTransfer.pqToNits(v) : HDRTransfer.hlgToScene(v))
         }
-        let peak = self.sourcePeak
-        let sdrWhite = HDRTransfer.referenceWhiteNits
-        gainTable = (0...Self.lightSteps).map { i in
-            let nits = peak * Double(i) / Double(Self.lightSteps)
-            guard nits > 0 else { return Float(1 / sdrWhite) }
-            return Float(HDRTransfer.bt2390(nits, sourcePeak: peak, targetPeak: sdrWhite) / nits / sdrWhite)
-        }
+        gainTable = Self.gains(sourcePeak: self.sourcePeak)
         encodeTable = (0...Self.encodeSteps).map { i in
             let l = Double(i) / Double(Self.encodeSteps)
             let v = l <= 0.003_130_8 ? 12.92 * l : 1.055 * pow(l, 1 / 2.4) - 0.055
             return UInt8(min(255, max(0, (v * 255).rounded())))
+        }
+    }
+
+    /// Whether a CICP colour-primaries code is one the mapper converts: known, with a D65 white. A table look-up:
+    /// the check for callers deciding whether an image will be tone-mapped.
+    static func supports(primaries: Int) -> Bool {
+        guard let (white, _) = ColorTransformBuilder.cicpPrimaries(primaries) else { return false }
+        return abs(white.0 - 0.3127) < 1e-3 && abs(white.1 - 0.3290) < 1e-3
+    }
+
+    /// The same mapper rolling off from another source peak: only the gain table is rebuilt (the signal and
+    /// encoding tables are shared, copy-on-write).
+    func withSourcePeak(_ peak: Double) -> HDRToneMapper {
+        var copy = self
+        copy.sourcePeak = max(peak, HDRTransfer.referenceWhiteNits)
+        copy.gainTable = Self.gains(sourcePeak: copy.sourcePeak)
+        return copy
+    }
+
+    /// The roll-off as a gain on the largest component's light (0…`sourcePeak` nits), relative to SDR white.
+    private static func gains(sourcePeak peak: Double) -> [Float] {
+        let sdrWhite = HDRTransfer.referenceWhiteNits
+        return (0...lightSteps).map { i in
+            let nits = peak * Double(i) / Double(lightSteps)
+            guard nits > 0 else { return Float(1 / sdrWhite) }
+            return Float(HDRTransfer.bt2390(nits, sourcePeak: peak, targetPeak: sdrWhite) / nits / sdrWhite)
         }
     }
 

@@ -20,6 +20,14 @@ enum HDRTransfer: Sendable, Hashable {
         }
     }
 
+    /// The transfer to tone-map an image with CICP `transfer` and `primaries` by, or nil when it is SDR or its
+    /// primaries are not supported (``HDRToneMapper/supports(primaries:)``). An ICC profile, which takes
+    /// precedence over CICP, is the caller's to rule out.
+    static func toneMapped(cicp transfer: Int, primaries: Int) -> HDRTransfer? {
+        guard let hdr = HDRTransfer(cicp: transfer), HDRToneMapper.supports(primaries: primaries) else { return nil }
+        return hdr
+    }
+
     /// The light BT.2408 calls reference (diffuse) white, nits: the level an SDR display's white stands for.
     static let referenceWhiteNits = 203.0
 
