@@ -3,10 +3,11 @@ import DarkroomImage
 extension FuzzTarget {
     /// The header reader: every format's probe, the animation probe, and the colour summary.
     package static let probe = FuzzTarget(
-        name: "probe", summary: "ImageProber.probe, the animation and colour probes"
+        name: "probe", summary: "ImageProber.probe, the animation, colour and gain-map probes"
     ) { bytes in
         _ = try? ImageProber.probe(bytes, limits: FuzzLimits.decode)
         _ = ImageProber.colorProfile(of: bytes, limits: FuzzLimits.decode)
+        _ = ImageProber.gainMap(of: bytes, limits: FuzzLimits.decode)
         _ = try? ImageProber.probe(bytes, limits: DecodeLimits(maxFrames: 3, maxAnimationPixels: 1 << 16))
     }
 

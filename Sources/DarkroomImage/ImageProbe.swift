@@ -109,6 +109,10 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// HDR images (a PQ or HLG transfer): the transfer, primaries and content light level, and whether a decode to
     /// sRGB tone-maps them; nil for SDR images.
     public var hdr: HDRDetails?
+    /// A gain map (Ultra HDR JPEG): where it is and its parameters, read only on request like ``colorProfile``
+    /// (``ImageProber/gainMap(of:limits:)-(UnsafeRawBufferPointer,_)``); nil from a plain probe and for images
+    /// without one.
+    public var gainMap: GainMapDetails?
 
     /// Creates a probe result.
     public init(

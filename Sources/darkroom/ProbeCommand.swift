@@ -19,6 +19,7 @@ struct ProbeCommand: ParsableCommand {
                 let p = try ImageProber.probe(fileAt: path)
                 let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
                 let color = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0) }
+                let gainMap = bytes.withUnsafeBytes { ImageProber.gainMap(of: $0) }
                 if json {
                     var object: [String: Any] = [
                         "path": path, "format": p.format.rawValue, "width": p.width, "height": p.height,
@@ -29,6 +30,7 @@ struct ProbeCommand: ParsableCommand {
                     if let color { object["colorProfile"] = JSONLine.object(color) }
                     if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
                     if let hdr = p.hdr { object["hdr"] = JSONLine.object(hdr) }
+                    if let gainMap { object["gainMap"] = JSONLine.object(gainMap) }
                     print(JSONLine.encode(object))
                 } else {
                     var line =
@@ -42,6 +44,14 @@ struct ProbeCommand: ParsableCommand {
                             " hdr=\(hdr.transfer) primaries=\(hdr.primaries)"
                             + (hdr.maxContentLightLevel.map { " maxCLL=\($0)" } ?? "")
                             + (hdr.toneMapped ? " tone-mapped" : " not-tone-mapped")
+                    }
+                    if let gainMap {
+                        line +=
+                            " gainmap=\(gainMap.width)x\(gainMap.height)x\(gainMap.channels)"
+                            + (gainMap.metadataFormat.map { " (\($0))" } ?? "")
+                            + (gainMap.metadata.map { " headroom=\(String(format: "%.2f", $0.alternateHeadroom))" }
+                                ?? "")
+                            + (gainMap.warning.map { " warning=\"\($0)\"" } ?? "")
                     }
                     if let color {
                         line +=

@@ -79,6 +79,7 @@ extension ImagePipeline {
                 var probe = try Self.probeBytes(raw, limits: limits)
                 if colorProfile {
                     probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
+                    probe.gainMap = ImageProber.gainMap(of: raw, limits: limits)
                     if probe.frameCount > 1 { probe.animation = try? ImageProber.animationInfo(raw, limits: limits) }
                     probe.thumbHash = try? ThumbHash.compute(raw, limits: limits)
                 }
@@ -96,7 +97,10 @@ extension ImagePipeline {
                 var probe = try ImageProber.probe(fileAt: path, limits: limits)
                 guard colorProfile else { return (probe, nil) }
                 let bytes = try FileBytes.read(path, limit: limits.maxInputBytes)
-                probe.colorProfile = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0, limits: limits) }
+                bytes.withUnsafeBytes { raw in
+                    probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
+                    probe.gainMap = ImageProber.gainMap(of: raw, limits: limits)
+                }
                 if probe.frameCount > 1 { probe.animation = try EncodedAnimation(bytes, limits: limits).info }
                 return (probe, bytes)
             } catch {

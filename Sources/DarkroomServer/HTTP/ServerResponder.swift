@@ -274,6 +274,11 @@ struct InfoBody: Codable, Sendable {
     var raw: RAWDetails?
     /// HDR (PQ or HLG): the transfer, primaries, content light level, and whether thumbnails are tone-mapped.
     var hdr: HDRDetails?
+    /// A gain map (Ultra HDR JPEG): its container, metadata form, size and parameters.
+    var gainMap: GainMapDetails?
+    /// What is wrong with the file's metadata that the image is shown without (a damaged gain map); absent when
+    /// nothing is.
+    var warnings: [String]?
     /// Pages a TIFF holds (`page=N` picks one); 1 for other formats.
     var pageCount: Int
     /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
@@ -314,6 +319,9 @@ struct InfoBody: Codable, Sendable {
         heif = p.heif
         raw = p.raw
         hdr = p.hdr
+        gainMap = p.gainMap
+        let warnings = [p.gainMap?.warning.map { "gain map: \($0)" }].compactMap { $0 }
+        self.warnings = warnings.isEmpty ? nil : warnings
         pageCount = p.pageCount
     }
 }

@@ -1,0 +1,57 @@
+/// A gain map an image carries: where, how large, and how it turns the base image into the other rendition.
+public struct GainMapDetails: Sendable, Hashable, Codable {
+    /// How the file holds it: `jpeg-mpf` (Ultra HDR: a second JPEG listed by the Multi-Picture Format index).
+    public var container: String
+    /// Where the parameters came from: `iso21496-1` (the binary APP2 record) or `xmp` (Adobe's `hdrgm` XMP).
+    public var metadataFormat: String?
+    /// The gain map image's stored size and channel count (1 gray, 3 colour); 0 when it could not be read.
+    public var width: Int
+    public var height: Int
+    public var channels: Int
+    /// The encoded gain map's length, bytes.
+    public var byteCount: Int
+    /// The parameters; nil when the file marks a gain map but its parameters are missing or damaged.
+    public var metadata: GainMapMetadata?
+    /// What is wrong with the gain map, when something is: the image is then shown from its base alone.
+    public var warning: String?
+
+    /// Creates details.
+    public init(
+        container: String, metadataFormat: String?, width: Int, height: Int, channels: Int, byteCount: Int,
+        metadata: GainMapMetadata?, warning: String?
+    ) {
+        self.container = container
+        self.metadataFormat = metadataFormat
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.byteCount = byteCount
+        self.metadata = metadata
+        self.warning = warning
+    }
+
+    /// Whether a decode can apply the gain map: its parameters read and its image found, nothing wrong.
+    public var isUsable: Bool { metadata != nil && warning == nil && width > 0 }
+}
+
+extension ImageProber {
+    /// The gain map an image carries, or nil when it marks none. Reads the container's index and metadata
+    /// segments only (no pixels): the primary's marker segments, the gain map JPEG's, and its frame header.
+    ///
+    /// A file that marks a gain map (an `hdrgm` XMP packet or an ISO 21496-1 record in the primary) whose map or
+    /// parameters cannot be found or read gives details with a ``GainMapDetails/warning``; a decode then shows the
+    /// base image, as every SDR reader does. Today: Ultra HDR JPEG (both metadata forms). HEIF and AVIF gain maps
+    /// need libheif 1.19 and libavif 1.1 or later; the system libraries this builds with are older, so a HEIF or
+    /// AVIF gives nil.
+    public static func gainMap(of bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
+        -> GainMapDetails?
+    {
+        guard format(of: bytes) == .jpeg else { return nil }
+        return UltraHDRLayout.locate(in: bytes, limits: limits)?.details
+    }
+
+    /// The gain map a byte array carries. See ``gainMap(of:limits:)-(UnsafeRawBufferPointer,_)``.
+    public static func gainMap(of bytes: [UInt8], limits: DecodeLimits = .default) -> GainMapDetails? {
+        bytes.withUnsafeBytes { gainMap(of: $0, limits: limits) }
+    }
+}

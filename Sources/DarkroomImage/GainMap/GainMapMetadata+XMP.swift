@@ -1,0 +1,150 @@
+import Foundation
+
+extension GainMapMetadata {
+    /// The namespace of Adobe's gain-map XMP properties (`hdrgm:`), as Ultra HDR JPEGs write them.
+    static let xmpNamespace = "http://ns.adobe.com/hdr-gain-map/1.0/"
+
+    /// What an XMP packet says about a gain map.
+    struct XMPReading: Sendable, Equatable {
+        /// The metadata, when the packet holds the full set (the gain map image's packet; some writers repeat it
+        /// in the primary's); nil when it only names the version (a primary image's packet).
+        var metadata: GainMapMetadata?
+        /// The byte length the packet's `Container:Directory` gives the gain-map item, when it lists one.
+        var containerItemLength: Int?
+    }
+
+    /// Reads the `hdrgm` properties of an XMP packet, written as attributes (`hdrgm:GainMapMax="2.5"`) or as
+    /// elements, each value a real or an `rdf:Seq` of three. Nil when the packet does not use the namespace.
+    /// Defaults follow Adobe's gain-map specification (gamma 1, offsets 1/64, capacity min 0, SDR base).
+    ///
+    /// A scan for names and values, not an XML parser: the properties are flat, and an XMP packet in a JPEG
+    /// segment is at most 64 KiB, so it costs one pass over at most that.
+    ///
+    /// - Throws: ``GainMapMetadataError`` when the namespace is used but a value is not a number, or the packet
+    ///   names `GainMapMax` without `HDRCapacityMax`.
+    static func parseXMP(_ text: Substring) throws(GainMapMetadataError) -> XMPReading? {
+        guard let prefix = prefix(boundTo: xmpNamespace, in: text) else { return nil }
+        let scanner = XMPScanner(text: text)
+        var reading = XMPReading()
+        if let length = scanner.containerGainMapLength() { reading.containerItemLength = length }
+        guard let maximum = try scanner.numbers(prefix + ":GainMapMax") else { return reading }
+        guard let capacityMax = try scanner.numbers(prefix + ":HDRCapacityMax")?.first else {
+            throw GainMapMetadataError("the gain-map XMP gives GainMapMax but no HDRCapacityMax")
+        }
+        let baseIsHDR = scanner.value(prefix + ":BaseRenditionIsHDR").map { $0.lowercased() == "true" } ?? false
+        reading.metadata = GainMapMetadata(
+            gainMapMin: try scanner.numbers(prefix + ":GainMapMin") ?? [0], gainMapMax: maximum,
+            gamma: try scanner.numbers(prefix + ":Gamma") ?? [1],
+            baseOffset: try scanner.numbers(prefix + ":OffsetSDR") ?? [1.0 / 64],
+            alternateOffset: try scanner.numbers(prefix + ":OffsetHDR") ?? [1.0 / 64],
+            baseHeadroom: try scanner.numbers(prefix + ":HDRCapacityMin")?.first ?? 0,
+            alternateHeadroom: capacityMax, baseIsHDR: baseIsHDR)
+        return reading
+    }
+
+    /// The prefix an `xmlns:prefix="uri"` declaration binds to `uri`.
+    private static func prefix(boundTo uri: String, in text: Substring) -> String? {
+        var rest = text[...]
+        while let range = rest.range(of: "xmlns:") {
+            let after = rest[range.upperBound...]
+            guard let equals = after.firstIndex(of: "=") else { return nil }
+            let name = after[..<equals].trimmingSpaces
+            let value = after[after.index(after: equals)...].trimmingSpaces
+            if let quote = value.first, quote == "\"" || quote == "'" {
+                let body = value.dropFirst()
+                if let end = body.firstIndex(of: quote), body[..<end] == uri[...] { return String(name) }
+            }
+            rest = after
+        }
+        return nil
+    }
+}
+
+/// Finds property values in an XMP packet by their qualified name.
+private struct XMPScanner {
+    let text: Substring
+
+    /// The value of `name` as an attribute (`name="v"`) or a simple element (`<name>v</name>`).
+    func value(_ name: String) -> String? {
+        if let attribute = attributeValue(name) { return attribute }
+        guard let open = text.range(of: "<" + name + ">"),
+            let close = text[open.upperBound...].range(of: "</" + name + ">")
+        else { return nil }
+        return String(text[open.upperBound..<close.lowerBound]).trimmingSpaces
+    }
+
+    /// The numbers of `name`: one for a single value, three for an `rdf:Seq` of `rdf:li` items.
+    func numbers(_ name: String) throws(GainMapMetadataError) -> [Double]? {
+        var items: [String]
+        if let attribute = attributeValue(name) {
+            items = [attribute]
+        } else if let open = text.range(of: "<" + name + ">"),
+            let close = text[open.upperBound...].range(of: "</" + name + ">")
+        {
+            let body = text[open.upperBound..<close.lowerBound]
+            items = listItems(body)
+            if items.isEmpty { items = [String(body)] }
+        } else {
+            return nil
+        }
+        var values: [Double] = []
+        for item in items {
+            guard let value = Double(item.trimmingSpaces), value.isFinite else {
+                throw GainMapMetadataError("the gain-map XMP value \(name) is \"\(item.prefix(40))\", not a number")
+            }
+            values.append(value)
+        }
+        guard values.count == 1 || values.count == 3 else {
+            throw GainMapMetadataError("the gain-map XMP value \(name) has \(values.count) items, not 1 or 3")
+        }
+        return values
+    }
+
+    /// The `Item:Length` of the `Container:Directory` entry whose `Item:Semantic` is `GainMap`.
+    func containerGainMapLength() -> Int? {
+        guard let semantic = text.range(of: "Item:Semantic=\"GainMap\"") else { return nil }
+        // The item's attributes sit in one element: look for its Length within that element.
+        let elementStart = text[..<semantic.lowerBound].lastIndex(of: "<") ?? text.startIndex
+        let elementEnd = text[semantic.upperBound...].firstIndex(of: ">") ?? text.endIndex
+        let element = text[elementStart..<elementEnd]
+        guard let length = element.range(of: "Item:Length=\"") else { return nil }
+        let digits = element[length.upperBound...].prefix { $0.isNumber }
+        return Int(digits)
+    }
+
+    private func attributeValue(_ name: String) -> String? {
+        var rest = text[...]
+        while let range = rest.range(of: name) {
+            // A whole attribute name: preceded by white space, followed by optional spaces and "=".
+            let before = range.lowerBound > text.startIndex ? text[text.index(before: range.lowerBound)] : " "
+            var after = rest[range.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            rest = rest[range.upperBound...]
+            guard before.isWhitespace, after.first == "=" else { continue }
+            after = after.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            guard let quote = after.first, quote == "\"" || quote == "'" else { continue }
+            let body = after.dropFirst()
+            guard let end = body.firstIndex(of: quote) else { return nil }
+            return String(body[..<end])
+        }
+        return nil
+    }
+
+    private func listItems(_ body: Substring) -> [String] {
+        var items: [String] = []
+        var rest = body
+        while let open = rest.range(of: "<rdf:li"), let close = rest[open.upperBound...].range(of: "</rdf:li>") {
+            let element = rest[open.upperBound..<close.lowerBound]
+            if let tagEnd = element.firstIndex(of: ">") {
+                items.append(String(element[element.index(after: tagEnd)...]))
+            }
+            rest = rest[close.upperBound...]
+        }
+        return items
+    }
+}
+
+extension StringProtocol {
+    fileprivate var trimmingSpaces: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

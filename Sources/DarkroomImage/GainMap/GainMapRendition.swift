@@ -1,0 +1,156 @@
+import Foundation
+
+/// An image's HDR rendition, made by applying its gain map: linear light, RGB, 1.0 at SDR white, in the base
+/// image's colour space (its ICC profile, carried here; sRGB primaries without one).
+struct HDRRendition: Sendable {
+    let width: Int
+    let height: Int
+    /// Linear RGB, row by row, three values per pixel; values above 1 are brighter than SDR white.
+    var pixels: [Float]
+    /// The base image's ICC profile: the primaries `pixels` are in.
+    let colorProfile: ColorProfile?
+    /// The weight the gain map applied with (0 the base image, 1 the full alternate rendition).
+    let weight: Double
+}
+
+extension ImageDecoder {
+    /// Decodes a gain-map image's HDR rendition for a display with `displayHeadroom` (log2 of its peak over SDR
+    /// white): the base image and the gain map each decoded to the output size (the gain map resampled with a
+    /// triangle filter, as libultrahdr does bilinearly), then per pixel
+    /// `(base + baseOffset) · 2^(weight · log2gain) − alternateOffset`, where `log2gain` interpolates GainMapMin…Max
+    /// by the gain-map sample raised to `1/gamma` (ISO 21496-1). The output stays as stored (no EXIF orientation).
+    ///
+    /// Cost: two decodes at the output size and one pass over its pixels with table look-ups; memory, the two
+    /// 8-bit bitmaps and 12 bytes per output pixel.
+    ///
+    /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` when the image has no usable gain map (the
+    ///   probe's warning says why), or what decoding either image throws.
+    func decodeHDRRendition(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, displayHeadroom: Double
+    ) throws(DarkroomImageError) -> HDRRendition {
+        guard let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits) else {
+            throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
+        }
+        guard layout.details.isUsable, let metadata = layout.details.metadata, let range = layout.gainMap else {
+            throw DarkroomImageError(
+                .unsupportedFeature, "the gain map cannot be applied: \(layout.details.warning ?? "it is incomplete")")
+        }
+        var baseOptions = options
+        baseOptions.colorSpace = .original
+        baseOptions.geometry.pixelFormat = .exactly(.rgba8)
+        baseOptions.geometry.appliesOrientation = false
+        let base = try decode(bytes, options: baseOptions)
+
+        // A map at least the output's size is resampled to it; a smaller one is decoded whole and upsampled
+        // while applied, as libultrahdr samples it.
+        let mapBytes = UnsafeRawBufferPointer(rebasing: bytes[range])
+        let (width, height) = (base.bitmap.width, base.bitmap.height)
+        let fillsOutput = layout.details.width >= width && layout.details.height >= height
+        let map = try decode(
+            mapBytes,
+            options: DecodeOptions(
+                size: fillsOutput ? .stretch(width: width, height: height) : .original, pixelFormat: .exactly(.rgba8),
+                appliesOrientation: false, filter: .triangle, limits: options.limits, colorSpace: .original))
+
+        let weight = metadata.weight(displayHeadroom: displayHeadroom)
+        let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(base: base.bitmap, map: map.bitmap)
+        return HDRRendition(
+            width: base.bitmap.width, height: base.bitmap.height, pixels: pixels, colorProfile: base.colorProfile,
+            weight: weight)
+    }
+}
+
+/// Applies a gain map to a base image. A map smaller than the base is sampled as libultrahdr samples it: map
+/// coordinates `x · mapWidth / width` (sample 0 at pixel 0), and the four nearest samples weighted by inverse
+/// distance (Shepard), so that a rendition matches the reference decoder's.
+struct GainMapApplier: Sendable {
+    /// Base sample (sRGB-coded) → linear light plus the base offset: 256 entries per channel, R then G then B.
+    private let baseTable: [Float]
+    /// Gain-map value (0…1, in `steps` steps) → linear gain at the weight: `steps + 1` entries per channel.
+    private let gainTable: [Float]
+    private let alternateOffset: [Float]
+    private static let steps = 1024
+
+    init(metadata: GainMapMetadata, weight: Double) {
+        baseTable = (0..<3).flatMap { c in
+            (0..<256).map { v in
+                let s = Double(v) / 255
+                let linear = s <= 0.04045 ? s / 12.92 : pow((s + 0.055) / 1.055, 2.4)
+                return Float(linear + metadata.baseOffset[c])
+            }
+        }
+        gainTable = (0..<3).flatMap { c in
+            (0...Self.steps).map { v in
+                let recovery = pow(Double(v) / Double(Self.steps), 1 / metadata.gamma[c])
+                let log2Gain = metadata.gainMapMin[c] + (metadata.gainMapMax[c] - metadata.gainMapMin[c]) * recovery
+                return Float(exp2(log2Gain * weight))
+            }
+        }
+        alternateOffset = metadata.alternateOffset.map(Float.init)
+    }
+
+    /// Linear RGB of `base` (RGBA8) with `map` (RGBA8, at most the base's size; a gray map has R = G = B) applied.
+    func apply(base: Bitmap, map: Bitmap) -> [Float] {
+        precondition(map.width <= base.width && map.height <= base.height)
+        let columns = Self.samplePositions(count: base.width, mapCount: map.width)
+        let rows = Self.samplePositions(count: base.height, mapCount: map.height)
+        let steps = Float(Self.steps)
+        var out = [Float](repeating: 0, count: base.width * base.height * 3)
+        out.withUnsafeMutableBufferPointer { out in
+            baseTable.withUnsafeBufferPointer { baseTable in
+                gainTable.withUnsafeBufferPointer { gainTable in
+                    for y in 0..<base.height {
+                        let b = base.row(y).assumingMemoryBound(to: UInt8.self)
+                        let row = rows[y]
+                        let m0 = map.row(row.lower).assumingMemoryBound(to: UInt8.self)
+                        let m1 = map.row(row.upper).assumingMemoryBound(to: UInt8.self)
+                        var o = y * base.width * 3
+                        for x in 0..<base.width {
+                            let column = columns[x]
+                            let w = Self.weights(column.fraction, row.fraction)
+                            let i00 = 4 * column.lower
+                            let i10 = 4 * column.upper
+                            for c in 0..<3 {
+                                let sample =
+                                    (w.0 * Float(m0[i00 + c]) + w.1 * Float(m0[i10 + c]) + w.2 * Float(m1[i00 + c])
+                                        + w.3 * Float(m1[i10 + c])) / 255
+                                let position = min(max(sample, 0), 1) * steps
+                                let index = Int(position)
+                                let upper = min(index + 1, Self.steps)
+                                let t = position - Float(index)
+                                let table = c * (Self.steps + 1)
+                                let gain = gainTable[table + index] * (1 - t) + gainTable[table + upper] * t
+                                out[o + c] = baseTable[c << 8 | Int(b[4 * x + c])] * gain - alternateOffset[c]
+                            }
+                            o += 3
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// For each of `count` output positions, the two map samples around it and how far past the first it lies.
+    static func samplePositions(count: Int, mapCount: Int) -> [(lower: Int, upper: Int, fraction: Float)] {
+        (0..<count).map { i in
+            let position = Double(i) * Double(mapCount) / Double(count)
+            let lower = min(Int(position), mapCount - 1)
+            return (lower, min(lower + 1, mapCount - 1), Float(position - Double(lower)))
+        }
+    }
+
+    /// Inverse-distance weights of the four samples around a point `dx`, `dy` past the first, summing to 1; the
+    /// sample the point falls on takes all the weight.
+    @inline(__always)
+    static func weights(_ dx: Float, _ dy: Float) -> (Float, Float, Float, Float) {
+        if dx == 0 && dy == 0 { return (1, 0, 0, 0) }
+        func inverse(_ x: Float, _ y: Float) -> Float { 1 / (x * x + y * y).squareRoot() }
+        let w00 = inverse(dx, dy)
+        let w10 = inverse(1 - dx, dy)
+        let w01 = inverse(dx, 1 - dy)
+        let w11 = inverse(1 - dx, 1 - dy)
+        let total = w00 + w10 + w01 + w11
+        return (w00 / total, w10 / total, w01 / total, w11 / total)
+    }
+}
