@@ -7,27 +7,11 @@ import Testing
 
 /// Ultra HDR JPEGs: the gain map found and its parameters read in both metadata forms, the SDR decode left the base
 /// image, and the gain map applied as libultrahdr applies it. The files come from two writers Darkroom did not
-/// write (libultrahdr 1.4 through imagecodecs: ISO 21496-1 metadata only; pyultrahdr: hdrgm XMP and a hand-built
-/// MPF index), made from a photo by `scripts/make-gainmap-samples.py`, with libultrahdr's own decodes beside them.
+/// write (``GainMapSamples``: libultrahdr 1.4 through imagecodecs, ISO 21496-1 metadata only; pyultrahdr, hdrgm XMP
+/// and a hand-built MPF index), with libultrahdr's own decodes beside them.
 @Suite(.serialized) struct GainMapTests {
-    static let name = "colorfulcups-2560x1600"
-
-    static let samples: Result<String, TestSupportError> = {
-        do {
-            let directory = try TemporaryDirectory.make("gainmap")
-            _ = try PythonReference.script(
-                "scripts/make-gainmap-samples.py",
-                [SamplePhotos.path("jpeg/\(name).jpg"), directory, "--max-side", "640"])
-            return .success(directory)
-        } catch let error as TestSupportError {
-            return .failure(error)
-        } catch {
-            return .failure(TestSupportError("making the gain-map samples failed: \(error)"))
-        }
-    }()
-
     static func path(_ writer: String, _ suffix: String = ".jpg") throws -> String {
-        try samples.get() + "/\(name)-\(writer)\(suffix)"
+        try GainMapSamples.path(writer, suffix)
     }
 
     static func floats(_ path: String) throws -> [Float] {

@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -36,6 +37,49 @@ struct InfoHealthMetricsTests {
             let bytes = try #require(FileManager.default.contents(atPath: root + "/photo.jpg"))
             let expected = try Array(bytes).withUnsafeBytes { try ThumbHash.compute($0) }
             #expect(Array(hash) == expected)
+        }
+    }
+
+    @Test("info reports an Ultra HDR photo's gain map, and a warning when its parameters are damaged")
+    func gainMap() async throws {
+        // Given an Ultra HDR JPEG (pyultrahdr, hdrgm XMP), and a copy whose GainMapMax is not a number
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: GainMapSamples.path("xmp"))))
+        try TemporaryDirectory.write(bytes, to: root + "/ultrahdr.jpg")
+        let marker = Array("hdrgm:GainMapMax=\"2".utf8)
+        var damaged = bytes
+        var position = 0
+        while position + marker.count <= damaged.count {
+            if damaged[position..<position + marker.count].elementsEqual(marker) {
+                damaged[position + marker.count - 1] = UInt8(ascii: "x")
+            }
+            position += 1
+        }
+        #expect(damaged != bytes)
+        try TemporaryDirectory.write(damaged, to: root + "/ultrahdr-damaged.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When /v1/info is asked about each
+            let good = try await client.execute(uri: "/v1/info?src=ultrahdr.jpg", method: .get)
+            let bad = try await client.execute(uri: "/v1/info?src=ultrahdr-damaged.jpg", method: .get)
+            // Then the good one names its gain map and parameters, and no warning
+            let g = try JSONSerialization.jsonObject(with: Data(good.bytes)) as! [String: Any]
+            let map = try #require(g["gainMap"] as? [String: Any])
+            #expect(map["container"] as? String == "jpeg-mpf" && map["metadataFormat"] as? String == "xmp")
+            #expect(map["width"] as? Int == 160 && map["height"] as? Int == 100)
+            let metadata = try #require(map["metadata"] as? [String: Any])
+            #expect(abs((metadata["alternateHeadroom"] as? Double ?? 0) - log2(1000.0 / 203)) < 1e-4)
+            #expect(g["warnings"] == nil)
+            // and the damaged one answers too, with a warning and the base image's facts
+            #expect(bad.status == .ok)
+            let b = try JSONSerialization.jsonObject(with: Data(bad.bytes)) as! [String: Any]
+            let warnings = try #require(b["warnings"] as? [String])
+            #expect(warnings.count == 1 && warnings[0].contains("GainMapMax"), "\(warnings)")
+            #expect(b["width"] as? Int == 640)
+            // and a thumbnail of it is the base image's, as the good file's is
+            let thumbGood = try await client.execute(uri: "/v1/thumb?src=ultrahdr.jpg&w=128&format=png", method: .get)
+            let thumbBad = try await client.execute(
+                uri: "/v1/thumb?src=ultrahdr-damaged.jpg&w=128&format=png", method: .get)
+            #expect(thumbGood.status == .ok && thumbBad.status == .ok)
+            #expect(thumbGood.bytes == thumbBad.bytes)
         }
     }
 
