@@ -4,6 +4,8 @@ import DarkroomSupport
 import Foundation
 import Synchronization
 
+extension HDROutputMode: ExpressibleByArgument {}
+
 /// `darkroom thumb PATH... --max-pixel-size N --out DIR`: thumbnails on a bounded pool of threads.
 struct ThumbCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,6 +31,11 @@ struct ThumbCommand: ParsableCommand {
             "Keep the source's colour profile (pixels unconverted, profile written into the output) instead of converting to sRGB."
     )
     var keepColorProfile = false
+    @Option(
+        help: """
+            HDR sources: sdr (tone-mapped, or a gain map's base image) or keep (a JPEG of an Ultra HDR photo stays \
+            Ultra HDR, its gain map resized alongside).
+            """) var hdr: HDROutputMode = .sdr
     @Option(help: "Which page of a multi-page file (TIFF) to thumbnail, from 0; a file without it fails.")
     var page: Int = 0
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
@@ -91,6 +98,14 @@ struct ThumbCommand: ParsableCommand {
                             frameLimit: frames)
                         let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
                         try FileBytes.writeAtomically(encoded, to: job.output(animated))
+                        progress.advance()
+                        return
+                    }
+                    if hdr == .keep, sourceFormat == .jpeg, job.format(hasAlpha: false) == .jpeg,
+                        let encoded = try ImageEncoder.encodeUltraHDRThumbnail(
+                            bytes, options: options, encode: baseEncodeOptions)
+                    {
+                        try FileBytes.writeAtomically(encoded, to: job.output(.jpeg))
                         progress.advance()
                         return
                     }

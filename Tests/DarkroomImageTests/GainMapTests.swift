@@ -126,6 +126,85 @@ import Testing
         #expect(hdr.pixels.max()! > 2)
     }
 
+    // MARK: Keeping the gain map
+
+    struct ThumbnailCheck: Decodable {
+        let width: Int
+        let height: Int
+        let gainMapWidth: Int
+        let gainMapHeight: Int
+        let gainMapPSNR: Double
+        let hdrPSNR: Double
+        let sdrPSNR: Double
+    }
+
+    @Test(arguments: ["iso", "xmp"])
+    func aKeptThumbnailIsUltraHDRThatLibultrahdrReads(_ writer: String) throws {
+        // Given an Ultra HDR JPEG from either writer
+        let source = try Self.path(writer)
+        let bytes = try SamplePhotos.bytes(source)
+        let sourceDetails = try #require(ImageProber.gainMap(of: bytes))
+        // When a 256 px JPEG thumbnail keeps its HDR
+        let thumbnail = try #require(
+            try bytes.withUnsafeBytes { raw in
+                try ImageEncoder.encodeUltraHDRThumbnail(raw, options: DecodeOptions(size: .maxPixelSize(256)))
+            })
+        // Then Darkroom reads it back as Ultra HDR, the gain map at the source's proportion, the parameters the same
+        let details = try #require(ImageProber.gainMap(of: thumbnail))
+        #expect(details.isUsable && details.metadataFormat == "iso21496-1")
+        #expect(details.width == 64 && details.height == 40, "\(details.width)×\(details.height)")
+        #expect(details.channels == sourceDetails.channels)
+        let metadata = try #require(details.metadata)
+        let expected = try #require(sourceDetails.metadata)
+        #expect(Self.close(metadata, expected), "\(metadata) vs \(expected)")
+        // and its XMP form says the same once the ISO record is hidden
+        let xmpOnly = try Self.replacing(
+            thumbnail, Array("urn:iso:std:iso:ts:21496:-1".utf8), with: Array("urn:xxx:std:iso:ts:21496:-1".utf8))
+        let fromXMP = try #require(ImageProber.gainMap(of: xmpOnly)?.metadata)
+        #expect(ImageProber.gainMap(of: xmpOnly)?.metadataFormat == "xmp")
+        #expect(Self.close(fromXMP, expected), "\(fromXMP) vs \(expected)")
+        // and libultrahdr decodes it as Ultra HDR: its HDR rendition is the source's, reduced, as closely as its
+        // SDR rendition is (the floor that resampling and re-encoding set)
+        let path = try TemporaryDirectory.make("gainmap-keep") + "/thumb.jpg"
+        try TemporaryDirectory.write(thumbnail, to: path)
+        let check = try JSONDecoder().decode(
+            ThumbnailCheck.self,
+            from: PythonReference.script("scripts/check-ultrahdr-thumbnail.py", [path, source]))
+        #expect(check.width == 256 && check.height == 160)
+        #expect(check.gainMapWidth == 64 && check.gainMapHeight == 40)
+        #expect(check.gainMapPSNR >= 28, "\(writer): gain map \(check.gainMapPSNR) dB")
+        #expect(check.sdrPSNR >= 30, "\(writer): SDR \(check.sdrPSNR) dB")
+        #expect(check.hdrPSNR >= 30 && check.hdrPSNR >= check.sdrPSNR - 4, "\(writer): HDR \(check.hdrPSNR) dB, SDR \(check.sdrPSNR) dB")
+        print("gain map keep \(writer): \(check)")
+    }
+
+    @Test func keepFallsBackWhereTheMapCannotFollow() throws {
+        // Given an Ultra HDR JPEG and a plain one
+        let bytes = try SamplePhotos.bytes(Self.path("xmp"))
+        let plain = try SamplePhotos.bytes(SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg"))
+        // When either is asked for an Ultra HDR thumbnail that crops, or the plain one at all
+        let cropped = try bytes.withUnsafeBytes { raw in
+            try ImageEncoder.encodeUltraHDRThumbnail(raw, options: DecodeOptions(size: .cover(width: 64, height: 64)))
+        }
+        let none = try plain.withUnsafeBytes { raw in
+            try ImageEncoder.encodeUltraHDRThumbnail(raw, options: DecodeOptions(size: .maxPixelSize(64)))
+        }
+        // Then there is none, and the caller writes the SDR thumbnail
+        #expect(cropped == nil && none == nil)
+    }
+
+    static func close(_ a: GainMapMetadata, _ b: GainMapMetadata) -> Bool {
+        let x =
+            a.gainMapMin + a.gainMapMax + a.gamma + a.baseOffset + a.alternateOffset + [
+                a.baseHeadroom, a.alternateHeadroom,
+            ]
+        let y =
+            b.gainMapMin + b.gainMapMax + b.gamma + b.baseOffset + b.alternateOffset + [
+                b.baseHeadroom, b.alternateHeadroom,
+            ]
+        return zip(x, y).allSatisfy { abs($0 - $1) < 1e-5 } && a.baseIsHDR == b.baseIsHDR
+    }
+
     // MARK: Damaged files
 
     @Test func aFileCutAfterItsPrimaryImageWarnsAndDecodesTheBase() throws {

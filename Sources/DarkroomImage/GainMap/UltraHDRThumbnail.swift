@@ -1,0 +1,67 @@
+/// What an output does with an HDR source's extra range.
+public enum HDROutputMode: String, Sendable, Hashable, CaseIterable, Codable {
+    /// SDR only: PQ and HLG tone-mapped, a gain map's base image alone. The default, and what every reader shows.
+    case sdr
+    /// Keep the HDR: a JPEG of an Ultra HDR source is itself Ultra HDR (its gain map resized alongside and its
+    /// parameters carried), so HDR displays show it in HDR and others its SDR base. Sources without a gain map,
+    /// and outputs it cannot follow (a crop, a cover or fill that crops, another output format), are written SDR.
+    case keep
+}
+
+extension ImageEncoder {
+    /// Encodes a JPEG of an Ultra HDR JPEG that is Ultra HDR too: the base image decoded by `options` (its colour
+    /// profile kept and written, since the gain map applies in its colour space) and the gain map decoded to the
+    /// same fraction of the output's size as it is of the source's, oriented as the base, each encoded as JPEG at
+    /// `encode`'s quality, with the parameters as an ISO 21496-1 record and `hdrgm` XMP.
+    ///
+    /// Cost: a second, smaller decode and encode (the gain map is usually a quarter of the base on each side) and
+    /// a copy of both outputs.
+    ///
+    /// - Returns: nil when `bytes` has no usable gain map or `options` crops (``HDROutputMode/keep``'s fallback:
+    ///   encode the SDR image as usual).
+    /// - Throws: ``DarkroomImageError`` from decoding either image or encoding.
+    public static func encodeUltraHDRThumbnail(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        guard options.geometry.crop == nil else { return nil }
+        switch options.geometry.size {
+        case .original, .maxPixelSize, .fit, .stretch: break
+        default: return nil
+        }
+        guard let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits), layout.details.isUsable,
+            let metadata = layout.details.metadata, let range = layout.gainMap
+        else { return nil }
+
+        var baseOptions = options
+        baseOptions.colorSpace = .original
+        baseOptions.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
+        let decoder = ImageDecoder()
+        let base = try decoder.decode(bytes, options: baseOptions)
+
+        // The map's output size in stored orientation, the base's output size in the same proportion.
+        let orientation = options.geometry.appliesOrientation ? base.probe.orientation : .up
+        let (storedWidth, storedHeight) =
+            orientation.swapsDimensions
+            ? (base.bitmap.height, base.bitmap.width) : (base.bitmap.width, base.bitmap.height)
+        let mapWidth = max(1, Int((Double(storedWidth * layout.details.width) / Double(base.probe.width)).rounded()))
+        let mapHeight = max(
+            1, Int((Double(storedHeight * layout.details.height) / Double(base.probe.height)).rounded()))
+        let map = try decoder.decode(
+            UnsafeRawBufferPointer(rebasing: bytes[range]),
+            options: DecodeOptions(
+                size: .stretch(width: mapWidth, height: mapHeight),
+                pixelFormat: .exactly(layout.details.channels == 1 ? .gray8 : .bgra8Premultiplied),
+                allowsUpscaling: true, appliesOrientation: false, filter: options.filter, limits: options.limits,
+                colorSpace: .original))
+        let orientedMap = try map.bitmap.applying(orientation)
+
+        var baseEncode = encode
+        baseEncode.colorProfile = base.colorProfile?.data
+        var mapEncode = encode
+        mapEncode.colorProfile = nil
+        mapEncode.quality = max(encode.quality, 95)  // the map is small, and its errors are errors of light
+        return UltraHDRWriter.assemble(
+            primary: try ImageEncoder.encode(base.bitmap, as: .jpeg, options: baseEncode),
+            gainMap: try ImageEncoder.encode(orientedMap, as: .jpeg, options: mapEncode), metadata: metadata)
+    }
+}
