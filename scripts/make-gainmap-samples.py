@@ -2,7 +2,7 @@
 """Makes Ultra HDR JPEGs (an SDR JPEG plus a gain map) from an SDR photo with two independent writers, and the
 references the gain-map tests compare Darkroom with.
 
-  make-gainmap-samples.py PHOTO OUTDIR [--max-side 640]
+  make-gainmap-samples.py PHOTO OUTDIR [--max-side 640] [--no-references]
 
 Writes, for PHOTO's stem NAME:
   NAME-iso.jpg        libultrahdr 1.4 (PyPI imagecodecs): from an HDR rendition (linear, Display P3, highlights
@@ -54,6 +54,7 @@ def main():
     parser.add_argument("photo")
     parser.add_argument("outdir")
     parser.add_argument("--max-side", type=int, default=640)
+    parser.add_argument("--no-references", action="store_true", help="write the two Ultra HDR JPEGs only")
     args = parser.parse_args()
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -67,7 +68,8 @@ def main():
     hdr = np.concatenate([sdr_linear * boost, np.ones_like(luminance)], -1).astype(np.float16)
     iso = imagecodecs.ultrahdr_encode(hdr, level=90, scale=4, gamut=imagecodecs.ULTRAHDR.CG.DISPLAY_P3)
     (out / f"{name}-iso.jpg").write_bytes(iso)
-    references(iso, out, f"{name}-iso")
+    if not args.no_references:
+        references(iso, out, f"{name}-iso")
 
     # pyultrahdr from the SDR photo: its own inverse tone map, a 1/4-size gain map, XMP and MPF written by hand.
     hdr_nits = pyultrahdr.inverse_tone_map(sdr_linear, 203.0, 1000.0)
@@ -75,6 +77,8 @@ def main():
     gain = block_mean(gain, 4).astype(np.float32)
     xmp = pyultrahdr.build_ultra_hdr(sdr, gain, gain_min, float(gain.max()), 1000.0, 203.0)
     (out / f"{name}-xmp.jpg").write_bytes(xmp)
+    if args.no_references:
+        return
     references(xmp, out, f"{name}-xmp")
 
     # The base images as Pillow decodes them (the primary JPEG), for the SDR comparison.

@@ -13,6 +13,28 @@ struct ThumbEndpointTests {
     let root = ServerHarness.makeRoot()
     static let cacheHeader = HTTPField.Name("X-Darkroom-Cache")!
 
+    @Test("hdr=keep answers an Ultra HDR JPEG for an Ultra HDR photo; without it, the SDR base")
+    func ultraHDRKept() async throws {
+        // Given an Ultra HDR JPEG (libultrahdr, its gain map at 1/4 size) beside the server's other files
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: GainMapSamples.path("iso"))))
+        try TemporaryDirectory.write(bytes, to: root + "/ultrahdr.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When a 256 px JPEG is asked for with hdr=keep, and without
+            let kept = try await client.execute(
+                uri: "/v1/thumb?src=ultrahdr.jpg&w=256&format=jpeg&hdr=keep", method: .get)
+            let plain = try await client.execute(uri: "/v1/thumb?src=ultrahdr.jpg&w=256&format=jpeg", method: .get)
+            let bad = try await client.execute(uri: "/v1/thumb?src=ultrahdr.jpg&w=256&hdr=bright", method: .get)
+            // Then the kept one carries the gain map at the source's proportion and its parameters
+            #expect(kept.status == .ok && plain.status == .ok)
+            let details = try #require(ImageProber.gainMap(of: kept.bytes))
+            #expect(details.isUsable && details.width == 64 && details.height == 40)
+            #expect(try ImageProber.probe(kept.bytes).width == 256)
+            // and the plain one has none, while an unknown mode is refused
+            #expect(ImageProber.gainMap(of: plain.bytes) == nil)
+            #expect(bad.status == .badRequest)
+        }
+    }
+
     @Test("contain fits inside the box without upscaling; cover fills it exactly")
     func sizes() async throws {
         // Given a 640×480 JPEG

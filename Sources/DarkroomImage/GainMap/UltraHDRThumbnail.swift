@@ -64,4 +64,16 @@ extension ImageEncoder {
             primary: try ImageEncoder.encode(base.bitmap, as: .jpeg, options: baseEncode),
             gainMap: try ImageEncoder.encode(orientedMap, as: .jpeg, options: mapEncode), metadata: metadata)
     }
+
+    /// Encodes an Ultra HDR thumbnail of a byte array. See
+    /// ``encodeUltraHDRThumbnail(_:options:encode:)-(UnsafeRawBufferPointer,_,_)``.
+    public static func encodeUltraHDRThumbnail(
+        _ bytes: [UInt8], options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(DarkroomImageError) in
+                try encodeUltraHDRThumbnail(raw, options: options, encode: encode)
+            }
+        }.get()
+    }
 }

@@ -62,6 +62,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
+    /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too (``HDROutputMode/keep``), when nothing
+    /// but the resize applies (no crop, operation, kept metadata or byte budget); `hdr=sdr`, the default: SDR.
+    var hdr = HDROutputMode.sdr
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
     let operations: ThumbnailOperations
 
@@ -123,7 +126,8 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     package var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
-            + (still ? "|still" : "") + (maxBytes.map { "|max\($0)" } ?? "") + "|" + geometry.key
+            + (still ? "|still" : "") + (hdr == .keep ? "|hdr-keep" : "") + (maxBytes.map { "|max\($0)" } ?? "") + "|"
+            + geometry.key
             + (progressive ? "|prog" : "") + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "")
             + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
             .joined()
@@ -147,6 +151,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         var enlarge = false
         var progressive = false
         var still = false
+        var hdr = HDROutputMode.sdr
         var operations = ThumbnailOperations()
         var gravity: Gravity?
         var maxBytes: Int?
@@ -209,6 +214,11 @@ package struct ThumbnailParameters: Sendable, Hashable {
                 }
                 dpr = d
             case "still": still = try Self.flag(value, name: name)
+            case "hdr":
+                guard let mode = HDROutputMode(rawValue: value) else {
+                    throw ServerError(.badRequest, "hdr must be sdr or keep, got '\(value.prefix(40))'")
+                }
+                hdr = mode
             case "page":
                 // Pages a file does not have are refused when it is decoded (400 as well), never drawn as page 0
                 guard let n = Int(value), (0..<limits.decode.maxPages).contains(n) else {
@@ -246,6 +256,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         self.format = format
         self.quality = quality
         self.still = still
+        self.hdr = hdr
         self.formatQuality = formatQuality
         keepMetadata = !strip ? .all : keepCopyright ? .copyright : nil
         if keepMetadata != nil, ![.auto, .source, .jpeg, .png].contains(format) {

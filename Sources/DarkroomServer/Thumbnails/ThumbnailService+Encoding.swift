@@ -51,6 +51,26 @@ extension ThumbnailService {
         }
     }
 
+    /// An Ultra HDR JPEG thumbnail of an Ultra HDR source (blocking: call on a pipeline thread): the base and its
+    /// gain map each resized and encoded; nil when the source has no usable gain map or the geometry crops.
+    func ultraHDR(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
+            let encoded = try ImageEncoder.encodeUltraHDRThumbnail(
+                bytes, options: options,
+                encode: EncodeOptions(quality: quality(parameters, .jpeg), progressive: parameters.progressive))
+            guard let encoded else { return nil }
+            let probe = try ImageProber.probe(encoded)
+            return EncodedThumbnail(bytes: encoded, format: .jpeg, width: probe.width, height: probe.height)
+        } catch {
+            throw ServerError(
+                mapping: DarkroomError(
+                    .decodeFailed, "the Ultra HDR thumbnail could not be rendered: \(error.message)", underlying: error)
+            )
+        }
+    }
+
     /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
     func encode(_ container: ImageContainer, variant: OutputVariant, parameters: ThumbnailParameters)
         throws(ServerError) -> EncodedThumbnail

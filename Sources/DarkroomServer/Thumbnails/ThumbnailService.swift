@@ -176,6 +176,20 @@ final class ThumbnailService: Sendable {
                     return (thumbnail, "rendered")
                 }
             }
+            // An Ultra HDR photo asked to stay HDR, as a plain JPEG resize: encoded with its gain map from its bytes
+            if parameters.hdr == .keep, parameters.processors.isEmpty, parameters.keepMetadata == nil,
+                parameters.maxBytes == nil, probe.map({ $0.format == .jpeg }) ?? true,
+                variant.fileFormat(hasAlpha: false, source: .jpeg) == .jpeg
+            {
+                let bytes = try await sourceBytes()
+                let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
+                    [self] () throws(ServerError) in try ultraHDR(bytes, parameters: parameters)
+                }
+                if let thumbnail {
+                    store(thumbnail, forKey: key)
+                    return (thumbnail, "rendered")
+                }
+            }
             // Kept metadata comes from the source's bytes
             let keptExif: [UInt8]? =
                 if let keep = parameters.keepMetadata {
