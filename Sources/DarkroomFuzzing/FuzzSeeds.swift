@@ -39,7 +39,26 @@ package enum FuzzSeeds {
             }
         }
         for (name, bytes) in [("gray.jpeg", SmallImages.grayJPEG)] { if let bytes { seeds.append((name, bytes)) } }
+        seeds += ultraHDR()
         return seeds
+    }
+
+    /// Ultra HDR JPEGs (an MPF index, a gain map JPEG, its parameters as an ISO 21496-1 record and hdrgm XMP): a gray
+    /// map at half size with one channel's parameters, and a colour map at full size with three.
+    static func ultraHDR() -> [(name: String, bytes: [UInt8])] {
+        guard let base = gradient(16, 12, alpha: false), let color = gradient(16, 12, alpha: false, shift: 80),
+            let gray = try? gradient(8, 6, alpha: false)?.converted(to: .gray8),
+            let primary = try? ImageEncoder.encode(base, as: .jpeg),
+            let grayMap = try? ImageEncoder.encode(gray, as: .jpeg),
+            let colorMap = try? ImageEncoder.encode(color, as: .jpeg)
+        else { return [] }
+        let single = GainMapMetadata(gainMapMin: [0], gainMapMax: [2.5], alternateHeadroom: 2.5)
+        let triple = GainMapMetadata(
+            gainMapMin: [-0.5, 0, 0.25], gainMapMax: [3, 2, 1], gamma: [1, 2, 0.5], alternateHeadroom: 3)
+        return [
+            ("ultrahdr-gray.jpeg", UltraHDRWriter.assemble(primary: primary, gainMap: grayMap, metadata: single)),
+            ("ultrahdr-color.jpeg", UltraHDRWriter.assemble(primary: primary, gainMap: colorMap, metadata: triple)),
+        ]
     }
 
     /// Three-frame animations as GIF, WebP and APNG.

@@ -46,6 +46,15 @@ struct FuzzRegressionTests {
         for (name, bytes) in FuzzSeeds.images() + FuzzSeeds.animations() {
             #expect((try? ImageProber.probe(bytes)) != nil, "seed \(name) does not probe")
         }
+        // And the Ultra HDR seeds carry gain maps Darkroom reads back whole, parameters and all
+        let ultraHDR = FuzzSeeds.ultraHDR()
+        #expect(ultraHDR.count == 2)
+        for (name, bytes) in ultraHDR {
+            let details = ImageProber.gainMap(of: bytes)
+            #expect(details?.isUsable == true, "seed \(name): \(String(describing: details))")
+        }
+        let color = try #require(ultraHDR.last.flatMap { ImageProber.gainMap(of: $0.bytes)?.metadata })
+        #expect(color.isMultichannel && color.gainMapMin == [-0.5, 0, 0.25] && color.gamma == [1, 2, 0.5])
         // And the manifest seed is a SQLite database
         let manifest = try #require(FuzzSeeds.manifests().first)
         #expect(manifest.bytes.starts(with: Array("SQLite format 3".utf8)))

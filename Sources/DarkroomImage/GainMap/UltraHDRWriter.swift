@@ -6,9 +6,9 @@ import Foundation
 /// and as `hdrgm` XMP, so readers of either form (libultrahdr, Chrome, Adobe's) apply them.
 ///
 /// Cost: one copy of the two JPEGs plus a few hundred bytes of segments.
-enum UltraHDRWriter {
+package enum UltraHDRWriter {
     /// The Ultra HDR file: `primary` and `gainMap` are whole JPEGs (each starting with SOI).
-    static func assemble(primary: [UInt8], gainMap: [UInt8], metadata: GainMapMetadata) -> [UInt8] {
+    package static func assemble(primary: [UInt8], gainMap: [UInt8], metadata: GainMapMetadata) -> [UInt8] {
         let gainMapFile =
             [0xFF, 0xD8] + segment(0xE1, xmpSignature + Array(gainMapXMP(metadata).utf8))
             + segment(0xE2, GainMapMetadata.isoSignature + isoRecord(metadata)) + gainMap.dropFirst(2)
