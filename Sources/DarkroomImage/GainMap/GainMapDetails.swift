@@ -4,9 +4,11 @@ public struct GainMapDetails: Sendable, Hashable, Codable {
     public var container: String
     /// Where the parameters came from: `iso21496-1` (the binary APP2 record) or `xmp` (Adobe's `hdrgm` XMP).
     public var metadataFormat: String?
-    /// The gain map image's stored size and channel count (1 gray, 3 colour); 0 when it could not be read.
+    /// The gain map image's stored width; 0 when it could not be read.
     public var width: Int
+    /// The gain map image's stored height; 0 when it could not be read.
     public var height: Int
+    /// The gain map image's channels: 1 (gray, one gain for R, G and B) or 3; 0 when it could not be read.
     public var channels: Int
     /// The encoded gain map's length, bytes.
     public var byteCount: Int
