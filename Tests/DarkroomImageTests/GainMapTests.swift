@@ -174,7 +174,9 @@ import Testing
         #expect(check.gainMapWidth == 64 && check.gainMapHeight == 40)
         #expect(check.gainMapPSNR >= 28, "\(writer): gain map \(check.gainMapPSNR) dB")
         #expect(check.sdrPSNR >= 30, "\(writer): SDR \(check.sdrPSNR) dB")
-        #expect(check.hdrPSNR >= 30 && check.hdrPSNR >= check.sdrPSNR - 4, "\(writer): HDR \(check.hdrPSNR) dB, SDR \(check.sdrPSNR) dB")
+        #expect(
+            check.hdrPSNR >= 30 && check.hdrPSNR >= check.sdrPSNR - 4,
+            "\(writer): HDR \(check.hdrPSNR) dB, SDR \(check.sdrPSNR) dB")
         print("gain map keep \(writer): \(check)")
     }
 
