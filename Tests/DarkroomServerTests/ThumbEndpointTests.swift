@@ -15,8 +15,8 @@ struct ThumbEndpointTests {
 
     @Test("hdr=keep answers an Ultra HDR JPEG for an Ultra HDR photo; without it, the SDR base")
     func ultraHDRKept() async throws {
-        // Given an Ultra HDR JPEG (libultrahdr, its gain map at 1/4 size) beside the server's other files
-        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: GainMapSamples.path("iso"))))
+        // Given an Ultra HDR JPEG (640 × 400, its gain map at 1/4 size) beside the server's other files
+        let bytes = try GainMapSamples.assembled(from: "jpeg/colorfulcups-2560x1600.jpg").bytes
         try TemporaryDirectory.write(bytes, to: root + "/ultrahdr.jpg")
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
             // When a 256 px JPEG is asked for with hdr=keep, and without

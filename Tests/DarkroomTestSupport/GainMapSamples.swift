@@ -1,3 +1,4 @@
+import DarkroomImage
 import Foundation
 
 /// Ultra HDR JPEGs made once per test process by two writers Darkroom did not write (libultrahdr 1.4 through
@@ -25,5 +26,24 @@ package enum GainMapSamples {
     /// `-base.png`, `.json`, `-gain.f32` or `-hdr.f32`. Throws when the samples could not be made.
     package static func path(_ writer: String, _ suffix: String = ".jpg") throws -> String {
         try directory.get() + "/\(name)-\(writer)\(suffix)"
+    }
+
+    /// An Ultra HDR JPEG assembled in process by Darkroom's own writer, for tests that need one quickly and must not
+    /// block on Python (async tests, whose threads the server shares): `photo` at 640 px as the base, its gray
+    /// 160 px rendition as the gain map, gains of 0 to 2 stops applying fully from 2 stops of headroom.
+    /// Returns the file and the primary image's length (where the gain map starts).
+    package static func assembled(from photo: String) throws -> (bytes: [UInt8], primaryLength: Int) {
+        let source = try SamplePhotos.bytes(photo)
+        let decoder = ImageDecoder()
+        let base = try decoder.decode(source, options: DecodeOptions(size: .maxPixelSize(640)))
+        let map = try decoder.decode(
+            source, options: DecodeOptions(size: .maxPixelSize(160), pixelFormat: .exactly(.gray8)))
+        let primary = try ImageEncoder.encode(base.bitmap, as: .jpeg)
+        let bytes = UltraHDRWriter.assemble(
+            primary: primary, gainMap: try ImageEncoder.encode(map.bitmap, as: .jpeg),
+            metadata: GainMapMetadata(gainMapMin: [0], gainMapMax: [2], alternateHeadroom: 2))
+        // The primary grew by its XMP, ISO and MPF segments; the gain map JPEG follows it.
+        let gainMapStart = bytes.count - (ImageProber.gainMap(of: bytes)?.byteCount ?? 0)
+        return (bytes, gainMapStart)
     }
 }
