@@ -41,16 +41,15 @@ extension ImageDecoder {
         baseOptions.geometry.appliesOrientation = false
         let base = try decode(bytes, options: baseOptions)
 
-        // A map at least the output's size is resampled to it; a smaller one is decoded whole and upsampled
-        // while applied, as libultrahdr samples it.
-        let mapBytes = UnsafeRawBufferPointer(rebasing: bytes[range])
+        // Each side of the map longer than the output's is reduced to it; a shorter side is upsampled while the
+        // map is applied, as libultrahdr samples it.
         let (width, height) = (base.bitmap.width, base.bitmap.height)
-        let fillsOutput = layout.details.width >= width && layout.details.height >= height
         let map = try decode(
-            mapBytes,
+            UnsafeRawBufferPointer(rebasing: bytes[range]),
             options: DecodeOptions(
-                size: fillsOutput ? .stretch(width: width, height: height) : .original, pixelFormat: .exactly(.rgba8),
-                appliesOrientation: false, filter: .triangle, limits: options.limits, colorSpace: .original))
+                size: .stretch(width: min(layout.details.width, width), height: min(layout.details.height, height)),
+                pixelFormat: .exactly(.rgba8), appliesOrientation: false, filter: .triangle, limits: options.limits,
+                colorSpace: .original))
 
         let weight = metadata.weight(displayHeadroom: displayHeadroom)
         let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(base: base.bitmap, map: map.bitmap)
