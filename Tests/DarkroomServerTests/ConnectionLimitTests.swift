@@ -22,10 +22,13 @@ struct ConnectionLimitTests {
         try (0..<count).map { _ in try RawConnection(port: port, from: source) }
     }
 
-    /// Waits until the server has `count` connections open (at most 5 s); returns the last count seen.
-    static func waitOpen(_ server: ThumbnailServer, _ count: Int) async throws -> Int {
+    /// Waits until the server has `count` connections open (or fewer, with `orFewer`), at most 5 s; returns the last
+    /// count seen.
+    static func waitOpen(_ server: ThumbnailServer, _ count: Int, orFewer: Bool = false) async throws -> Int {
         let deadline = ContinuousClock.now + .seconds(5)
-        while server.openConnections != count && ContinuousClock.now < deadline {
+        while !(server.openConnections == count || orFewer && server.openConnections < count)
+            && ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(10))
         }
         return server.openConnections
@@ -80,8 +83,10 @@ struct ConnectionLimitTests {
             try await Task.sleep(for: .milliseconds(300))
             let idle = try Self.open(25, port: port)
             try await Task.sleep(for: .milliseconds(300))
-            // Then never more than 10 are open: the oldest idle ones were closed to make room
-            #expect(server.openConnections <= 10)
+            // Then never more than 10 are kept: the oldest idle ones were closed to make room (a closing one is
+            // open until its close completes, which a loaded machine may take a while to run)
+            #expect(server.connections.keptCount <= 10)
+            #expect(try await Self.waitOpen(server, 10, orFewer: true) <= 10)
             var evicted = 0
             for connection in idle where await connection.closedByPeer(within: 0.5) { evicted += 1 }
             #expect(evicted >= 16, "evicted \(evicted)")
@@ -94,7 +99,8 @@ struct ConnectionLimitTests {
             #expect(await hit.get("/v1/thumb?src=photo.jpg&w=32")?.status == 200)
             // And the connection mid-request was kept and gets its thumbnail
             #expect(await busy.readResponse(within: 30)?.status == 200)
-            #expect(server.openConnections <= 10)
+            #expect(server.connections.keptCount <= 10)
+            #expect(try await Self.waitOpen(server, 10, orFewer: true) <= 10)
         }
     }
 

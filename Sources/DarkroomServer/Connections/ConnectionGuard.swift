@@ -104,8 +104,12 @@ final class ConnectionGuard: Sendable {
         return Int(clamping: limit.rlim_cur)
     }
 
-    /// Connections open now.
+    /// Connections open now, counting those chosen for eviction whose close has not completed yet (so, for a
+    /// moment after an eviction, one more than ``Limits/maxConnections``).
     var openCount: Int { state.withLock { $0.entries.count } }
+
+    /// Connections open now and not being closed to make room: never more than ``Limits/maxConnections``.
+    var keptCount: Int { state.withLock { s in s.entries.values.count { !$0.evicting } } }
 
     /// Connections refused or closed so far, by reason.
     var counts: [Reason: UInt64] { state.withLock { $0.counts } }
