@@ -46,8 +46,7 @@ package enum SmallImages {
     /// segment (65,533 bytes).
     package static func jpeg(_ jpeg: [UInt8], inserting marker: UInt8, payload: [UInt8]) -> [UInt8] {
         guard payload.count <= 65_533, jpeg.count >= 2 else { return jpeg }
-        let length = payload.count + 2
-        return [0xFF, 0xD8, 0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + jpeg[2...]
+        return [0xFF, 0xD8] + JPEGSegments.segment(marker: marker, payload: payload) + jpeg[2...]
     }
 
     /// `jpeg` carrying `profile` in APP2 `ICC_PROFILE` segments of at most 65,519 bytes each (at most 255).

@@ -95,10 +95,9 @@ public enum ExifMetadata {
     public static func embedding(_ tiff: [UInt8], in encoded: [UInt8], format: ImageFileFormat) -> [UInt8] {
         switch format {
         case .jpeg:
-            let length = 2 + 6 + tiff.count
-            guard encoded.starts(with: [0xFF, 0xD8]), length <= 0xFFFF else { return encoded }
-            let segment = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("Exif\0\0".utf8) + tiff
-            return [0xFF, 0xD8] + segment + encoded.dropFirst(2)
+            let payload = Array("Exif\0\0".utf8) + tiff
+            guard encoded.starts(with: [0xFF, 0xD8]), payload.count + 2 <= 0xFFFF else { return encoded }
+            return [0xFF, 0xD8] + JPEGSegments.segment(marker: 0xE1, payload: payload) + encoded.dropFirst(2)
         case .png:
             guard encoded.count > 33, encoded.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { return encoded }
             let body = Array("eXIf".utf8) + tiff

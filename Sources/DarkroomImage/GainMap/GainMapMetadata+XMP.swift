@@ -4,6 +4,9 @@ extension GainMapMetadata {
     /// The namespace of Adobe's gain-map XMP properties (`hdrgm:`), as Ultra HDR JPEGs write them.
     static let xmpNamespace = "http://ns.adobe.com/hdr-gain-map/1.0/"
 
+    /// The signature that opens an XMP packet in a JPEG APP1 segment.
+    static let xmpPacketSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+
     /// What an XMP packet says about a gain map.
     struct XMPReading: Sendable, Equatable {
         /// The metadata, when the packet holds the full set (the gain map image's packet; some writers repeat it
@@ -46,15 +49,9 @@ extension GainMapMetadata {
     private static func prefix(boundTo uri: String, in text: Substring) -> String? {
         var rest = text[...]
         while let range = rest.range(of: "xmlns:") {
-            let after = rest[range.upperBound...]
-            guard let equals = after.firstIndex(of: "=") else { return nil }
-            let name = after[..<equals].trimmingSpaces
-            let value = after[after.index(after: equals)...].trimmingSpaces
-            if let quote = value.first, quote == "\"" || quote == "'" {
-                let body = value.dropFirst()
-                if let end = body.firstIndex(of: quote), body[..<end] == uri[...] { return String(name) }
-            }
-            rest = after
+            rest = rest[range.upperBound...]
+            let name = rest.prefix { !$0.isWhitespace && $0 != "=" }
+            if quotedValue(after: rest[name.endIndex...]) == uri[...] { return String(name) }
         }
         return nil
     }
@@ -70,7 +67,7 @@ private struct XMPScanner {
         guard let open = text.range(of: "<" + name + ">"),
             let close = text[open.upperBound...].range(of: "</" + name + ">")
         else { return nil }
-        return String(text[open.upperBound..<close.lowerBound]).trimmingSpaces
+        return text[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The numbers of `name`: one for a single value, three for an `rdf:Seq` of `rdf:li` items.
@@ -89,7 +86,7 @@ private struct XMPScanner {
         }
         var values: [Double] = []
         for item in items {
-            guard let value = Double(item.trimmingSpaces), value.isFinite else {
+            guard let value = Double(item.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite else {
                 throw GainMapMetadataError("the gain-map XMP value \(name) is \"\(item.prefix(40))\", not a number")
             }
             values.append(value)
@@ -106,25 +103,16 @@ private struct XMPScanner {
         // The item's attributes sit in one element: look for its Length within that element.
         let elementStart = text[..<semantic.lowerBound].lastIndex(of: "<") ?? text.startIndex
         let elementEnd = text[semantic.upperBound...].firstIndex(of: ">") ?? text.endIndex
-        let element = text[elementStart..<elementEnd]
-        guard let length = element.range(of: "Item:Length=\"") else { return nil }
-        let digits = element[length.upperBound...].prefix { $0.isNumber }
-        return Int(digits)
+        return XMPScanner(text: text[elementStart..<elementEnd]).attributeValue("Item:Length").flatMap { Int($0) }
     }
 
-    private func attributeValue(_ name: String) -> String? {
+    func attributeValue(_ name: String) -> String? {
         var rest = text[...]
         while let range = rest.range(of: name) {
             // A whole attribute name: preceded by white space, followed by optional spaces and "=".
             let before = range.lowerBound > text.startIndex ? text[text.index(before: range.lowerBound)] : " "
-            var after = rest[range.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
             rest = rest[range.upperBound...]
-            guard before.isWhitespace, after.first == "=" else { continue }
-            after = after.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-            guard let quote = after.first, quote == "\"" || quote == "'" else { continue }
-            let body = after.dropFirst()
-            guard let end = body.firstIndex(of: quote) else { return nil }
-            return String(body[..<end])
+            if before.isWhitespace, let value = quotedValue(after: rest) { return String(value) }
         }
         return nil
     }
@@ -143,8 +131,13 @@ private struct XMPScanner {
     }
 }
 
-extension StringProtocol {
-    fileprivate var trimmingSpaces: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
+/// The value of an attribute whose name ends where `text` starts: optional white space, `=`, optional white space,
+/// then a value in double or single quotes; nil when `text` does not continue so.
+private func quotedValue(after text: Substring) -> Substring? {
+    let afterName = text.drop { $0.isWhitespace }
+    guard afterName.first == "=" else { return nil }
+    let value = afterName.dropFirst().drop { $0.isWhitespace }
+    guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
+    let body = value.dropFirst()
+    return body.firstIndex(of: quote).map { body[..<$0] }
 }

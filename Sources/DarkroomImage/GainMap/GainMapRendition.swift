@@ -15,8 +15,8 @@ struct HDRRendition: Sendable {
 
 extension ImageDecoder {
     /// Decodes a gain-map image's HDR rendition for a display with `displayHeadroom` (log2 of its peak over SDR
-    /// white): the base image and the gain map each decoded to the output size (the gain map resampled with a
-    /// triangle filter, as libultrahdr does bilinearly), then per pixel
+    /// white): the base image decoded to the output size and the gain map to at most it (a smaller map is
+    /// upsampled while applied, as ``GainMapApplier`` says), then per pixel
     /// `(base + baseOffset) · 2^(weight · log2gain) − alternateOffset`, where `log2gain` interpolates GainMapMin…Max
     /// by the gain-map sample raised to `1/gamma` (ISO 21496-1). The output stays as stored (no EXIF orientation).
     ///

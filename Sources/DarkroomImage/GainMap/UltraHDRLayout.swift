@@ -26,7 +26,7 @@ struct UltraHDRLayout: Sendable {
         if let index = primary.multiPicture {
             for entry in index.entries.dropFirst() where entry.range.lowerBound > 0 {
                 let segments = MetadataSegments(bytes, range: entry.range)
-                if segments.isJPEG, segments.marksGainMap || segments.isoMetadata != nil {
+                if segments.isJPEG, segments.marksGainMap {
                     found = (entry.range, segments)
                     break
                 }
@@ -97,7 +97,7 @@ private struct MetadataSegments {
 
     var marksGainMap: Bool { xmp != nil || hasISORecord }
 
-    private static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+    private static let xmpSignature = GainMapMetadata.xmpPacketSignature
 
     init(_ file: UnsafeRawBufferPointer, range: Range<Int>) {
         let bytes = UnsafeRawBufferPointer(rebasing: file[range])

@@ -25,21 +25,17 @@ package enum UltraHDRWriter {
         return head + mpf + primary.dropFirst(2) + gainMapFile
     }
 
-    private static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+    private static let xmpSignature = GainMapMetadata.xmpPacketSignature
 
-    /// A marker segment: FF, `marker`, a big-endian length that counts itself, then `payload`.
     private static func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
-        let length = payload.count + 2
-        return [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        JPEGSegments.segment(marker: marker, payload: payload)
     }
 
     /// A big-endian MPF index of two images: the primary (a baseline MP primary image) and the gain map.
     private static func mpfSegment(primarySize: Int, gainMapSize: Int, gainMapOffset: Int) -> [UInt8] {
         var tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8]
-        func u16(_ v: Int) { tiff += [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        func u32(_ v: Int) {
-            tiff += [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
-        }
+        func u16(_ v: Int) { tiff.appendBigEndian(UInt16(truncatingIfNeeded: v)) }
+        func u32(_ v: Int) { tiff.appendBigEndian(UInt32(truncatingIfNeeded: v)) }
         let entryCount = 3
         let entriesOffset = 8 + 2 + 12 * entryCount + 4
         u16(entryCount)
@@ -118,10 +114,13 @@ package enum UltraHDRWriter {
         if m.usesBaseColorSpace { flags |= 0x40 }
         if m.baseIsHDR { flags |= 0x04 }
         var out: [UInt8] = [0, 0, 0, 0, flags]
-        func u32(_ v: UInt32) { out += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        func signed(_ v: Double) { u32(UInt32(bitPattern: Int32(clamping: Int((v * Double(denominator)).rounded())))) }
-        func unsigned(_ v: Double) { u32(UInt32(clamping: max(0, Int((v * Double(denominator)).rounded())))) }
-        u32(UInt32(denominator))
+        func signed(_ v: Double) {
+            out.appendBigEndian(UInt32(bitPattern: Int32(clamping: Int((v * Double(denominator)).rounded()))))
+        }
+        func unsigned(_ v: Double) {
+            out.appendBigEndian(UInt32(clamping: max(0, Int((v * Double(denominator)).rounded()))))
+        }
+        out.appendBigEndian(UInt32(denominator))
         unsigned(m.baseHeadroom)
         unsigned(m.alternateHeadroom)
         for c in 0..<channels {
@@ -132,5 +131,12 @@ package enum UltraHDRWriter {
             signed(m.alternateOffset[c])
         }
         return out
+    }
+}
+
+extension [UInt8] {
+    /// Appends `value`'s bytes, most significant first.
+    fileprivate mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 }

@@ -6,11 +6,11 @@
 /// The one walk over complete bytes that the colour reader, the EXIF reader and the EXIF-thumbnail finder share;
 /// the prober (which must tell "more bytes needed" from "corrupt") and the scan counter (which follows the bytes as
 /// they arrive) keep their own. Cost: one pass over the segment headers; allocates nothing.
-struct JPEGSegments: Sequence, IteratorProtocol {
+package struct JPEGSegments: Sequence, IteratorProtocol {
     /// One segment: its marker code (the byte after FF) and its payload, the bytes after the length field.
-    struct Segment {
-        let marker: UInt8
-        let payload: Range<Int>
+    package struct Segment {
+        package let marker: UInt8
+        package let payload: Range<Int>
     }
 
     private let bytes: UnsafeRawBufferPointer
@@ -18,13 +18,13 @@ struct JPEGSegments: Sequence, IteratorProtocol {
     private var position: Int
 
     /// The segments of `bytes`, none when they do not start with SOI (FF D8).
-    init(_ bytes: UnsafeRawBufferPointer, limit: Int = .max) {
+    package init(_ bytes: UnsafeRawBufferPointer, limit: Int = .max) {
         self.bytes = bytes
         self.limit = Swift.min(limit, bytes.count)
         position = bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xD8 ? 2 : bytes.count
     }
 
-    mutating func next() -> Segment? {
+    package mutating func next() -> Segment? {
         while position + 4 <= bytes.count, position < limit {
             guard bytes[position] == 0xFF else {
                 position += 1  // a stray byte between segments
@@ -58,6 +58,13 @@ struct JPEGSegments: Sequence, IteratorProtocol {
 }
 
 extension JPEGSegments {
+    /// One marker segment as a JPEG holds it: FF, `marker`, the big-endian length (which counts itself), `payload`.
+    /// The caller keeps `payload` within 65,533 bytes, the most a length field can say.
+    package static func segment(marker: UInt8, payload: some Collection<UInt8>) -> [UInt8] {
+        let length = payload.count + 2
+        return [0xFF, marker, UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + payload
+    }
+
     /// The TIFF-structured EXIF block of a JPEG: the payload after `Exif\0\0` of the first APP1 segment that
     /// starts with it and holds at least `minimumBytes` after it, among the segments starting before `limit`.
     static func exif(in bytes: UnsafeRawBufferPointer, limit: Int = .max, minimumBytes: Int = 0) -> Range<Int>? {
