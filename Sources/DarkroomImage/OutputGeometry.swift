@@ -55,6 +55,18 @@ public struct OutputGeometry: Sendable, Hashable {
         return key + size.key + "|" + pixelFormat.key
     }
 
+    /// Whether the output is the whole image, only resized: no crop, and a size that fits or stretches
+    /// (``TargetSize/original``, ``TargetSize/maxPixelSize(_:)``, ``TargetSize/fit(width:height:)``,
+    /// ``TargetSize/stretch(width:height:)``) rather than one that may crop. An output made with a gain map needs
+    /// it, the map being laid over the whole image. Cost: a comparison.
+    public var isWholeImage: Bool {
+        guard crop == nil else { return false }
+        switch size {
+        case .original, .maxPixelSize, .fit, .stretch: return true
+        case .fill, .cover, .fillDown, .auto: return false
+        }
+    }
+
     /// The output's width and height (upright when ``appliesOrientation``) for an image with `probe`'s header: the
     /// size the decode will return, known before any pixel is decoded. Cost: arithmetic only.
     /// - Throws: `.invalidArgument` for a non-positive target size or a crop outside the image.

@@ -6,23 +6,19 @@ extension ImageEncoder {
     /// (`q = ((100 − quality) × 63 + 50) / 100`; alpha too, so 100 is lossless alpha). Without a profile the file
     /// declares sRGB with CICP 1/13/6.
     static func encodeAVIF(_ source: Bitmap, _ options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
-        guard (0...10).contains(options.speed) else {
-            throw DarkroomImageError(.invalidArgument, "AVIF speed must be 0...10, got \(options.speed)")
-        }
         var bitmap = try encodable(source)
         if bitmap.format == .gray8 { bitmap = try bitmap.converted(to: .bgra8Premultiplied) }
-        guard let image = avifImageCreate(UInt32(bitmap.width), UInt32(bitmap.height), 8, AVIF_PIXEL_FORMAT_YUV420)
-        else {
-            throw DarkroomImageError(.outOfMemory, "could not create an AVIF image")
-        }
+        let profile = options.colorProfile.flatMap { $0.isEmpty ? nil : $0 }
+        let image = try makeAVIFImage(
+            width: bitmap.width, height: bitmap.height, depth: 8, format: AVIF_PIXEL_FORMAT_YUV420,
+            cicp: profile == nil
+                ? (
+                    Int(AVIF_COLOR_PRIMARIES_BT709), Int(AVIF_TRANSFER_CHARACTERISTICS_SRGB),
+                    Int(AVIF_MATRIX_COEFFICIENTS_BT601)
+                ) : nil)
         defer { avifImageDestroy(image) }
-        image.pointee.yuvRange = AVIF_RANGE_FULL
-        if let profile = options.colorProfile, !profile.isEmpty {
+        if let profile {
             profile.withUnsafeBufferPointer { avifImageSetProfileICC(image, $0.baseAddress, $0.count) }
-        } else {
-            image.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
-            image.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
-            image.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601)
         }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
@@ -33,7 +29,34 @@ extension ImageEncoder {
         rgb.pixels = bitmap.storage.baseAddress.assumingMemoryBound(to: UInt8.self)
         rgb.rowBytes = UInt32(bitmap.bytesPerRow)
         try check(avifImageRGBToYUV(image, &rgb), "converting to YUV")
+        return try write(image, options)
+    }
 
+    /// A full-range image for the encoder, declaring `cicp` (primaries, transfer, matrix) when given; the caller
+    /// destroys it.
+    static func makeAVIFImage(
+        width: Int, height: Int, depth: Int, format: avifPixelFormat,
+        cicp: (primaries: Int, transfer: Int, matrix: Int)?
+    ) throws(DarkroomImageError) -> UnsafeMutablePointer<avifImage> {
+        guard let image = avifImageCreate(UInt32(width), UInt32(height), UInt32(depth), format) else {
+            throw DarkroomImageError(.outOfMemory, "could not create an AVIF image")
+        }
+        image.pointee.yuvRange = AVIF_RANGE_FULL
+        if let (primaries, transfer, matrix) = cicp {
+            image.pointee.colorPrimaries = UInt16(primaries)
+            image.pointee.transferCharacteristics = UInt16(transfer)
+            image.pointee.matrixCoefficients = UInt16(matrix)
+        }
+        return image
+    }
+
+    /// Encodes a filled `image` at the options' quality and speed, on one thread.
+    static func write(_ image: UnsafeMutablePointer<avifImage>, _ options: EncodeOptions) throws(DarkroomImageError)
+        -> [UInt8]
+    {
+        guard (0...10).contains(options.speed) else {
+            throw DarkroomImageError(.invalidArgument, "AVIF speed must be 0...10, got \(options.speed)")
+        }
         guard let encoder = avifEncoderCreate() else {
             throw DarkroomImageError(.outOfMemory, "could not create an AVIF encoder")
         }
@@ -54,7 +77,7 @@ extension ImageEncoder {
         return Array(UnsafeBufferPointer(start: data, count: output.size))
     }
 
-    private static func check(_ result: avifResult, _ what: String) throws(DarkroomImageError) {
+    static func check(_ result: avifResult, _ what: String) throws(DarkroomImageError) {
         guard result != AVIF_RESULT_OK else { return }
         throw DarkroomImageError(
             .encodeFailed, "AVIF encoding failed (\(what))", codecMessage: String(cString: avifResultToString(result)))

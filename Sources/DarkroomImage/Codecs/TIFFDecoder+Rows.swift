@@ -158,9 +158,7 @@ extension TIFFDecoder {
             let g = -0.9788 * x + 1.9161 * y + 0.0335 * z
             let bl = 0.0719 * x - 0.2290 * y + 1.4052 * z
             func encode(_ v: Double) -> UInt8 {
-                let c = max(0, min(1, v))
-                let e = c <= 0.003_130_8 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055
-                return UInt8((e * 255).rounded())
+                UInt8((SRGBTransfer.fromLinear(max(0, min(1, v))) * 255).rounded())
             }
             return (encode(bl), encode(g), encode(r))
         }

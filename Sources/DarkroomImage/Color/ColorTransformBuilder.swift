@@ -127,7 +127,9 @@ enum ColorTransformBuilder {
         }
     }
 
-    private static func rgbProfile(
+    /// An RGB profile of CIE xy `primaries` and `white`, `curve` for each channel (lcms2 adapts the colorants to
+    /// D50, as ICC stores them). The caller closes it.
+    static func rgbProfile(
         white: (Double, Double), primaries: ((Double, Double), (Double, Double), (Double, Double)),
         curve: OpaquePointer
     ) -> Result<cmsHPROFILE, Failure> {

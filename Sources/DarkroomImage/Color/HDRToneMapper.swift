@@ -42,13 +42,13 @@ struct HDRToneMapper {
     /// - Returns: nil when the primaries are unknown or have another white point.
     init?(transfer: HDRTransfer, primaries: Int, sourcePeak: Double) {
         guard Self.supports(primaries: primaries), let (white, rgb) = ColorTransformBuilder.cicpPrimaries(primaries),
-            let source = Self.rgbToXYZ(white: white, primaries: rgb),
-            let bt709 = Self.rgbToXYZ(white: white, primaries: ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))),
-            let toBT709 = Self.inverse(bt709)
+            let source = Matrix3.rgbToXYZ(white: white, primaries: rgb),
+            let bt709 = Matrix3.rgbToXYZ(white: white, primaries: ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))),
+            let toBT709 = Matrix3.inverse(bt709)
         else { return nil }
         self.transfer = transfer
         self.sourcePeak = max(sourcePeak, HDRTransfer.referenceWhiteNits)
-        matrix = Self.multiply(toBT709, source).map { Float($0) }
+        matrix = Matrix3.multiply(toBT709, source).map { Float($0) }
         luminance = SIMD3(Float(source[3]), Float(source[4]), Float(source[5]))
         signalTable = (0...Self.signalSteps).map { i in
             let v = Double(i) / Double(Self.signalSteps)
@@ -56,8 +56,7 @@ struct HDRToneMapper {
         }
         gainTable = Self.gains(sourcePeak: self.sourcePeak)
         encodeTable = (0...Self.encodeSteps).map { i in
-            let l = Double(i) / Double(Self.encodeSteps)
-            let v = l <= 0.003_130_8 ? 12.92 * l : 1.055 * pow(l, 1 / 2.4) - 0.055
+            let v = SRGBTransfer.fromLinear(Double(i) / Double(Self.encodeSteps))
             return UInt8(min(255, max(0, (v * 255).rounded())))
         }
     }
@@ -139,40 +138,5 @@ struct HDRToneMapper {
         let i = min(Int(p), steps - 1)
         let f = p - Float(i)
         return table[i] + f * (table[i + 1] - table[i])
-    }
-
-    // MARK: Matrices
-
-    /// The RGB-to-XYZ matrix (row-major) of primaries with the given white, scaled so white has Y = 1.
-    static func rgbToXYZ(white: (Double, Double), primaries: ((Double, Double), (Double, Double), (Double, Double)))
-        -> [Double]?
-    {
-        func xyz(_ p: (Double, Double)) -> [Double] { [p.0 / p.1, 1, (1 - p.0 - p.1) / p.1] }
-        let r = xyz(primaries.0)
-        let g = xyz(primaries.1)
-        let b = xyz(primaries.2)
-        let m = [r[0], g[0], b[0], r[1], g[1], b[1], r[2], g[2], b[2]]
-        guard let inverse = inverse(m) else { return nil }
-        let w = xyz(white)
-        let s = (0..<3).map { i in inverse[3 * i] * w[0] + inverse[3 * i + 1] * w[1] + inverse[3 * i + 2] * w[2] }
-        return (0..<9).map { m[$0] * s[$0 % 3] }
-    }
-
-    static func multiply(_ a: [Double], _ b: [Double]) -> [Double] {
-        (0..<9).map { k in
-            let (i, j) = (k / 3, k % 3)
-            return a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j]
-        }
-    }
-
-    static func inverse(_ m: [Double]) -> [Double]? {
-        let det =
-            m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
-        guard abs(det) > 1e-12 else { return nil }
-        return [
-            (m[4] * m[8] - m[5] * m[7]) / det, (m[2] * m[7] - m[1] * m[8]) / det, (m[1] * m[5] - m[2] * m[4]) / det,
-            (m[5] * m[6] - m[3] * m[8]) / det, (m[0] * m[8] - m[2] * m[6]) / det, (m[2] * m[3] - m[0] * m[5]) / det,
-            (m[3] * m[7] - m[4] * m[6]) / det, (m[1] * m[6] - m[0] * m[7]) / det, (m[0] * m[4] - m[1] * m[3]) / det,
-        ]
     }
 }

@@ -21,20 +21,14 @@ struct MatrixShaperKernel: Sendable {
         else { return nil }
         defer { cmsCloseProfile(srgb) }
         guard let source = Self.colorants(profile), let target = Self.colorants(srgb),
-            let inverse = Self.inverted(target),
+            let inverse = Matrix3.inverse(target),
             let r = Self.curve(profile, cmsSigRedTRCTag), let g = Self.curve(profile, cmsSigGreenTRCTag),
             let b = Self.curve(profile, cmsSigBlueTRCTag),
             let srgbCurve = cmsReadTag(srgb, cmsSigRedTRCTag).map(OpaquePointer.init),
             let reversed = cmsReverseToneCurve(srgbCurve)
         else { return nil }
         defer { cmsFreeToneCurve(reversed) }
-        var m = [Float](repeating: 0, count: 9)
-        for i in 0..<3 {
-            for j in 0..<3 {
-                m[3 * i + j] = Float((0..<3).reduce(0.0) { $0 + inverse[3 * i + $1] * source[3 * $1 + j] })
-            }
-        }
-        matrix = m
+        matrix = Matrix3.multiply(inverse, source).map { Float($0) }
         red = r
         green = g
         blue = b
@@ -74,7 +68,7 @@ struct MatrixShaperKernel: Sendable {
     }
 
     /// The profile's colorants as a row-major 3×3 matrix whose columns are rXYZ, gXYZ, bXYZ.
-    private static func colorants(_ profile: cmsHPROFILE) -> [Double]? {
+    static func colorants(_ profile: cmsHPROFILE) -> [Double]? {
         var columns = [cmsCIEXYZ]()
         for tag in [cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag] {
             guard let xyz = cmsReadTag(profile, tag)?.assumingMemoryBound(to: cmsCIEXYZ.self) else { return nil }
@@ -90,17 +84,5 @@ struct MatrixShaperKernel: Sendable {
     private static func curve(_ profile: cmsHPROFILE, _ tag: cmsTagSignature) -> [Float]? {
         guard let curve = cmsReadTag(profile, tag).map(OpaquePointer.init) else { return nil }
         return (0..<256).map { cmsEvalToneCurveFloat(curve, Float($0) / 255) }
-    }
-
-    private static func inverted(_ m: [Double]) -> [Double]? {
-        let det =
-            m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
-        guard abs(det) > 1e-12 else { return nil }
-        let c = [
-            m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
-            m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
-            m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3],
-        ]
-        return c.map { $0 / det }
     }
 }
