@@ -33,9 +33,15 @@ struct ThumbCommand: ParsableCommand {
     var keepColorProfile = false
     @Option(
         help: """
-            HDR sources: sdr (tone-mapped, or a gain map's base image) or keep (a JPEG of an Ultra HDR photo stays \
-            Ultra HDR, its gain map resized alongside).
+            HDR sources: sdr (tone-mapped, or a gain map's base image), keep (a JPEG of an Ultra HDR photo stays \
+            Ultra HDR, its gain map resized alongside) or apply (a 10-bit PQ AVIF for HDR displays, a gain map \
+            applied for --headroom).
             """) var hdr: HDROutputMode = .sdr
+    @Option(
+        help: """
+            With --hdr apply: the display's headroom in stops (log2 of its peak over SDR white), 0-10; default a gain \
+            map's full headroom.
+            """) var headroom: Double?
     @Option(help: "Which page of a multi-page file (TIFF) to thumbnail, from 0; a file without it fails.")
     var page: Int = 0
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
@@ -51,11 +57,18 @@ struct ThumbCommand: ParsableCommand {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
         if frames != nil && still { throw ValidationError("--frames and --still exclude each other") }
+        if let headroom {
+            guard hdr == .apply else { throw ValidationError("--headroom needs --hdr apply") }
+            guard (0...10).contains(headroom) else { throw ValidationError("--headroom must be 0...10") }
+        }
+        if hdr == .apply, format != .auto, format != .avif {
+            throw ValidationError("--hdr apply writes AVIF (PQ): leave --format auto or give avif")
+        }
     }
 
     func run() throws {
         let start = MonotonicClock.seconds()
-        let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: format)
+        let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: hdr == .apply ? .avif : format)
         try plan.createOutputFolders()
         let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
@@ -75,6 +88,14 @@ struct ThumbCommand: ParsableCommand {
                 // A camera RAW is read by libraw itself, which needs its preview, not the whole file; a TIFF by
                 // libtiff, a strip or tile at a time
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
+                if hdr == .apply {
+                    let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
+                    let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
+                        bytes, options: options, displayHeadroom: headroom, encode: baseEncodeOptions)
+                    try FileBytes.writeAtomically(encoded, to: job.output(.avif))
+                    progress.advance()
+                    return
+                }
                 if sourceFormat == .raw {
                     let image = try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
                     let format = job.format(hasAlpha: false)

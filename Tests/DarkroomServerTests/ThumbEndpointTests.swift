@@ -35,6 +35,34 @@ struct ThumbEndpointTests {
         }
     }
 
+    @Test("hdr=apply answers a 10-bit PQ AVIF for HDR displays; what it cannot make is a 400")
+    func hdrApplied() async throws {
+        // Given an Ultra HDR JPEG beside the server's other files
+        let bytes = try GainMapSamples.assembled(from: "jpeg/colorfulcups-2560x1600.jpg").bytes
+        try TemporaryDirectory.write(bytes, to: root + "/ultrahdr.jpg")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When a 256 px thumbnail is asked for with hdr=apply, for the full headroom and for one stop
+            let full = try await client.execute(uri: "/v1/thumb?src=ultrahdr.jpg&w=256&hdr=apply", method: .get)
+            let oneStop = try await client.execute(
+                uri: "/v1/thumb?src=ultrahdr.jpg&w=256&hdr=apply&headroom=1", method: .get)
+            // Then both are BT.2020 PQ AVIFs at 256 px, the one-stop one a different rendition
+            for response in [full, oneStop] {
+                #expect(response.status == .ok && response.headers[.contentType] == "image/avif")
+                let probe = try ImageProber.probe(response.bytes)
+                #expect(probe.width == 256 && probe.bitDepth == 10 && probe.hdr?.transfer == "pq", "\(probe)")
+            }
+            #expect(full.bytes != oneStop.bytes)
+            // And a crop, another format, a headroom without hdr=apply or out of range are refused
+            for query in [
+                "w=64&h=64&fit=cover&hdr=apply", "w=64&format=jpeg&hdr=apply", "w=64&headroom=1",
+                "w=64&hdr=apply&headroom=11", "w=64&hdr=apply&blur=2",
+            ] {
+                let response = try await client.execute(uri: "/v1/thumb?src=ultrahdr.jpg&" + query, method: .get)
+                #expect(response.status == .badRequest, "\(query)")
+            }
+        }
+    }
+
     @Test("contain fits inside the box without upscaling; cover fills it exactly")
     func sizes() async throws {
         // Given a 640×480 JPEG

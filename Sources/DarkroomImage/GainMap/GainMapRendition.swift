@@ -18,7 +18,8 @@ extension ImageDecoder {
     /// white): the base image decoded to the output size and the gain map to at most it (a smaller map is
     /// upsampled while applied, as ``GainMapApplier`` says), then per pixel
     /// `(base + baseOffset) · 2^(weight · log2gain) − alternateOffset`, where `log2gain` interpolates GainMapMin…Max
-    /// by the gain-map sample raised to `1/gamma` (ISO 21496-1). The output stays as stored (no EXIF orientation).
+    /// by the gain-map sample raised to `1/gamma` (ISO 21496-1). Oriented as the options say, the map turned with
+    /// the base.
     ///
     /// Cost: two decodes at the output size and one pass over its pixels with table look-ups; memory, the two
     /// 8-bit bitmaps and 12 bytes per output pixel.
@@ -38,12 +39,14 @@ extension ImageDecoder {
         var baseOptions = options
         baseOptions.colorSpace = .original
         baseOptions.geometry.pixelFormat = .exactly(.rgba8)
-        baseOptions.geometry.appliesOrientation = false
         let base = try decode(bytes, options: baseOptions)
 
-        // Each side of the map longer than the output's is reduced to it; a shorter side is upsampled while the
-        // map is applied, as libultrahdr samples it.
-        let (width, height) = (base.bitmap.width, base.bitmap.height)
+        // Each side of the map longer than the output's is reduced to it (in stored orientation, then turned as the
+        // base was); a shorter side is upsampled while the map is applied, as libultrahdr samples it.
+        let orientation = options.geometry.appliesOrientation ? base.probe.orientation : .up
+        let (width, height) =
+            orientation.swapsDimensions
+            ? (base.bitmap.height, base.bitmap.width) : (base.bitmap.width, base.bitmap.height)
         let map = try decode(
             UnsafeRawBufferPointer(rebasing: bytes[range]),
             options: DecodeOptions(
@@ -52,7 +55,8 @@ extension ImageDecoder {
                 colorSpace: .original))
 
         let weight = metadata.weight(displayHeadroom: displayHeadroom)
-        let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(base: base.bitmap, map: map.bitmap)
+        let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(
+            base: base.bitmap, map: try map.bitmap.applying(orientation))
         return HDRRendition(
             width: base.bitmap.width, height: base.bitmap.height, pixels: pixels, colorProfile: base.colorProfile,
             weight: weight)
@@ -72,11 +76,7 @@ struct GainMapApplier: Sendable {
 
     init(metadata: GainMapMetadata, weight: Double) {
         baseTable = (0..<3).flatMap { c in
-            (0..<256).map { v in
-                let s = Double(v) / 255
-                let linear = s <= 0.04045 ? s / 12.92 : pow((s + 0.055) / 1.055, 2.4)
-                return Float(linear + metadata.baseOffset[c])
-            }
+            SRGBTransfer.linearLevels.map { $0 + Float(metadata.baseOffset[c]) }
         }
         gainTable = (0..<3).flatMap { c in
             (0...Self.steps).map { v in

@@ -6,6 +6,10 @@ public enum HDROutputMode: String, Sendable, Hashable, CaseIterable, Codable {
     /// parameters carried), so HDR displays show it in HDR and others its SDR base. Sources without a gain map,
     /// and outputs it cannot follow (a crop, a cover or fill that crops, another output format), are written SDR.
     case keep
+    /// Apply the HDR for an HDR display: always a 10-bit PQ AVIF, an Ultra HDR photo's gain map applied for the
+    /// display's headroom, an SDR image's light kept at SDR white. See
+    /// ``ImageEncoder/encodeHDRDisplayThumbnail(_:options:displayHeadroom:encode:)-(UnsafeRawBufferPointer,_,_,_)``.
+    case apply
 }
 
 extension ImageEncoder {
@@ -23,11 +27,7 @@ extension ImageEncoder {
     public static func encodeUltraHDRThumbnail(
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
-        guard options.geometry.crop == nil else { return nil }
-        switch options.geometry.size {
-        case .original, .maxPixelSize, .fit, .stretch: break
-        default: return nil
-        }
+        guard options.geometry.isWholeImage else { return nil }
         guard let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits), layout.details.isUsable,
             let metadata = layout.details.metadata, let range = layout.gainMap
         else { return nil }

@@ -63,8 +63,13 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
     /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too (``HDROutputMode/keep``), when nothing
-    /// but the resize applies (no crop, operation, kept metadata or byte budget); `hdr=sdr`, the default: SDR.
+    /// but the resize applies (no crop, operation, kept metadata or byte budget); `hdr=apply`: a 10-bit PQ AVIF for
+    /// HDR displays, a gain map applied for ``headroom`` (``HDROutputMode/apply``; a resize only, refused with
+    /// anything else); `hdr=sdr`, the default: SDR.
     var hdr = HDROutputMode.sdr
+    /// `headroom=S` with `hdr=apply`: the display's headroom in stops (log2 of its peak over SDR white), 0…10; nil
+    /// applies a gain map in full.
+    var headroom: Double?
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
     let operations: ThumbnailOperations
 
@@ -126,7 +131,8 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     package var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
-            + (still ? "|still" : "") + (hdr == .keep ? "|hdr-keep" : "") + (maxBytes.map { "|max\($0)" } ?? "") + "|"
+            + (still ? "|still" : "") + (hdr == .sdr ? "" : "|hdr-" + hdr.rawValue)
+            + (headroom.map { "|hr\($0)" } ?? "") + (maxBytes.map { "|max\($0)" } ?? "") + "|"
             + geometry.key
             + (progressive ? "|prog" : "") + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "")
             + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "|fq\($0.key.rawValue)\($0.value)" }
@@ -152,6 +158,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         var progressive = false
         var still = false
         var hdr = HDROutputMode.sdr
+        var headroom: Double?
         var operations = ThumbnailOperations()
         var gravity: Gravity?
         var maxBytes: Int?
@@ -216,9 +223,15 @@ package struct ThumbnailParameters: Sendable, Hashable {
             case "still": still = try Self.flag(value, name: name)
             case "hdr":
                 guard let mode = HDROutputMode(rawValue: value) else {
-                    throw ServerError(.badRequest, "hdr must be sdr or keep, got '\(value.prefix(40))'")
+                    throw ServerError(.badRequest, "hdr must be sdr, keep or apply, got '\(value.prefix(40))'")
                 }
                 hdr = mode
+            case "headroom":
+                guard let h = Double(value), h.isFinite, (0...10).contains(h) else {
+                    throw ServerError(
+                        .badRequest, "headroom must be a number of stops 0...10, got '\(value.prefix(40))'")
+                }
+                headroom = h
             case "page":
                 // Pages a file does not have are refused when it is decoded (400 as well), never drawn as page 0
                 guard let n = Int(value), (0..<limits.decode.maxPages).contains(n) else {
@@ -257,6 +270,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         self.quality = quality
         self.still = still
         self.hdr = hdr
+        self.headroom = headroom
         self.formatQuality = formatQuality
         keepMetadata = !strip ? .all : keepCopyright ? .copyright : nil
         if keepMetadata != nil, ![.auto, .source, .jpeg, .png].contains(format) {
@@ -273,6 +287,17 @@ package struct ThumbnailParameters: Sendable, Hashable {
         geometry = OutputGeometry(
             size: targetSize(openSide: openSide),
             crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge, page: page)
+        if headroom != nil, hdr != .apply { throw ServerError(.badRequest, "headroom applies to hdr=apply only") }
+        if hdr == .apply {
+            guard format == .auto || format == .avif else {
+                throw ServerError(.badRequest, "hdr=apply writes AVIF (PQ), not format=\(format.rawValue)")
+            }
+            guard geometry.isWholeImage, processors.isEmpty, keepMetadata == nil, maxBytes == nil else {
+                throw ServerError(
+                    .badRequest,
+                    "hdr=apply resizes the whole image only: no crop, cover, operations, kept metadata or max_bytes")
+            }
+        }
     }
 
     /// The `src` of `query` (the last one), checked: present, not empty, within ``ServerConfiguration/Limits/maxSourceLength``.

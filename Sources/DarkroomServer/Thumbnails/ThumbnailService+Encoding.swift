@@ -71,6 +71,24 @@ extension ThumbnailService {
         }
     }
 
+    /// A 10-bit PQ AVIF for HDR displays (blocking: call on a pipeline thread): a gain map applied for the
+    /// parameters' headroom, an SDR source's light kept at SDR white.
+    func hdrDisplay(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
+            let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
+                bytes, options: options, displayHeadroom: parameters.headroom,
+                encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed))
+            let probe = try ImageProber.probe(encoded)
+            return EncodedThumbnail(bytes: encoded, format: .avif, width: probe.width, height: probe.height)
+        } catch {
+            throw ServerError(
+                mapping: DarkroomError(
+                    .decodeFailed, "the HDR thumbnail could not be rendered: \(error.message)", underlying: error))
+        }
+    }
+
     /// Encodes the rendered bitmap in the variant's format (blocking: call on a pipeline thread).
     func encode(_ container: ImageContainer, variant: OutputVariant, parameters: ThumbnailParameters)
         throws(ServerError) -> EncodedThumbnail

@@ -161,6 +161,15 @@ final class ThumbnailService: Sendable {
                 request.source = .data(id: source.identity, bytes: bytes!)
                 return bytes!
             }
+            // A thumbnail for HDR displays is rendered from the source's bytes (an animation's first frame)
+            if parameters.hdr == .apply {
+                let bytes = try await sourceBytes()
+                let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
+                    [self] () throws(ServerError) in try hdrDisplay(bytes, parameters: parameters)
+                }
+                store(thumbnail, forKey: key)
+                return (thumbnail, "rendered")
+            }
             // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
             // first frame). Files are known animated from their header; remote sources from the fetched bytes.
             if !parameters.still, variant.mayAnimate, probe.map({ $0.frameCount > 1 }) ?? true {

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Checks an HDR-display thumbnail (a 10-bit BT.2100 PQ AVIF) against a reference rendition, with libraries
+Darkroom does not use: imagecodecs' own libavif (1.x) decodes the AVIF, numpy does the colour arithmetic.
+
+  check-hdr-display.py OUTPUT.avif REFERENCE SOURCE
+
+REFERENCE is linear light (a .f32 of float32 RGB, 1.0 = SDR white: libultrahdr's HDR decode, say) or an SDR image
+(a .png, sRGB-coded), in the primaries of SOURCE's ICC profile (sRGB's without one), at the output's size.
+
+Prints JSON: the CICP colour triple, bit depth and size read from the file, the brightest light in nits (the 99.9th
+percentile of each pixel's brightest channel: above the coding's ringing), and the PSNR of the PQ signal against the
+reference converted to BT.2020 and coded in PQ with SDR white at 203 nits (BT.2408).
+"""
+import io
+import json
+import struct
+import sys
+
+import imagecodecs
+import numpy as np
+from PIL import Image, ImageCms
+
+M1, M2 = 2610 / 16384, 2523 / 4096 * 128
+C1, C2, C3 = 3424 / 4096, 2413 / 4096 * 32, 2392 / 4096 * 32
+REFERENCE_WHITE = 203.0
+BRADFORD = np.array([[0.8951, 0.2664, -0.1614], [-0.7502, 1.7135, 0.0367], [0.0389, -0.0685, 1.0296]])
+D65 = (0.3127, 0.3290)
+D50_XYZ = np.array([0.9642, 1.0, 0.8249])
+
+
+def xyz(x, y):
+    return np.array([x / y, 1.0, (1 - x - y) / y])
+
+
+def rgb_to_xyz(white, primaries):
+    m = np.stack([xyz(*p) for p in primaries], axis=1)
+    s = np.linalg.solve(m, xyz(*white))
+    return m * s
+
+
+def bradford(source_white, target_white):
+    cone_s, cone_t = BRADFORD @ source_white, BRADFORD @ target_white
+    return np.linalg.inv(BRADFORD) @ np.diag(cone_t / cone_s) @ BRADFORD
+
+
+def source_to_xyz_d65(jpeg):
+    """The source's RGB (linear) to XYZ under D65: from its ICC colorants (stored adapted to D50), or sRGB's."""
+    icc = Image.open(jpeg).info.get("icc_profile")
+    srgb = rgb_to_xyz(D65, [(0.64, 0.33), (0.30, 0.60), (0.15, 0.06)])
+    if not icc:
+        return srgb
+    profile = ImageCms.ImageCmsProfile(io.BytesIO(icc)).profile
+    columns = [profile.red_colorant[0], profile.green_colorant[0], profile.blue_colorant[0]]
+    d50 = np.array(columns, dtype=np.float64).T
+    return bradford(D50_XYZ, xyz(*D65)) @ d50
+
+
+def pq(nits):
+    y = (np.clip(nits, 0, 10000) / 10000) ** M1
+    return ((C1 + C2 * y) / (1 + C3 * y)) ** M2
+
+
+def colour_box(data):
+    """The first `colr` box of type `nclx`: (primaries, transfer, matrix, full range)."""
+    at = data.find(b"colrnclx")
+    if at < 0:
+        return None
+    p, t, m, r = struct.unpack(">HHHB", data[at + 8:at + 15])
+    return p, t, m, r >> 7
+
+
+def main():
+    output, reference, source = sys.argv[1:4]
+    data = open(output, "rb").read()
+    signal = imagecodecs.avif_decode(data).astype(np.float64)
+    height, width = signal.shape[:2]
+    pixi = data.find(b"pixi")  # then version and flags (4), channel count (1), bits per channel
+    depth = int(data[pixi + 9]) if pixi >= 0 else 8
+    if reference.endswith(".png"):
+        coded = np.asarray(Image.open(reference).convert("RGB"), np.float64) / 255
+        light = np.where(coded <= 0.04045, coded / 12.92, ((coded + 0.055) / 1.055) ** 2.4)
+    else:
+        light = np.fromfile(reference, "<f4").astype(np.float64).reshape(height, width, 3)
+    to_bt2020 = np.linalg.inv(rgb_to_xyz(D65, [(0.708, 0.292), (0.170, 0.797), (0.131, 0.046)])) @ source_to_xyz_d65(
+        source)
+    expected = pq(np.maximum(light @ to_bt2020.T, 0) * REFERENCE_WHITE)
+    got = signal[..., :3] / ((1 << depth) - 1)
+    mse = float(np.mean((got - expected) ** 2))
+    nits = 10000 * (np.maximum(got ** (1 / M2) - C1, 0) / (C2 - C3 * got ** (1 / M2))) ** (1 / M1)
+    print(json.dumps({
+        "cicp": list(colour_box(data) or ()), "depth": depth, "width": width, "height": height,
+        "peakNits": float(np.percentile(nits.max(axis=-1), 99.9)), "psnrPQ": 10 * np.log10(1 / mse) if mse > 0 else float("inf"),
+    }))
+
+
+if __name__ == "__main__":
+    main()
