@@ -39,9 +39,10 @@ build: deps
 # frames) and thumbhash.
 # The window tests (a `darkroom view` and an Xvfb per test, seconds of CPU each) and the image-table kill test (which
 # keeps every core busy on purpose while it kills builds) run on their own after the rest, so the server suites'
-# timing tests never share the two cores with them. The overload suite runs on its own too: its admitted renders
-# must finish within the test client's fixed 15 s deadline, which the rest of the suite's load on two cores can
-# exceed (it did in 2 of 4 full runs once the gain-map suites joined).
+# timing tests never share the two cores with them. The suites whose renders race a fixed deadline run on their own
+# too (the overload suite's admitted renders, the test client's 15 s; the abandoned-render suite's local thumbnail,
+# a 4 s request timeout): the rest of the suite's load on two cores can exceed them (the overload suite did in 2 of 4
+# full runs once the gain-map suites joined, the abandoned-render suite once the HDR-output ones did).
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
 # `make run`'s release build would rebuild everything each time one follows the other.
 # Every phase runs under scripts/phase.sh: a phase past its limit (seconds; generous, several times a normal run on
@@ -56,9 +57,9 @@ test: deps
 	@scripts/install-pydeps.sh
 	$(PHASE) build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(PHASE) tests 1800 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
-		--skip 'ViewerWindowTests|killedBuilds|OverloadTests'
-	$(PHASE) overload-tests 600 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
-		--filter OverloadTests
+		--skip 'ViewerWindowTests|killedBuilds|OverloadTests|AbandonedRenderTests'
+	$(PHASE) deadline-tests 600 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
+		--filter 'OverloadTests|AbandonedRenderTests'
 	$(PHASE) window-tests 900 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
 		--filter ViewerWindowTests
 	$(PHASE) table-kill 900 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \

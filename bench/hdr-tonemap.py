@@ -14,28 +14,13 @@ jpeg_thumb_ms). Then agreement: a 2560 × 1600 SDR photo carried in PQ and HLG (
 1,280 px, white at 203 nits, thumbnailed to 256 px beside the SDR original: PSNR against it, tone-mapped and not.
 Prints one JSON object.
 """
-import argparse, glob, json, os, shutil, statistics, subprocess, tempfile
+import glob, json, os, shutil, statistics, subprocess, tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
-
-def timed(cmd, shell=False):
-    p = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M"] + (["sh", "-c", cmd] if shell else cmd),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, VIPS_WARNING="0"))
-    if p.returncode != 0:
-        raise SystemExit(f"failed: {cmd}\n{p.stderr[-2000:]}")
-    line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()
-    return float(line[1]), int(line[2]) / 1024
+from benchlib import ROOT, alternate, linked, thumbnail_arguments, timed, vips_thumbnails, yardstick
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"))
-    ap.add_argument("--photos", default=os.path.join(ROOT, "..", "shared", "photos", "jpeg-12mp"))
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--count", type=int, default=8)
-    args = ap.parse_args()
+    args = thumbnail_arguments()
     samples = os.path.join(ROOT, ".build-bench", "hdr")
     photos = sorted(glob.glob(os.path.join(args.photos, "*.jpg")))[:2]
     for photo in photos:
@@ -43,33 +28,21 @@ def main():
         if not os.path.exists(os.path.join(samples, f"{name}-highlights-hlg.avif")):
             subprocess.run(["python3", os.path.join(ROOT, "scripts", "make-hdr-samples.py"), photo, samples,
                             "--highlights"], check=True)
-    yardstick = json.loads(subprocess.run([args.darkroom, "bench", "decode", "--json", "--iterations", "5"],
-                                          check=True, capture_output=True, text=True).stdout)
-    result = {"rounds": args.rounds, "count": args.count, "yardstick_jpeg_thumb_ms": yardstick.get("jpeg_thumb_ms"),
+    machine = yardstick(args.darkroom)
+    result = {"rounds": args.rounds, "count": args.count, "yardstick_jpeg_thumb_ms": machine,
               "transfers": {}}
     for transfer in ("pq", "hlg"):
         inputs = sorted(glob.glob(os.path.join(samples, f"*-highlights-{transfer}.avif")))
         work = tempfile.mkdtemp(prefix="hdr-bench-")
-        files = []
-        for i in range(args.count):
-            link = os.path.join(work, f"in{i:03d}.avif")
-            os.link(inputs[i % len(inputs)], link)
-            files.append(link)
-        runs = {"tonemap": [], "keep": [], "vips": []}
-        rss = {"tonemap": 0, "keep": 0, "vips": 0}
-        for _ in range(args.rounds):
-            for kind in runs:
-                out = tempfile.mkdtemp(dir=work)
-                if kind == "vips":
-                    t, m = timed(f"printf '%s\\n' {' '.join(files)} | xargs -P 2 -n {len(files) // 2} "
-                                 f"vipsthumbnail -s 256 -o {out}/%s.jpg[Q=85]", shell=True)
-                else:
-                    extra = ["--keep-color-profile"] if kind == "keep" else []
-                    t, m = timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out,
-                                  "--jobs", "2", *extra])
-                runs[kind].append(t)
-                rss[kind] = max(rss[kind], m)
-                shutil.rmtree(out)
+        files = linked(inputs, args.count, work, "avif")
+        def run(kind, out):
+            if kind == "vips":
+                return vips_thumbnails(files, out)
+            extra = ["--keep-color-profile"] if kind == "keep" else []
+            return timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out, "--jobs", "2",
+                          *extra])
+
+        runs, rss, _ = alternate(args.rounds, ["tonemap", "keep", "vips"], run, work)
         med = {k: statistics.median(v) for k, v in runs.items()}
         best = {k: min(v) for k, v in runs.items()}
         result["transfers"][transfer] = {

@@ -31,6 +31,16 @@ import Testing
             Check.self, from: PythonReference.script("scripts/check-hdr-display.py", [path, reference, source]))
     }
 
+    @Test func theTabulatedPQCurveIsTheFormula() {
+        // Given light from 0 to 10,000 nits, densest near black where PQ is steepest
+        let light = (0...20_000).map { 10_000 * pow(Double($0) / 20_000, 4) }
+        // When each is coded by the encoder's table and by ST 2084's formula
+        let worst = light.map { abs(Double(HDRTransfer.pqEncoder.encode(nits: Float($0))) - HDRTransfer.nitsToPQ($0)) }
+            .max()!
+        // Then they agree within a hundredth of a 10-bit step
+        #expect(worst < 1e-5, "\(worst)")
+    }
+
     @Test(arguments: ["iso", "xmp"])
     func theGainMapAppliedInFullIsLibultrahdrsHDRDecodeInPQ(_ writer: String) throws {
         // Given an Ultra HDR JPEG from either writer and libultrahdr's HDR decode of it (linear, full headroom)
@@ -53,6 +63,7 @@ import Testing
         let source = try GainMapSamples.path(writer)
         // When its HDR-display thumbnail is made for a display with no headroom
         let check = try Self.check(source, reference: GainMapSamples.path(writer, "-base.png"), headroom: 0)
+        print("hdr apply \(writer) at headroom 0: \(check)")
         // Then its light is the base image's, nothing above SDR white (203 nits)
         #expect(check.psnrPQ >= 40, "\(writer): \(check.psnrPQ) dB")
         #expect(check.peakNits <= HDRTransfer.referenceWhiteNits * 1.05, "\(check.peakNits) nits")
@@ -67,6 +78,7 @@ import Testing
             try Self.check(source, reference: reference, options: DecodeOptions(size: .maxPixelSize(640)), headroom: $0)
                 .peakNits
         }
+        print("hdr apply peaks at 0, 1, 2 stops: \(peaks)")
         // Then each is brighter than the last, none past the display's own peak
         #expect(peaks[0] < peaks[1] && peaks[1] < peaks[2], "\(peaks)")
         for (i, peak) in peaks.enumerated() {
@@ -79,6 +91,7 @@ import Testing
         let source = try GainMapSamples.path("xmp", "-base.png")
         // When its HDR-display thumbnail is made
         let check = try Self.check(source, reference: source)
+        print("hdr apply SDR PNG: \(check)")
         // Then its light is the PNG's, SDR white at 203 nits
         #expect(check.cicp == [9, 16, 9, 1] && check.depth == 10)
         #expect(check.psnrPQ >= 40, "\(check.psnrPQ) dB")
@@ -98,7 +111,8 @@ import Testing
         // Then the probe says PQ in BT.2020, and the tone map gives the image back
         #expect(probe.hdr?.transfer == "pq" && probe.hdr?.primaries == 9, "\(String(describing: probe.hdr))")
         let psnr = PixelCompare.psnr(sdr.bitmap, original.bitmap)
-        #expect(psnr >= 30, "\(psnr) dB")
+        print("hdr apply round trip: \(psnr) dB")
+        #expect(psnr >= 33, "\(psnr) dB")
     }
 
     @Test func whatItCannotMakeIsATypedError() throws {

@@ -27,12 +27,13 @@ extension ImageEncoder {
         precondition(light.count == width * height * 3)
         let m = try toBT2020(from: profile).map { Float($0) }
         let scale = Float(HDRTransfer.referenceWhiteNits)
+        let pq = HDRTransfer.pqEncoder
         var signal = [UInt16](repeating: 0, count: light.count)
         for i in stride(from: 0, to: light.count, by: 3) {
             let (r, g, b) = (light[i], light[i + 1], light[i + 2])
             for c in 0..<3 {
-                let v = max(0, m[3 * c] * r + m[3 * c + 1] * g + m[3 * c + 2] * b) * scale
-                signal[i + c] = UInt16(min(1023, (HDRTransfer.nitsToPQ(Double(v)) * 1023).rounded()))
+                let v = (m[3 * c] * r + m[3 * c + 1] * g + m[3 * c + 2] * b) * scale
+                signal[i + c] = UInt16(min(1023, (pq.encode(nits: v) * 1023).rounded()))
             }
         }
         let image = try makeAVIFImage(
