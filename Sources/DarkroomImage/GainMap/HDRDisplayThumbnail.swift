@@ -1,6 +1,6 @@
 extension ImageEncoder {
-    /// Encodes a thumbnail for HDR displays (``HDROutputMode/apply``): a 10-bit BT.2100 PQ AVIF
-    /// (``encodePQAVIF(light:width:height:profile:options:)``, SDR white at 203 nits).
+    /// Encodes a thumbnail for HDR displays (``HDROutputMode/apply``): a 10-bit BT.2100 PQ AVIF (BT.2020 primaries,
+    /// 4:4:4, SDR white at BT.2408's 203 nits).
     ///
     /// - An Ultra HDR JPEG: its gain map applied for a display with `displayHeadroom` (log2 of its peak over SDR
     ///   white) with ISO 21496-1's weighting; nil applies it in full (the map's alternate headroom).
