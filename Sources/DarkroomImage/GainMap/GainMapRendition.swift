@@ -26,10 +26,12 @@ extension ImageDecoder {
     ///
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` when the image has no usable gain map (the
     ///   probe's warning says why), or what decoding either image throws.
+    /// - Parameter layout: where the gain map lies, when the caller has located it already; nil locates it.
     func decodeHDRRendition(
-        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, displayHeadroom: Double
+        _ bytes: UnsafeRawBufferPointer, layout: UltraHDRLayout? = nil, options: DecodeOptions,
+        displayHeadroom: Double
     ) throws(DarkroomImageError) -> HDRRendition {
-        guard let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits) else {
+        guard let layout = layout ?? UltraHDRLayout.locate(in: bytes, limits: options.limits) else {
             throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
         }
         guard layout.details.isUsable, let metadata = layout.details.metadata, let range = layout.gainMap else {
@@ -43,10 +45,7 @@ extension ImageDecoder {
 
         // Each side of the map longer than the output's is reduced to it (in stored orientation, then turned as the
         // base was); a shorter side is upsampled while the map is applied, as libultrahdr samples it.
-        let orientation = options.geometry.appliesOrientation ? base.probe.orientation : .up
-        let (width, height) =
-            orientation.swapsDimensions
-            ? (base.bitmap.height, base.bitmap.width) : (base.bitmap.width, base.bitmap.height)
+        let (orientation, width, height) = base.storedFrame(options)
         let map = try decode(
             UnsafeRawBufferPointer(rebasing: bytes[range]),
             options: DecodeOptions(
@@ -60,6 +59,16 @@ extension ImageDecoder {
         return HDRRendition(
             width: base.bitmap.width, height: base.bitmap.height, pixels: pixels, colorProfile: base.colorProfile,
             weight: weight)
+    }
+}
+
+extension DecodedImage {
+    /// The orientation `options` turned this image by, and its bitmap's size before that turn: the frame a gain map
+    /// is decoded in before it is turned as the base was.
+    func storedFrame(_ options: DecodeOptions) -> (orientation: ExifOrientation, width: Int, height: Int) {
+        let orientation = options.geometry.appliesOrientation ? probe.orientation : .up
+        return orientation.swapsDimensions
+            ? (orientation, bitmap.height, bitmap.width) : (orientation, bitmap.width, bitmap.height)
     }
 }
 

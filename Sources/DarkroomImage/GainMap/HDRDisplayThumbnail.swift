@@ -32,7 +32,8 @@ extension ImageEncoder {
             let metadata = layout.details.metadata
         {
             let rendition = try decoder.decodeHDRRendition(
-                bytes, options: options, displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
+                bytes, layout: layout, options: options,
+                displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
             return try encodePQAVIF(
                 light: rendition.pixels, width: rendition.width, height: rendition.height,
                 profile: rendition.colorProfile, options: encode)

@@ -39,10 +39,7 @@ extension ImageEncoder {
         let base = try decoder.decode(bytes, options: baseOptions)
 
         // The map's output size in stored orientation, the base's output size in the same proportion.
-        let orientation = options.geometry.appliesOrientation ? base.probe.orientation : .up
-        let (storedWidth, storedHeight) =
-            orientation.swapsDimensions
-            ? (base.bitmap.height, base.bitmap.width) : (base.bitmap.width, base.bitmap.height)
+        let (orientation, storedWidth, storedHeight) = base.storedFrame(options)
         let mapWidth = max(1, Int((Double(storedWidth * layout.details.width) / Double(base.probe.width)).rounded()))
         let mapHeight = max(
             1, Int((Double(storedHeight * layout.details.height) / Double(base.probe.height)).rounded()))

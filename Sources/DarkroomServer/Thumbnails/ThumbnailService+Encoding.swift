@@ -54,38 +54,45 @@ extension ThumbnailService {
     /// An Ultra HDR JPEG thumbnail of an Ultra HDR source (blocking: call on a pipeline thread): the base and its
     /// gain map each resized and encoded; nil when the source has no usable gain map or the geometry crops.
     func ultraHDR(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
-        stepObserver?("encode")
-        do throws(DarkroomImageError) {
-            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
-            let encoded = try ImageEncoder.encodeUltraHDRThumbnail(
+        try fromSourceBytes(.jpeg, what: "Ultra HDR", parameters: parameters) { options throws(DarkroomImageError) in
+            try ImageEncoder.encodeUltraHDRThumbnail(
                 bytes, options: options,
                 encode: EncodeOptions(quality: quality(parameters, .jpeg), progressive: parameters.progressive))
-            guard let encoded else { return nil }
-            let probe = try ImageProber.probe(encoded)
-            return EncodedThumbnail(bytes: encoded, format: .jpeg, width: probe.width, height: probe.height)
-        } catch {
-            throw ServerError(
-                mapping: DarkroomError(
-                    .decodeFailed, "the Ultra HDR thumbnail could not be rendered: \(error.message)", underlying: error)
-            )
         }
     }
 
     /// A 10-bit PQ AVIF for HDR displays (blocking: call on a pipeline thread): a gain map applied for the
     /// parameters' headroom, an SDR source's light kept at SDR white.
     func hdrDisplay(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail {
-        stepObserver?("encode")
-        do throws(DarkroomImageError) {
-            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
-            let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
+        let thumbnail = try fromSourceBytes(.avif, what: "HDR", parameters: parameters) {
+            options throws(DarkroomImageError) in
+            try ImageEncoder.encodeHDRDisplayThumbnail(
                 bytes, options: options, displayHeadroom: parameters.headroom,
                 encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed))
+        }
+        guard let thumbnail else { throw ServerError(.internalError, "the HDR thumbnail encoder returned nothing") }
+        return thumbnail
+    }
+
+    /// A thumbnail that `encode` makes from the source's bytes itself (not from the pipeline's bitmap), at the
+    /// parameters' geometry, sized by probing what it wrote; nil when `encode` declines. Errors become the
+    /// server's, naming `what` was rendered.
+    private func fromSourceBytes(
+        _ format: ImageFileFormat, what: String, parameters: ThumbnailParameters,
+        _ encode: (DecodeOptions) throws(DarkroomImageError) -> [UInt8]?
+    ) throws(ServerError) -> EncodedThumbnail? {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            guard
+                let encoded = try encode(
+                    DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode))
+            else { return nil }
             let probe = try ImageProber.probe(encoded)
-            return EncodedThumbnail(bytes: encoded, format: .avif, width: probe.width, height: probe.height)
+            return EncodedThumbnail(bytes: encoded, format: format, width: probe.width, height: probe.height)
         } catch {
             throw ServerError(
                 mapping: DarkroomError(
-                    .decodeFailed, "the HDR thumbnail could not be rendered: \(error.message)", underlying: error))
+                    .decodeFailed, "the \(what) thumbnail could not be rendered: \(error.message)", underlying: error))
         }
     }
 
