@@ -5,10 +5,13 @@ Darkroom does not use: imagecodecs' own libavif (1.x) decodes the AVIF, numpy do
   check-hdr-display.py OUTPUT.avif REFERENCE SOURCE
 
 REFERENCE is linear light (a .f32 of float32 RGB, 1.0 = SDR white: libultrahdr's HDR decode, say) or an SDR image
-(a .png, sRGB-coded), in the primaries of SOURCE's ICC profile (sRGB's without one), at the output's size.
+(a .png, sRGB-coded), in the primaries of SOURCE's ICC profile (sRGB's without one), at the output's size; or an HDR
+image (a BT.2020 PQ or HLG .avif or .heic, decoded by imagecodecs' libavif or pillow-heif's libheif), whose display
+light (HLG through BT.2100's OOTF for a 1,000-nit display) is resized to the output's size with Pillow's Lanczos filter
+in linear light, and SOURCE is then unused.
 
 Prints JSON: the CICP colour triple, bit depth and size read from the file, the brightest light in nits (the 99.9th
-percentile of each pixel's brightest channel: above the coding's ringing), and the PSNR of the PQ signal against the
+percentile of each pixel's brightest channel: above the coding's ringing) in it and in the reference, and the PSNR of the PQ signal against the
 reference converted to BT.2020 and coded in PQ with SDR white at 203 nits (BT.2408).
 """
 import io
@@ -60,6 +63,34 @@ def pq(nits):
     return ((C1 + C2 * y) / (1 + C3 * y)) ** M2
 
 
+def hdr_light(path, width, height):
+    """A BT.2020 PQ or HLG image's display light at width × height, 1.0 = SDR white."""
+    data = open(path, "rb").read()
+    if path.endswith(".avif"):
+        coded, box = imagecodecs.avif_decode(data), colour_box(data)
+        transfer = box[1]
+        signal = coded[..., :3].astype(np.float64) / (1023 if coded.dtype == np.uint16 else 255)
+    else:
+        import pillow_heif
+        heif = pillow_heif.open_heif(path, convert_hdr_to_8bit=False)
+        nclx = heif.info.get("nclx_profile") or {}
+        transfer = nclx.get("transfer_characteristics", 16)
+        signal = np.asarray(heif, np.float64)[..., :3] / 65535
+    if transfer == 16:
+        p = signal ** (1 / M2)
+        nits = 10000 * (np.maximum(p - C1, 0) / (C2 - C3 * p)) ** (1 / M1)
+    else:
+        a, b = 0.17883277, 1 - 4 * 0.17883277
+        c = 0.5 - a * np.log(4 * a)
+        scene = np.where(signal <= 0.5, signal ** 2 / 3, (np.exp((signal - c) / a) + b) / 12)
+        ys = scene @ np.array([0.2627, 0.6780, 0.0593])
+        nits = 1000 * scene * np.maximum(ys, 1e-12)[..., None] ** 0.2
+    light = (nits / REFERENCE_WHITE).astype(np.float32)
+    channels = [Image.fromarray(np.ascontiguousarray(light[..., c]), "F").resize((width, height), Image.LANCZOS)
+                for c in range(3)]
+    return np.maximum(np.stack([np.asarray(c, np.float64) for c in channels], axis=-1), 0)
+
+
 def colour_box(data):
     """The first `colr` box of type `nclx`: (primaries, transfer, matrix, full range)."""
     at = data.find(b"colrnclx")
@@ -76,20 +107,25 @@ def main():
     height, width = signal.shape[:2]
     pixi = data.find(b"pixi")  # then version and flags (4), channel count (1), bits per channel
     depth = int(data[pixi + 9]) if pixi >= 0 else 8
-    if reference.endswith(".png"):
+    to_bt2020 = None
+    if reference.endswith((".avif", ".heic")):
+        light, to_bt2020 = hdr_light(reference, width, height), np.eye(3)
+    elif reference.endswith(".png"):
         coded = np.asarray(Image.open(reference).convert("RGB"), np.float64) / 255
         light = np.where(coded <= 0.04045, coded / 12.92, ((coded + 0.055) / 1.055) ** 2.4)
     else:
         light = np.fromfile(reference, "<f4").astype(np.float64).reshape(height, width, 3)
-    to_bt2020 = np.linalg.inv(rgb_to_xyz(D65, [(0.708, 0.292), (0.170, 0.797), (0.131, 0.046)])) @ source_to_xyz_d65(
-        source)
+    if to_bt2020 is None:
+        to_bt2020 = np.linalg.inv(rgb_to_xyz(D65, [(0.708, 0.292), (0.170, 0.797), (0.131, 0.046)])) @ (
+            source_to_xyz_d65(source))
     expected = pq(np.maximum(light @ to_bt2020.T, 0) * REFERENCE_WHITE)
     got = signal[..., :3] / ((1 << depth) - 1)
     mse = float(np.mean((got - expected) ** 2))
     nits = 10000 * (np.maximum(got ** (1 / M2) - C1, 0) / (C2 - C3 * got ** (1 / M2))) ** (1 / M1)
     print(json.dumps({
         "cicp": list(colour_box(data) or ()), "depth": depth, "width": width, "height": height,
-        "peakNits": float(np.percentile(nits.max(axis=-1), 99.9)), "psnrPQ": 10 * np.log10(1 / mse) if mse > 0 else float("inf"),
+        "peakNits": float(np.percentile(nits.max(axis=-1), 99.9)),
+        "referencePeakNits": float(np.percentile((np.maximum(light @ to_bt2020.T, 0) * REFERENCE_WHITE).max(axis=-1), 99.9)), "psnrPQ": 10 * np.log10(1 / mse) if mse > 0 else float("inf"),
     }))
 
 

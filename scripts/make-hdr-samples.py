@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Makes HDR AVIFs from an SDR photo, as a camera or a web tool carries SDR content in an HDR container.
 
-    scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif]
+    scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif] [--transforms]
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
-heif-enc writes no colour box), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). SDR white becomes BT.2408's
+heif-enc writes no colour box), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
+NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
+alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). SDR white becomes BT.2408's
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
 on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
 as real HDR content has: the SDR original is then no longer the answer.
@@ -45,12 +47,12 @@ def write_png16(path, arr):
                 + chunk(b"IEND", b""))
 
 
-def encode(signal, cicp, out):
+def encode(signal, cicp, out, extra=()):
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, "in.png")
         write_png16(png, np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16))
         subprocess.run(["avifenc", "-d", "10", "-y", "444", "-r", "full", "--cicp", cicp, "--min", "0", "--max", "4",
-                        "-s", "6", "-j", "2", png, out], check=True, stdout=subprocess.DEVNULL)
+                        "-s", "6", "-j", "2", *extra, png, out], check=True, stdout=subprocess.DEVNULL)
 
 
 def encode_heif(signal, transfer, out):
@@ -70,6 +72,7 @@ def main():
     ap.add_argument("--max-side", type=int, default=0)
     ap.add_argument("--highlights", action="store_true")
     ap.add_argument("--heif", action="store_true")
+    ap.add_argument("--transforms", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     name = os.path.splitext(os.path.basename(args.image))[0]
@@ -93,6 +96,13 @@ def main():
     encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq.avif"))
     if args.heif:
         encode_heif(pq, 16, os.path.join(args.out, f"{name}{suffix}-pq.heic"))
+    if args.transforms:
+        # irot 1 turns the stored picture a quarter anticlockwise for display: store it turned clockwise
+        encode(np.rot90(pq, -1), "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-irot.avif"), ["--irot", "1"])
+        h, w = pq.shape[:2]
+        clap = f"{w - 40},1,{h - 40},1,0,1,0,1"
+        encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-clap.avif"), ["--clap", clap])
+        encode(pq[20:h - 20, 20:w - 20], "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-cropped.avif"))
     scene = colour.models.ootf_inverse_BT2100_HLG(nits, L_B=0, L_W=HLG_PEAK)
     hlg = colour.models.oetf_BT2100_HLG(scene)
     encode(hlg, "9/18/9", os.path.join(args.out, f"{name}{suffix}-hlg.avif"))

@@ -29,18 +29,7 @@ extension Bitmap {
         let src = UnsafePointer(storage.baseAddress.assumingMemoryBound(to: P.self))
         for dy in 0..<out.height {
             let dst = out.row(dy).assumingMemoryBound(to: P.self)
-            // Source position of (0, dy) and the step in source memory per +1 in dx.
-            let (sx0, sy0, stepX, stepY): (Int, Int, Int, Int)
-            switch o {
-            case .up: (sx0, sy0, stepX, stepY) = (0, dy, 1, 0)
-            case .upMirrored: (sx0, sy0, stepX, stepY) = (sw - 1, dy, -1, 0)
-            case .down: (sx0, sy0, stepX, stepY) = (sw - 1, sh - 1 - dy, -1, 0)
-            case .downMirrored: (sx0, sy0, stepX, stepY) = (0, sh - 1 - dy, 1, 0)
-            case .leftMirrored: (sx0, sy0, stepX, stepY) = (dy, 0, 0, 1)
-            case .right: (sx0, sy0, stepX, stepY) = (dy, sh - 1, 0, -1)
-            case .rightMirrored: (sx0, sy0, stepX, stepY) = (sw - 1 - dy, sh - 1, 0, -1)
-            case .left: (sx0, sy0, stepX, stepY) = (sw - 1 - dy, 0, 0, 1)
-            }
+            let (sx0, sy0, stepX, stepY) = o.sourceWalk(row: dy, sourceWidth: sw, sourceHeight: sh)
             var p = sy0 * srcStride + sx0
             let step = stepY * srcStride + stepX
             for dx in 0..<out.width {
@@ -48,5 +37,48 @@ extension Bitmap {
                 p += step
             }
         }
+    }
+}
+
+extension ExifOrientation {
+    /// For upright row `dy` of an image stored `sourceWidth × sourceHeight`: the stored pixel its first pixel
+    /// comes from, and the step through the stored image for each pixel further along the row (the EXIF transform
+    /// inverted).
+    @inline(__always)
+    func sourceWalk(row dy: Int, sourceWidth sw: Int, sourceHeight sh: Int) -> (
+        x: Int, y: Int, stepX: Int, stepY: Int
+    ) {
+        switch self {
+        case .up: (0, dy, 1, 0)
+        case .upMirrored: (sw - 1, dy, -1, 0)
+        case .down: (sw - 1, sh - 1 - dy, -1, 0)
+        case .downMirrored: (0, sh - 1 - dy, 1, 0)
+        case .leftMirrored: (dy, 0, 0, 1)
+        case .right: (dy, sh - 1, 0, -1)
+        case .rightMirrored: (sw - 1 - dy, sh - 1, 0, -1)
+        case .left: (sw - 1 - dy, 0, 0, 1)
+        }
+    }
+
+    /// `pixels` (`width × height`, `channels` values a pixel, row by row) turned upright: the upright image's
+    /// values, and its width and height (swapped for a quarter turn). Cost: one copy.
+    func applied<Value>(to pixels: [Value], width: Int, height: Int, channels: Int) -> (
+        pixels: [Value], width: Int, height: Int
+    ) {
+        if self == .up { return (pixels, width, height) }
+        let (w, h) = swapsDimensions ? (height, width) : (width, height)
+        var out = pixels
+        for dy in 0..<h {
+            let walk = sourceWalk(row: dy, sourceWidth: width, sourceHeight: height)
+            var p = (walk.y * width + walk.x) * channels
+            let step = (walk.stepY * width + walk.stepX) * channels
+            var o = dy * w * channels
+            for _ in 0..<w {
+                for c in 0..<channels { out[o + c] = pixels[p + c] }
+                p += step
+                o += channels
+            }
+        }
+        return (out, w, h)
     }
 }

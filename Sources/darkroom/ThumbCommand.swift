@@ -34,13 +34,13 @@ struct ThumbCommand: ParsableCommand {
     @Option(
         help: """
             HDR sources: sdr (tone-mapped, or a gain map's base image), keep (a JPEG of an Ultra HDR photo stays \
-            Ultra HDR, its gain map resized alongside) or apply (a 10-bit PQ AVIF for HDR displays, a gain map \
-            applied for --headroom).
+            Ultra HDR, its gain map resized alongside; an AVIF of a PQ or HLG photo stays PQ) or apply (a 10-bit PQ \
+            AVIF for HDR displays, a gain map applied or PQ/HLG light rolled off for --headroom).
             """) var hdr: HDROutputMode = .sdr
     @Option(
         help: """
             With --hdr apply: the display's headroom in stops (log2 of its peak over SDR white), 0-10; default a gain \
-            map's full headroom.
+            map's full headroom, or a PQ/HLG photo's whole range.
             """) var headroom: Double?
     @Option(help: "Which page of a multi-page file (TIFF) to thumbnail, from 0; a file without it fails.")
     var page: Int = 0
@@ -127,6 +127,14 @@ struct ThumbCommand: ParsableCommand {
                             bytes, options: options, encode: baseEncodeOptions)
                     {
                         try FileBytes.writeAtomically(encoded, to: job.output(.jpeg))
+                        progress.advance()
+                        return
+                    }
+                    if hdr == .keep, job.format(hasAlpha: false) == .avif,
+                        let encoded = try ImageEncoder.encodeHDRSignalThumbnail(
+                            bytes, options: options, encode: baseEncodeOptions)
+                    {
+                        try FileBytes.writeAtomically(encoded, to: job.output(.avif))
                         progress.advance()
                         return
                     }

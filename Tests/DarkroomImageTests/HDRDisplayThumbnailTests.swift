@@ -5,9 +5,10 @@ import Testing
 
 @testable import DarkroomImage
 
-/// Thumbnails for HDR displays (`hdr=apply`): 10-bit BT.2100 PQ AVIFs, checked by a decoder Darkroom does not use
-/// (imagecodecs' libavif 1.x, `scripts/check-hdr-display.py`) against libultrahdr's own HDR decode of the same
-/// Ultra HDR files (``GainMapSamples``) and Pillow's decode of their base images.
+/// Thumbnails for HDR displays (`hdr=apply`, and `hdr=keep` of PQ and HLG sources): 10-bit BT.2100 PQ AVIFs, checked
+/// by a decoder Darkroom does not use (imagecodecs' libavif 1.x, `scripts/check-hdr-display.py`) against libultrahdr's
+/// own HDR decode of the same Ultra HDR files (``GainMapSamples``), Pillow's decode of their base images, and PQ and
+/// HLG photos decoded by imagecodecs and pillow-heif and resized by Pillow in linear light.
 @Suite(.serialized) struct HDRDisplayThumbnailTests {
     struct Check: Decodable {
         let cicp: [Int]
@@ -16,10 +17,11 @@ import Testing
         let height: Int
         let peakNits: Double
         let psnrPQ: Double
+        let referencePeakNits: Double
     }
 
     /// Encodes `source`'s HDR-display thumbnail at `options` and checks it against `reference` (a `.f32` of linear
-    /// light, or an sRGB PNG) in `source`'s primaries.
+    /// light, or an sRGB PNG, in `source`'s primaries; or a PQ or HLG image, resized by the script).
     static func check(
         _ source: String, reference: String, options: DecodeOptions = DecodeOptions(), headroom: Double? = nil
     ) throws -> Check {
@@ -115,23 +117,100 @@ import Testing
         #expect(psnr >= 33, "\(psnr) dB")
     }
 
+    @Test(arguments: ["pq", "hlg"], ["avif", "heic"])
+    func pqAndHLGSourcesKeepTheirLight(_ transfer: String, _ format: String) throws {
+        // Given a photo whose highlights reach past SDR white, in BT.2020 PQ or HLG (colour-science; avifenc or
+        // libheif), 640 × 400
+        let source = try HDRToneMappingTests.sample("colorfulcups-2560x1600-highlights-\(transfer).\(format)")
+        // When its HDR-display thumbnail is made at 128 px with no headroom given, reduced in blocks as usual and
+        // reduced in full (a shrink-on-load margin past the source's size)
+        let check = try Self.check(source, reference: source, options: DecodeOptions(size: .maxPixelSize(128)))
+        let whole = try Self.check(
+            source, reference: source, options: DecodeOptions(size: .maxPixelSize(128), shrinkOnLoadMargin: 8))
+        print(
+            "hdr keep \(transfer) \(format): \(check.psnrPQ) dB, whole \(whole.psnrPQ) dB, peak \(check.peakNits) of \(check.referencePeakNits) nits"
+        )
+        // Then each is a 10-bit PQ AVIF of the source's display light resized by Pillow's Lanczos filter in linear
+        // light (HLG as a 1,000-nit display shows it), its highlights as bright as the reference's
+        #expect(check.cicp == [9, 16, 9, 1] && check.depth == 10 && check.width == 128 && check.height == 80)
+        // (the rest: AV1 at quality 85, and for HEIC libheif's 4:2:0 chroma, which Darkroom does not interpolate)
+        #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
+        #expect(whole.psnrPQ >= 39, "\(whole.psnrPQ) dB")
+        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+        #expect(check.referencePeakNits > 1.5 * HDRTransfer.referenceWhiteNits, "\(check)")
+    }
+
+    @Test func aTurnedOrCroppedPQPhotoIsTheSamePictureUpright() throws {
+        // Given the PQ photo stored turned (irot), with a clean aperture, and its aperture's region coded alone
+        let name = "colorfulcups-2560x1600-highlights-pq"
+        let files = try ["", "-irot", "-clap", "-cropped"].map {
+            try SamplePhotos.bytes(HDRToneMappingTests.sample(name + $0 + ".avif"))
+        }
+        // When each is kept in PQ at 128 px (AV1 at quality 100: the geometry is the question, not the coding) and
+        // decoded back (Darkroom's tone map to SDR)
+        let options = DecodeOptions(size: .maxPixelSize(128))
+        let decoded = try files.map { bytes in
+            try ImageDecoder().decode(
+                try #require(
+                    try ImageEncoder.encodeHDRSignalThumbnail(
+                        bytes, options: options, encode: EncodeOptions(quality: 100))),
+                options: DecodeOptions(pixelFormat: .exactly(.rgba8)))
+        }
+        // Then the turned one is the upright one, and the aperture the region coded alone
+        #expect(decoded[1].bitmap.width == 128 && decoded[1].bitmap.height == 80)
+        let turned = PixelCompare.psnr(decoded[1].bitmap, decoded[0].bitmap)
+        let cropped = PixelCompare.psnr(decoded[2].bitmap, decoded[3].bitmap)
+        #expect(turned >= 45 && cropped >= 45, "turned \(turned) dB, cropped \(cropped) dB")
+    }
+
+    @Test func aDisplayHeadroomRollsTheHighlightsOff() throws {
+        // Given the PQ photo with highlights
+        let source = try HDRToneMappingTests.sample("colorfulcups-2560x1600-highlights-pq.avif")
+        // When its thumbnail is made for a display with half a stop of headroom (287 nits), and with its whole range
+        let options = DecodeOptions(size: .maxPixelSize(128))
+        let full = try Self.check(source, reference: source, options: options)
+        let halfStop = try Self.check(source, reference: source, options: options, headroom: 0.5)
+        // Then the highlights end at the display's peak instead of the content's, and the rest keeps its light
+        let peak = HDRTransfer.referenceWhiteNits * exp2(0.5)
+        #expect(halfStop.peakNits <= peak * 1.03 && halfStop.peakNits >= peak * 0.85, "\(halfStop)")
+        #expect(full.peakNits > peak * 1.2, "\(full)")
+        #expect(halfStop.psnrPQ >= 30 && halfStop.psnrPQ < full.psnrPQ, "\(halfStop.psnrPQ) of \(full.psnrPQ) dB")
+    }
+
+    @Test func keepMakesPQOfPQAndHLGSourcesAndDeclinesTheRest() throws {
+        // Given a PQ AVIF, an SDR JPEG and options that crop
+        let pq = try SamplePhotos.bytes(HDRToneMappingTests.sample("colorfulcups-2560x1600-highlights-pq.avif"))
+        let jpeg = try SamplePhotos.bytes("jpeg/colorfulcups-2560x1600.jpg")
+        let options = DecodeOptions(size: .maxPixelSize(96))
+        // When hdr=keep's encoder is asked for each
+        let kept = try #require(try ImageEncoder.encodeHDRSignalThumbnail(pq, options: options))
+        let sdr = try ImageEncoder.encodeHDRSignalThumbnail(jpeg, options: options)
+        let cropped = try ImageEncoder.encodeHDRSignalThumbnail(
+            pq, options: DecodeOptions(size: .cover(width: 64, height: 64)))
+        // Then the PQ source gives what hdr=apply gives with no headroom, and the others fall back to SDR (nil)
+        #expect(kept == (try ImageEncoder.encodeHDRDisplayThumbnail(pq, options: options)))
+        #expect(try ImageProber.probe(kept).hdr?.transfer == "pq")
+        #expect(sdr == nil && cropped == nil)
+    }
+
     @Test func whatItCannotMakeIsATypedError() throws {
-        // Given an Ultra HDR JPEG, and a PQ AVIF (Darkroom's own HDR output)
+        // Given an Ultra HDR JPEG and a PQ AVIF
         let bytes = try SamplePhotos.bytes(GainMapSamples.path("xmp"))
-        let pq = try ImageEncoder.encodeHDRDisplayThumbnail(bytes, options: DecodeOptions(size: .maxPixelSize(64)))
-        // When an HDR output is asked of the JPEG cropped or covered, or of the PQ image at all
-        let failures: [DarkroomImageError] = [
-            DecodeOptions(size: .cover(width: 64, height: 64)),
-            DecodeOptions(
-                geometry: OutputGeometry(
-                    size: .maxPixelSize(64), crop: CropRegion.corners(left: 0, top: 0, right: 100, bottom: 100))),
-        ].map { options in Self.error { try ImageEncoder.encodeHDRDisplayThumbnail(bytes, options: options) } }
-        let fromPQ = Self.error { try ImageEncoder.encodeHDRDisplayThumbnail(pq, options: DecodeOptions()) }
+        let pq = try SamplePhotos.bytes(HDRToneMappingTests.sample("colorfulcups-2560x1600-pq.avif"))
+        // When an HDR output is asked of either cropped or covered
+        let failures: [DarkroomImageError] = [bytes, pq].flatMap { bytes in
+            [
+                DecodeOptions(size: .cover(width: 64, height: 64)),
+                DecodeOptions(
+                    geometry: OutputGeometry(
+                        size: .maxPixelSize(64), crop: CropRegion.corners(left: 0, top: 0, right: 100, bottom: 100))),
+            ].map { options in Self.error { try ImageEncoder.encodeHDRDisplayThumbnail(bytes, options: options) } }
+        }
         // Then each is refused as an unsupported feature that says why
+        #expect(failures.count == 4)
         for failure in failures {
             #expect(failure.code == .unsupportedFeature && failure.message.contains("whole image"), "\(failure)")
         }
-        #expect(fromPQ.code == .unsupportedFeature && fromPQ.message.contains("PQ"), "\(fromPQ)")
     }
 
     /// What `body` throws, as Darkroom's error; one with code `.empty` when it throws nothing or something else.

@@ -9,12 +9,12 @@ import Testing
 /// made by colour-science and avifenc from SDR photos (`scripts/make-hdr-samples.py`).
 @Suite(.serialized) struct HDRToneMappingTests {
     /// The samples, made once for the suite: a 2560 × 1600 photo at 640 px, as PQ and HLG, without and with
-    /// highlights above SDR white.
+    /// highlights above SDR white (and the PQ one with highlights stored turned and with a clean aperture).
     static let samples: Result<String, TestSupportError> = {
         do {
             let directory = try TemporaryDirectory.make("hdr")
             let photo = SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg")
-            for extra in [[], ["--highlights"]] {
+            for extra in [[], ["--highlights", "--transforms"]] {
                 _ = try PythonReference.script(
                     "scripts/make-hdr-samples.py", [photo, directory, "--max-side", "640", "--heif"] + extra)
             }

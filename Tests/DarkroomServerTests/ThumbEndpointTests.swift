@@ -63,6 +63,28 @@ struct ThumbEndpointTests {
         }
     }
 
+    @Test("hdr=keep answers an AVIF of a PQ photo in PQ, and SDR for other formats")
+    func hdrKeptAsPQ() async throws {
+        // Given a BT.2020 PQ AVIF (Darkroom's HDR output of an SDR photo) beside the server's other files
+        let pq = try ImageEncoder.encodeHDRDisplayThumbnail(
+            SamplePhotos.bytes("jpeg/colorfulcups-2560x1600.jpg"), options: DecodeOptions(size: .maxPixelSize(320)))
+        try TemporaryDirectory.write(pq, to: root + "/pq.avif")
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            // When a 128 px AVIF is asked for with hdr=keep and without, and a JPEG with hdr=keep
+            let kept = try await client.execute(uri: "/v1/thumb?src=pq.avif&w=128&format=avif&hdr=keep", method: .get)
+            let sdr = try await client.execute(uri: "/v1/thumb?src=pq.avif&w=128&format=avif", method: .get)
+            let jpeg = try await client.execute(uri: "/v1/thumb?src=pq.avif&w=128&format=jpeg&hdr=keep", method: .get)
+            // Then the kept one is a 10-bit PQ AVIF, the others SDR
+            let keptProbe = try ImageProber.probe(kept.bytes)
+            #expect(kept.status == .ok && kept.headers[.contentType] == "image/avif")
+            #expect(
+                keptProbe.width == 128 && keptProbe.bitDepth == 10 && keptProbe.hdr?.transfer == "pq", "\(keptProbe)")
+            let sdrProbe = try ImageProber.probe(sdr.bytes)
+            #expect(sdrProbe.width == 128 && sdrProbe.bitDepth == 8 && sdrProbe.hdr == nil, "\(sdrProbe)")
+            #expect(jpeg.status == .ok && jpeg.headers[.contentType] == "image/jpeg")
+        }
+    }
+
     @Test("contain fits inside the box without upscaling; cover fills it exactly")
     func sizes() async throws {
         // Given a 640×480 JPEG

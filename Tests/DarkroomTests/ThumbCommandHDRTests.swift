@@ -3,7 +3,8 @@ import DarkroomTestSupport
 import Foundation
 import Testing
 
-/// `darkroom thumb --hdr` on an Ultra HDR JPEG, run as a child process: kept as Ultra HDR, applied as a PQ AVIF.
+/// `darkroom thumb --hdr`, run as a child process: an Ultra HDR JPEG kept as Ultra HDR and applied as a PQ AVIF, a
+/// PQ AVIF kept as PQ.
 @Suite struct ThumbCommandHDRTests {
     /// Runs `darkroom thumb` and answers its exit status and standard error.
     static func thumb(_ arguments: [String]) throws -> (status: Int32, error: String) {
@@ -44,6 +45,28 @@ import Testing
         #expect(probe.format == .avif && probe.width == 128 && probe.bitDepth == 10, "\(probe)")
         #expect(probe.hdr?.transfer == "pq" && probe.hdr?.primaries == 9)
         #expect(try SamplePhotos.bytes(directory.path + "/apply1/ultrahdr.avif") != applied)
+    }
+
+    @Test func keepOfAPQPhotoAsAVIFStaysPQ() throws {
+        // Given a BT.2020 PQ AVIF (Darkroom's HDR output of an SDR photo, 320 px)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = directory.path + "/pq.avif"
+        try TemporaryDirectory.write(
+            ImageEncoder.encodeHDRDisplayThumbnail(
+                SamplePhotos.bytes("jpeg/colorfulcups-2560x1600.jpg"), options: DecodeOptions(size: .maxPixelSize(320))),
+            to: input)
+        // When it is thumbnailed to 128 px as AVIF with --hdr keep, and without
+        for (folder, mode) in [("keep", ["--hdr", "keep"]), ("sdr", [])] {
+            let run = try Self.thumb(
+                [input, "--max-pixel-size", "128", "--format", "avif", "--out", directory.path + "/" + folder] + mode)
+            #expect(run.status == 0, "\(folder): \(run.error)")
+        }
+        // Then keep writes a 10-bit PQ AVIF, and the default an 8-bit SDR one
+        let kept = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/keep/pq.avif"))
+        #expect(kept.width == 128 && kept.bitDepth == 10 && kept.hdr?.transfer == "pq", "\(kept)")
+        let sdr = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/sdr/pq.avif"))
+        #expect(sdr.width == 128 && sdr.bitDepth == 8 && sdr.hdr == nil, "\(sdr)")
     }
 
     @Test func contradictoryHDROptionsAreRefused() throws {

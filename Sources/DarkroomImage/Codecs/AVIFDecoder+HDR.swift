@@ -19,7 +19,6 @@ extension AVIFDecoder {
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
         let full = container.image
-        let aperture = container.cleanAperture
         let width = probe.width
         let height = probe.height
         let d = plan.shrinkOnLoadDenominator(options)
@@ -29,8 +28,70 @@ extension AVIFDecoder {
             plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
             isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
         let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
-        let needed = (rows.lowerBound * d)..<min(rows.upperBound * d, height)
-        if let coefficients = YUVCoefficients(full), aperture == nil, !probe.hasAlpha {
+        try reduce(
+            container, hasAlpha: probe.hasAlpha, rows: (rows.lowerBound * d)..<min(rows.upperBound * d, height),
+            width: width, height: height, into: reduced)
+        guard
+            try reduced.toneMap(transfer: transfer, primaries: Int(full.colorPrimaries), rows: rows, into: destination)
+        else {
+            throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(full.colorPrimaries) are not supported")
+        }
+        let cicp = EmbeddedColor.CICP(
+            primaries: Int(full.colorPrimaries), transfer: Int(full.transferCharacteristics),
+            matrix: Int(full.matrixCoefficients), fullRange: full.yuvRange == AVIF_RANGE_FULL)
+        var reading = ColorReading(color: .cicp(cicp))
+        reading.convertedByCodec = true
+        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: reading)
+    }
+
+    /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
+    /// off to `targetPeak` nits), or nil when it is not one the tone mapper reads (SDR, an ICC profile, primaries
+    /// not covered).
+    /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libavif.
+    func reduceHDRLight(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let container = try Container(bytes, limits: limits)
+        let planeBytes = Self.planeBytes(
+            width: Int(container.image.width), height: Int(container.image.height), hasAlpha: probe.hasAlpha,
+            bitDepth: probe.bitDepth, isGrayscale: probe.isGrayscale)
+        guard planeBytes <= limits.maxDecodedBytes else {
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding a \(probe.width)×\(probe.height) AVIF needs \(planeBytes) bytes of planes, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+            )
+        }
+        let meter = PixelMemory.allocated(planeBytes)
+        defer { PixelMemory.released(planeBytes, meter: meter) }
+        try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
+        let image = container.image
+        guard probe.width == container.cleanAperture?.width ?? Int(image.width),
+            probe.height == container.cleanAperture?.height ?? Int(image.height)
+        else { throw DarkroomImageError(.corrupt, "the AVIF container changed between the probe and the decode") }
+        var remaining = limits  // the reduced light beside the decoder's planes
+        remaining.maxDecodedBytes -= planeBytes
+        guard image.icc.size == 0,
+            let transfer = HDRTransfer.toneMapped(
+                cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries)),
+            let light = try HDRLightImage(
+                sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
+                primaries: Int(image.colorPrimaries), targetPeak: targetPeak, limits: remaining, what: "AVIF")
+        else { return nil }
+        try reduce(
+            container, hasAlpha: probe.hasAlpha, rows: 0..<probe.height, width: probe.width, height: probe.height,
+            into: light)
+        return (light, Int(image.colorPrimaries))
+    }
+
+    /// Reduces source rows `needed` of the decoded frame into `reduced`: an opaque image without a clean aperture
+    /// from its planes, others through libavif's 16-bit RGB conversion.
+    private func reduce(
+        _ container: Container, hasAlpha: Bool, rows needed: Range<Int>, width: Int, height: Int,
+        into reduced: some HDRBlockReducer
+    ) throws(DarkroomImageError) {
+        let full = container.image
+        let aperture = container.cleanAperture
+        if let coefficients = YUVCoefficients(full), aperture == nil, !hasAlpha {
             let (planes, strides) = withUnsafeBytes(of: full.yuvPlanes) { p in
                 withUnsafeBytes(of: full.yuvRowBytes) { s in
                     (
@@ -46,41 +107,28 @@ extension AVIFDecoder {
             let sy = full.yuvFormat == AVIF_PIXEL_FORMAT_YUV420 ? 1 : 0
             reduced.reducePlanes(
                 y: y, cb: gray ? nil : plane(1), cr: gray ? nil : plane(2), bitDepth: Int(full.depth), shiftX: sx,
-                shiftY: sy, coefficients: coefficients, rows: needed, sourceWidth: width, sourceHeight: height)
+                shiftY: sy, coefficients: coefficients, rows: needed)
         } else {
             try reduceRGB(container, rows: needed, aperture: aperture, width: width, height: height, into: reduced)
         }
-        guard
-            try reduced.toneMap(transfer: transfer, primaries: Int(full.colorPrimaries), rows: rows, into: destination)
-        else {
-            throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(full.colorPrimaries) are not supported")
-        }
-        let cicp = EmbeddedColor.CICP(
-            primaries: Int(full.colorPrimaries), transfer: Int(full.transferCharacteristics),
-            matrix: Int(full.matrixCoefficients), fullRange: full.yuvRange == AVIF_RANGE_FULL)
-        var reading = ColorReading(color: .cicp(cicp))
-        reading.convertedByCodec = true
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: reading)
     }
 
     /// Reduces through libavif's conversion to 16-bit RGBA (premultiplied), 16 rows at a time: for images with
     /// alpha or a clean aperture, and matrices ``YUVCoefficients`` does not cover.
     private func reduceRGB(
         _ container: Container, rows needed: Range<Int>, aperture: CleanAperture?, width: Int, height: Int,
-        into reduced: HDRReducedImage
+        into reduced: some HDRBlockReducer
     ) throws(DarkroomImageError) {
         let full = container.image
         let left = aperture?.x ?? 0
         let top = aperture?.y ?? 0
         let codedWidth = Int(full.width)
         let codedHeight = Int(full.height)
-        let sums = try ScratchBuffer<UInt32>(count: reduced.width * 4, zeroed: true)
         let stripStride = codedWidth * 4
         let strip = try ScratchBuffer<UInt16>(count: stripStride * Self.stripRows, zeroed: false)
         let codedNeeded = (needed.lowerBound + top)..<(needed.upperBound + top)
         var y = codedNeeded.lowerBound & ~1
         let chromaShift = full.yuvFormat == AVIF_PIXEL_FORMAT_YUV420 ? 1 : 0
-        var blockRows = 0
         while y < codedNeeded.upperBound {
             let rows = min(Self.stripRows, codedHeight - y)
             var view = Self.rows(of: full, from: y, count: rows, chromaShift: chromaShift)
@@ -88,13 +136,7 @@ extension AVIFDecoder {
                 &view, format: AVIF_RGB_FORMAT_RGBA, depth: 16, into: strip.pointer, rowBytes: stripStride * 2,
                 container.decoder)
             for i in 0..<rows where codedNeeded.contains(y + i) {
-                reduced.accumulate(strip.pointer + i * stripStride + left * 4, sourceWidth: width, into: sums.pointer)
-                blockRows += 1
-                let ay = y + i - top
-                if blockRows == reduced.d || ay == height - 1 {
-                    reduced.finishRow(ay / reduced.d, sums: sums.pointer, rows: blockRows, sourceWidth: width)
-                    blockRows = 0
-                }
+                try reduced.addRGBA16(strip.pointer + i * stripStride + left * 4, sourceRow: y + i - top)
             }
             y += rows
         }

@@ -10,10 +10,82 @@ extension HEIFDecoder {
         options: DecodeOptions, decodeOptions: UnsafeMutablePointer<heif_decoding_options>,
         allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
-        guard options.colorSpace == .sRGB, !hasAlpha, case .cicp(let cicp)? = reading.color,
+        guard options.colorSpace == .sRGB, !hasAlpha, let (transfer, cicp) = Self.hdrSignal(reading) else {
+            return nil
+        }
+        let d = plan.shrinkOnLoadDenominator(options)
+        let reducedHeight = (height + d - 1) / d
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: (width + d - 1) / d, sourceHeight: reducedHeight, format: .bgra8Premultiplied,
+            isOpaque: true, filter: options.filter, allocate: allocate)
+        let rows = destination.requiredRows.clamped(to: 0..<reducedHeight)
+        let reduced = try HDRReducedImage(
+            sourceWidth: width, sourceHeight: height, d: d, limits: options.limits, what: "HEIF")
+        guard
+            try reduce(
+                handle, cicp: cicp, width: width, height: height,
+                rows: (rows.lowerBound * d)..<min(rows.upperBound * d, height), decodeOptions: decodeOptions,
+                into: reduced),
+            try reduced.toneMap(transfer: transfer, primaries: cicp.primaries, rows: rows, into: destination)
+        else { return nil }
+        var converted = reading
+        converted.convertedByCodec = true
+        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: converted)
+    }
+
+    /// The whole primary image of a PQ or HLG HEIF reduced by `d` in linear light for an HDR output
+    /// (``HDRLightImage``, rolling off to `targetPeak` nits), with its CICP primaries; nil when it is not one the
+    /// tone mapper reads (SDR or ICC-described, alpha, a matrix or primaries not covered).
+    /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libheif.
+    func reduceHDRLight(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let container = try Container(bytes, limits: limits)
+        let handle = container.primary
+        guard heif_image_handle_has_alpha_channel(handle) == 0,
+            let (transfer, cicp) = Self.hdrSignal(Self.readColor(handle, limits: limits))
+        else { return nil }
+        let depth = max(8, Int(heif_image_handle_get_luma_bits_per_pixel(handle)))
+        let frameBytes = Self.workingBytes(width: probe.width, height: probe.height, hasAlpha: false, bitDepth: depth)
+        guard frameBytes <= limits.maxDecodedBytes else {
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding a \(probe.width)×\(probe.height) HEIC needs \(frameBytes) bytes of frames, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+            )
+        }
+        guard let decodeOptions = heif_decoding_options_alloc() else {
+            throw DarkroomImageError(.outOfMemory, "could not allocate HEIF decoding options")
+        }
+        defer { heif_decoding_options_free(decodeOptions) }
+        let meter = PixelMemory.allocated(frameBytes)
+        defer { PixelMemory.released(frameBytes, meter: meter) }
+        var remaining = limits  // the reduced light beside libheif's frames
+        remaining.maxDecodedBytes -= frameBytes
+        guard
+            let light = try HDRLightImage(
+                sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
+                primaries: cicp.primaries, targetPeak: targetPeak, limits: remaining, what: "HEIC"),
+            try reduce(
+                handle, cicp: cicp, width: probe.width, height: probe.height, rows: 0..<probe.height,
+                decodeOptions: decodeOptions, into: light)
+        else { return nil }
+        return (light, cicp.primaries)
+    }
+
+    /// The transfer and CICP colour of an `nclx`-described PQ or HLG image the tone mapper reads, else nil.
+    private static func hdrSignal(_ reading: ColorReading) -> (HDRTransfer, EmbeddedColor.CICP)? {
+        guard case .cicp(let cicp)? = reading.color,
             let transfer = HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries)
         else { return nil }
-        let d = plan.shrinkOnLoadDenominator(options)
+        return (transfer, cicp)
+    }
+
+    /// Decodes `handle` to Y'CbCr 4:2:0 planes and reduces source rows `needed` into `reduced`; false when
+    /// libheif's planes are not that layout or the matrix is not covered.
+    private func reduce(
+        _ handle: OpaquePointer, cicp: EmbeddedColor.CICP, width: Int, height: Int, rows needed: Range<Int>,
+        decodeOptions: UnsafeMutablePointer<heif_decoding_options>, into reduced: some HDRBlockReducer
+    ) throws(DarkroomImageError) -> Bool {
         var image: OpaquePointer?
         let error = heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_420, decodeOptions)
         guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
@@ -23,27 +95,14 @@ extension HEIFDecoder {
             heif_image_get_chroma_format(image) == heif_chroma_420,
             Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height,
             let coefficients = YUVCoefficients(matrix: cicp.matrix, bitDepth: depth, fullRange: cicp.fullRange)
-        else { return nil }
+        else { return false }
         let plane = { (channel: heif_channel, w: Int, h: Int) in Self.plane(image, channel, w, h, depth: depth) }
         guard let y = plane(heif_channel_Y, width, height),
             let cb = plane(heif_channel_Cb, (width + 1) / 2, (height + 1) / 2),
             let cr = plane(heif_channel_Cr, (width + 1) / 2, (height + 1) / 2)
-        else { return nil }
-        let reduced = try HDRReducedImage(
-            sourceWidth: width, sourceHeight: height, d: d, limits: options.limits, what: "HEIF")
-        let destination = try RowDestination(
-            plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
-            isOpaque: true, filter: options.filter, allocate: allocate)
-        let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
-        let needed = (rows.lowerBound * d)..<min(rows.upperBound * d, height)
+        else { return false }
         reduced.reducePlanes(
-            y: y, cb: cb, cr: cr, bitDepth: depth, shiftX: 1, shiftY: 1, coefficients: coefficients, rows: needed,
-            sourceWidth: width, sourceHeight: height)
-        guard try reduced.toneMap(transfer: transfer, primaries: cicp.primaries, rows: rows, into: destination) else {
-            return nil
-        }
-        var converted = reading
-        converted.convertedByCodec = true
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: converted)
+            y: y, cb: cb, cr: cr, bitDepth: depth, shiftX: 1, shiftY: 1, coefficients: coefficients, rows: needed)
+        return true
     }
 }

@@ -9,23 +9,22 @@ extension ImageEncoder {
     /// whole (4:4:4): subsampled PQ chroma overshoots at saturated edges, lifting SDR content visibly above SDR
     /// white, for about a quarter fewer bytes.
     ///
-    /// The light is converted from `profile`'s primaries (sRGB's without one) to BT.2020 with the profiles'
-    /// colorants (relative colorimetric, as ICC stores them); BT.2020 holds every such gamut, so nothing is clipped
-    /// but light over PQ's 10,000 nits. libavif 0.11 writes no content light level (`clli`).
+    /// The light is converted from its primaries to BT.2020: an ICC profile's by its colorants (relative
+    /// colorimetric, as ICC stores them), CICP primaries by their chromaticities; BT.2020 holds every such gamut, so
+    /// nothing is clipped but light over PQ's 10,000 nits. libavif 0.11 writes no content light level (`clli`).
     ///
     /// Cost: one PQ curve per sample and one RGB-to-YUV pass, then the AV1 encode; memory, 6 bytes per pixel
     /// besides the encoder's.
     /// - Parameters:
-    ///   - light: linear RGB, three values per pixel row by row, 1.0 at SDR white.
-    ///   - profile: the ICC profile whose primaries `light` is in: an RGB matrix/TRC profile (the kind cameras,
-    ///     phones and gain-map bases carry).
-    /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for a profile that is not RGB matrix/TRC,
-    ///   `.encodeFailed` from libavif.
-    static func encodePQAVIF(
-        light: [Float], width: Int, height: Int, profile: ColorProfile?, options: EncodeOptions
-    ) throws(DarkroomImageError) -> [UInt8] {
+    /// - Parameters:
+    ///   - rendition: the light, and the primaries it is in (an ICC profile must be RGB matrix/TRC: the kind
+    ///     cameras, phones and gain-map bases carry).
+    /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for a profile that is not RGB matrix/TRC or primaries
+    ///   not known, `.encodeFailed` from libavif.
+    static func encodePQAVIF(_ rendition: HDRRendition, options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
+        let (light, width, height) = (rendition.pixels, rendition.width, rendition.height)
         precondition(light.count == width * height * 3)
-        let m = try toBT2020(from: profile).map { Float($0) }
+        let m = try toBT2020(from: rendition.primaries).map { Float($0) }
         let scale = Float(HDRTransfer.referenceWhiteNits)
         let pq = HDRTransfer.pqEncoder
         var signal = [UInt16](repeating: 0, count: light.count)
@@ -56,8 +55,22 @@ extension ImageEncoder {
         return try write(image, options)
     }
 
+    /// The row-major matrix from linear light in `primaries` to BT.2020's.
+    static func toBT2020(from primaries: HDRRendition.Primaries) throws(DarkroomImageError) -> [Double] {
+        switch primaries {
+        case .profile(let profile): return try toBT2020(from: profile)
+        case .cicp(let code):
+            guard let (white, rgb) = ColorTransformBuilder.cicpPrimaries(code),
+                let source = Matrix3.rgbToXYZ(white: white, primaries: rgb),
+                let (bt2020White, bt2020) = ColorTransformBuilder.cicpPrimaries(9),
+                let target = Matrix3.rgbToXYZ(white: bt2020White, primaries: bt2020).flatMap(Matrix3.inverse)
+            else { throw DarkroomImageError(.unsupportedFeature, "the colour primaries \(code) are not known") }
+            return Matrix3.multiply(target, source)
+        }
+    }
+
     /// The row-major matrix from linear light in `profile`'s primaries (sRGB's without one) to BT.2020's.
-    static func toBT2020(from profile: ColorProfile?) throws(DarkroomImageError) -> [Double] {
+    private static func toBT2020(from profile: ColorProfile?) throws(DarkroomImageError) -> [Double] {
         let source: cmsHPROFILE? =
             if let data = profile?.data, !data.isEmpty {
                 data.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) }

@@ -5,17 +5,23 @@
 /// on the reduced pixels only, as the ICC step runs on the output. The brightest reduced pixel is the roll-off's
 /// source peak: a still image is measured whole, as libplacebo's peak detection measures video frames. Memory: 8
 /// bytes a reduced pixel (checked against ``DecodeLimits/maxDecodedBytes``), and 16 more while tone-mapping.
-final class HDRReducedImage {
+final class HDRReducedImage: HDRBlockReducer {
     let width: Int, height: Int
     /// The shrink denominator: each reduced pixel averages a `d × d` block of the source.
     let d: Int
     /// Counted as pixel memory while it exists (a ``ScratchBuffer``).
     let pixels: ScratchBuffer<UInt16>
+    private let sourceWidth: Int, sourceHeight: Int
+    /// One reduced row's RGBA sums while RGBA rows are added, and how many source rows they hold.
+    private var rgbaSums: ScratchBuffer<UInt32>?
+    private var rgbaRows = 0
 
     init(sourceWidth: Int, sourceHeight: Int, d: Int, limits: DecodeLimits, what: String) throws(DarkroomImageError) {
         width = (sourceWidth + d - 1) / d
         height = (sourceHeight + d - 1) / d
         self.d = d
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
         let bytes = width * height * 24  // the pixels, and their light while tone-mapping
         guard bytes <= limits.maxDecodedBytes else {
             throw DarkroomImageError(
@@ -39,8 +45,7 @@ final class HDRReducedImage {
     ///   - shiftX, shiftY: log2 of the chroma subsampling; `cb` and `cr` nil for a gray (4:0:0) image.
     func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
         y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX sx: Int,
-        shiftY sy: Int, coefficients k: YUVCoefficients, rows needed: Range<Int>, sourceWidth: Int,
-        sourceHeight: Int
+        shiftY sy: Int, coefficients k: YUVCoefficients, rows needed: Range<Int>
     ) {
         let chromaWidth = (sourceWidth + (1 << sx) - 1) >> sx
         let chromaHeight = (sourceHeight + (1 << sy) - 1) >> sy
@@ -88,23 +93,6 @@ final class HDRReducedImage {
                 out[4 * bx + 3] = 65535
             }
             ry += 1
-        }
-    }
-
-    /// ``reducePlanes(y:cb:cr:as:shiftX:shiftY:coefficients:rows:sourceWidth:sourceHeight:)`` for samples of
-    /// `bitDepth` bits: 8-bit samples are bytes, deeper ones 16-bit words.
-    func reducePlanes(
-        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, bitDepth: Int, shiftX: Int, shiftY: Int,
-        coefficients: YUVCoefficients, rows: Range<Int>, sourceWidth: Int, sourceHeight: Int
-    ) {
-        if bitDepth > 8 {
-            reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt16.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
-                rows: rows, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-        } else {
-            reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt8.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
-                rows: rows, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         }
     }
 
@@ -156,8 +144,10 @@ final class HDRReducedImage {
 
     // MARK: Reducing RGBA rows
 
-    /// Adds one source row of RGBA16 pixels into per-block sums (`d` pixels a block, four channels).
-    func accumulate(_ row: UnsafePointer<UInt16>, sourceWidth: Int, into sums: UnsafeMutablePointer<UInt32>) {
+    /// Adds source row `y` of premultiplied RGBA16 pixels (rows in order, `d` a block).
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError) {
+        if rgbaSums == nil { rgbaSums = try ScratchBuffer<UInt32>(count: width * 4, zeroed: true) }
+        let sums = rgbaSums!.pointer
         var x = 0
         var block = 0
         while x < sourceWidth {
@@ -171,18 +161,17 @@ final class HDRReducedImage {
             (sums[4 * block], sums[4 * block + 1], sums[4 * block + 2], sums[4 * block + 3]) = (s.x, s.y, s.z, s.w)
             block += 1
         }
-    }
-
-    /// Writes reduced row `y` from the sums of `rows` accumulated source rows and clears the sums.
-    func finishRow(_ y: Int, sums: UnsafeMutablePointer<UInt32>, rows: Int, sourceWidth: Int) {
-        let out = row(y)
+        rgbaRows += 1
+        guard y % d == d - 1 || y == sourceHeight - 1 else { return }
+        let out = self.row(y / d)
         for block in 0..<width {
-            let count = UInt32(min(d, sourceWidth - block * d) * rows)
+            let count = UInt32(min(d, sourceWidth - block * d) * rgbaRows)
             for c in 0..<4 {
                 out[4 * block + c] = UInt16((sums[4 * block + c] + count / 2) / count)
                 sums[4 * block + c] = 0
             }
         }
+        rgbaRows = 0
     }
 
     // MARK: Tone mapping
@@ -195,20 +184,7 @@ final class HDRReducedImage {
         guard let measuring = HDRToneMapper(transfer: transfer, primaries: primaries, sourcePeak: 0) else {
             return false
         }
-        // (the light is measured first: the gain table, which depends on the peak, is built once it is known)
-        // Light once per pixel: the peak is measured from it, then it is tone-mapped.
-        let light = try ScratchBuffer<SIMD3<Float>>(count: width * rows.count, zeroed: false)
-        var peak: Float = 0
-        for (i, y) in rows.enumerated() {
-            let p = row(y)
-            let l = light.pointer + i * width
-            for x in 0..<width {
-                let (r, g, b, a) = Self.unpremultiplied(p + 4 * x)
-                l[x] = measuring.light(r, g, b)
-                if a > 0 { peak = max(peak, l[x].max()) }
-            }
-        }
-        let mapper = measuring.withSourcePeak(Double(peak))
+        let (light, mapper) = try measure(rows, with: measuring)
         let out = try ScratchBuffer<UInt8>(count: width * 4, zeroed: false)
         let o = out.pointer
         for (i, y) in rows.enumerated() {
@@ -229,6 +205,26 @@ final class HDRReducedImage {
             destination.consume(row: o, y: y)
         }
         return true
+    }
+
+    /// The light of reduced `rows` (nits, the source primaries), once per pixel, and `measuring` rolling off from
+    /// the brightest opaque pixel's light: a still image's peak is measured whole, and the gain table, which
+    /// depends on it, is built once it is known.
+    private func measure(_ rows: Range<Int>, with measuring: HDRToneMapper) throws(DarkroomImageError) -> (
+        ScratchBuffer<SIMD3<Float>>, HDRToneMapper
+    ) {
+        let light = try ScratchBuffer<SIMD3<Float>>(count: width * rows.count, zeroed: false)
+        var peak: Float = 0
+        for (i, y) in rows.enumerated() {
+            let p = row(y)
+            let l = light.pointer + i * width
+            for x in 0..<width {
+                let (r, g, b, a) = Self.unpremultiplied(p + 4 * x)
+                l[x] = measuring.light(r, g, b)
+                if a > 0 { peak = max(peak, l[x].max()) }
+            }
+        }
+        return (light, measuring.withSourcePeak(Double(peak)))
     }
 
     /// A premultiplied RGBA16 pixel as straight signal values (0…1) and its alpha.

@@ -14,15 +14,18 @@ import Foundation
 /// 3 × 3 matrix and a few comparisons. Built for one image's reduced pixels, never shared between threads.
 struct HDRToneMapper {
     let transfer: HDRTransfer
-    /// The brightest light in the content, nits: where the roll-off reaches SDR white.
+    /// The brightest light in the content, nits: where the roll-off reaches the target's peak.
     private(set) var sourcePeak: Double
+    /// The brightest light the result may hold, nits: SDR white (203) for an SDR image, more for an HDR display.
+    let targetPeak: Double
     /// Source primaries (linear) to BT.709 (linear), row-major.
     private let matrix: [Float]
     /// Source luminance weights (the matrix's middle row to XYZ), for HLG's OOTF.
     private let luminance: SIMD3<Float>
     /// Signal (0…1, `signalSteps` + 1 entries) to light: nits for PQ, relative scene light for HLG.
     private let signalTable: [Float]
-    /// Largest component's light (0…sourcePeak nits, `lightSteps` + 1 entries) to the SDR gain, relative to white.
+    /// Largest component's light (0…sourcePeak nits, `lightSteps` + 1 entries) to the roll-off's gain, relative to
+    /// SDR white.
     private var gainTable: [Float]
     /// Linear light (0…1, `encodeSteps` + 1 entries) to an sRGB byte.
     private let encodeTable: [UInt8]
@@ -39,8 +42,12 @@ struct HDRToneMapper {
     ///   - primaries: a CICP colour-primaries code with a D65 white (1 BT.709, 9 BT.2020, 12 Display P3, …).
     ///   - sourcePeak: the content's brightest light, nits, as measured or as its metadata says; for HLG the
     ///     display peak it is rendered for (1,000 nits by default).
+    ///   - targetPeak: the brightest light the result may hold, nits: SDR white by default.
     /// - Returns: nil when the primaries are unknown or have another white point.
-    init?(transfer: HDRTransfer, primaries: Int, sourcePeak: Double) {
+    init?(
+        transfer: HDRTransfer, primaries: Int, sourcePeak: Double,
+        targetPeak: Double = HDRTransfer.referenceWhiteNits
+    ) {
         guard Self.supports(primaries: primaries), let (white, rgb) = ColorTransformBuilder.cicpPrimaries(primaries),
             let source = Matrix3.rgbToXYZ(white: white, primaries: rgb),
             let bt709 = Matrix3.rgbToXYZ(white: white, primaries: ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))),
@@ -48,13 +55,14 @@ struct HDRToneMapper {
         else { return nil }
         self.transfer = transfer
         self.sourcePeak = max(sourcePeak, HDRTransfer.referenceWhiteNits)
+        self.targetPeak = targetPeak
         matrix = Matrix3.multiply(toBT709, source).map { Float($0) }
         luminance = SIMD3(Float(source[3]), Float(source[4]), Float(source[5]))
         signalTable = (0...Self.signalSteps).map { i in
             let v = Double(i) / Double(Self.signalSteps)
             return Float(transfer == .pq ? HDRTransfer.pqToNits(v) : HDRTransfer.hlgToScene(v))
         }
-        gainTable = Self.gains(sourcePeak: self.sourcePeak)
+        gainTable = Self.gains(sourcePeak: self.sourcePeak, targetPeak: targetPeak)
         encodeTable = (0...Self.encodeSteps).map { i in
             let v = SRGBTransfer.fromLinear(Double(i) / Double(Self.encodeSteps))
             return UInt8(min(255, max(0, (v * 255).rounded())))
@@ -73,17 +81,17 @@ struct HDRToneMapper {
     func withSourcePeak(_ peak: Double) -> HDRToneMapper {
         var copy = self
         copy.sourcePeak = max(peak, HDRTransfer.referenceWhiteNits)
-        copy.gainTable = Self.gains(sourcePeak: copy.sourcePeak)
+        copy.gainTable = Self.gains(sourcePeak: copy.sourcePeak, targetPeak: targetPeak)
         return copy
     }
 
     /// The roll-off as a gain on the largest component's light (0…`sourcePeak` nits), relative to SDR white.
-    private static func gains(sourcePeak peak: Double) -> [Float] {
+    private static func gains(sourcePeak peak: Double, targetPeak: Double) -> [Float] {
         let sdrWhite = HDRTransfer.referenceWhiteNits
         return (0...lightSteps).map { i in
             let nits = peak * Double(i) / Double(lightSteps)
             guard nits > 0 else { return Float(1 / sdrWhite) }
-            return Float(HDRTransfer.bt2390(nits, sourcePeak: peak, targetPeak: sdrWhite) / nits / sdrWhite)
+            return Float(HDRTransfer.bt2390(nits, sourcePeak: peak, targetPeak: targetPeak) / nits / sdrWhite)
         }
     }
 
@@ -101,12 +109,18 @@ struct HDRToneMapper {
         return rgb
     }
 
-    /// The sRGB bytes (red, green, blue) for a pixel's light in the source primaries, nits.
+    /// A pixel's light (nits, the source primaries) rolled off to the target peak, relative to SDR white: the
+    /// three components scaled together by the BT.2390 gain of the largest.
+    @inline(__always)
+    func rolledOff(_ light: SIMD3<Float>) -> SIMD3<Float> {
+        let m = max(light.x, max(light.y, light.z))
+        return light * lookUp(gainTable, m / Float(sourcePeak), steps: Self.lightSteps)
+    }
+
+    /// The sRGB bytes (red, green, blue) for a pixel's light in the source primaries, nits, with an SDR target.
     @inline(__always)
     func encode(_ light: SIMD3<Float>) -> (UInt8, UInt8, UInt8) {
-        let m = max(light.x, max(light.y, light.z))
-        let gain = lookUp(gainTable, m / Float(sourcePeak), steps: Self.lightSteps)
-        let l = light * gain
+        let l = rolledOff(light)
         var c = SIMD3(
             matrix[0] * l.x + matrix[1] * l.y + matrix[2] * l.z,
             matrix[3] * l.x + matrix[4] * l.y + matrix[5] * l.z,

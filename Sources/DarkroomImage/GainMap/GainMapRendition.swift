@@ -1,18 +1,5 @@
 import Foundation
 
-/// An image's HDR rendition, made by applying its gain map: linear light, RGB, 1.0 at SDR white, in the base
-/// image's colour space (its ICC profile, carried here; sRGB primaries without one).
-struct HDRRendition: Sendable {
-    let width: Int
-    let height: Int
-    /// Linear RGB, row by row, three values per pixel; values above 1 are brighter than SDR white.
-    var pixels: [Float]
-    /// The base image's ICC profile: the primaries `pixels` are in.
-    let colorProfile: ColorProfile?
-    /// The weight the gain map applied with (0 the base image, 1 the full alternate rendition).
-    let weight: Double
-}
-
 extension ImageDecoder {
     /// Decodes a gain-map image's HDR rendition for a display with `displayHeadroom` (log2 of its peak over SDR
     /// white): the base image decoded to the output size and the gain map to at most it (a smaller map is
@@ -57,8 +44,8 @@ extension ImageDecoder {
         let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(
             base: base.bitmap, map: try map.bitmap.applying(orientation))
         return HDRRendition(
-            width: base.bitmap.width, height: base.bitmap.height, pixels: pixels, colorProfile: base.colorProfile,
-            weight: weight)
+            width: base.bitmap.width, height: base.bitmap.height, pixels: pixels,
+            primaries: .profile(base.colorProfile), weight: weight)
     }
 }
 

@@ -4,6 +4,10 @@ extension ImageEncoder {
     ///
     /// - An Ultra HDR JPEG: its gain map applied for a display with `displayHeadroom` (log2 of its peak over SDR
     ///   white) with ISO 21496-1's weighting; nil applies it in full (the map's alternate headroom).
+    /// - A PQ or HLG image (AVIF or HEIF, described by CICP): its light kept, HLG's as BT.2100's 1,000-nit
+    ///   reference display shows it (so HLG becomes PQ); with `displayHeadroom`, light brighter than that display's
+    ///   peak rolled off by BT.2390, each pixel's components scaled together. Reduced in blocks and resampled in
+    ///   linear light, never through 8 bits.
     /// - Any other SDR image: its light unchanged (its colours converted to sRGB first), SDR white at 203 nits;
     ///   an Ultra HDR file whose map cannot be applied is treated so (its probe says why).
     ///
@@ -11,8 +15,7 @@ extension ImageEncoder {
     /// encode; memory, 12 bytes per output pixel besides the decoded bitmaps.
     ///
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for a crop or a size that crops (the map is applied
-    ///   to the whole image), a PQ or HLG source (only its SDR tone map is made), or transparency; otherwise what
-    ///   decoding or encoding throws.
+    ///   to the whole image) or transparency; otherwise what decoding or encoding throws.
     public static func encodeHDRDisplayThumbnail(
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, displayHeadroom: Double? = nil,
         encode: EncodeOptions = EncodeOptions()
@@ -22,21 +25,19 @@ extension ImageEncoder {
                 .unsupportedFeature, "an HDR output is the whole image: ask for a size that fits, without a crop")
         }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
-        if let hdr = probe.hdr {
-            throw DarkroomImageError(
-                .unsupportedFeature,
-                "an HDR output of a \(hdr.transfer.uppercased()) image is not made yet; its SDR tone map is")
-        }
         let decoder = ImageDecoder()
+        if let hdr = probe.hdr, hdr.toneMapped {
+            return try encodePQAVIF(
+                decoder.decodeHDRSignalRendition(
+                    bytes, probe: probe, options: options, displayHeadroom: displayHeadroom), options: encode)
+        }
         if let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits), layout.details.isUsable,
             let metadata = layout.details.metadata
         {
             let rendition = try decoder.decodeHDRRendition(
                 bytes, layout: layout, options: options,
                 displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
-            return try encodePQAVIF(
-                light: rendition.pixels, width: rendition.width, height: rendition.height,
-                profile: rendition.colorProfile, options: encode)
+            return try encodePQAVIF(rendition, options: encode)
         }
         var sdrOptions = options
         sdrOptions.colorSpace = .sRGB
@@ -56,7 +57,9 @@ extension ImageEncoder {
             }
         }
         return try encodePQAVIF(
-            light: light, width: image.bitmap.width, height: image.bitmap.height, profile: nil, options: encode)
+            HDRRendition(
+                width: image.bitmap.width, height: image.bitmap.height, pixels: light, primaries: .profile(nil),
+                weight: 0), options: encode)
     }
 
     /// Encodes an HDR-display thumbnail of a byte array. See
@@ -68,6 +71,42 @@ extension ImageEncoder {
         try bytes.withUnsafeBytes { raw in
             Result { () throws(DarkroomImageError) in
                 try encodeHDRDisplayThumbnail(raw, options: options, displayHeadroom: displayHeadroom, encode: encode)
+            }
+        }.get()
+    }
+}
+
+extension ImageEncoder {
+    /// Encodes an AVIF of a PQ or HLG image that stays HDR (``HDROutputMode/keep``): its light at the output size
+    /// in a 10-bit BT.2100 PQ AVIF, as
+    /// ``encodeHDRDisplayThumbnail(_:options:displayHeadroom:encode:)-(UnsafeRawBufferPointer,_,_,_)`` makes it
+    /// with no display headroom (HLG becomes PQ, as BT.2100's 1,000-nit reference display shows it).
+    ///
+    /// Cost: one probe, then one decode of the whole image in linear light and a 10-bit AV1 encode.
+    ///
+    /// - Returns: nil when `bytes` is not a PQ or HLG AVIF or HEIF that Darkroom tone-maps, has transparency, or
+    ///   `options` crops (``HDROutputMode/keep``'s fallback: encode the SDR image as usual).
+    /// - Throws: ``DarkroomImageError`` from decoding or encoding.
+    public static func encodeHDRSignalThumbnail(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        guard options.geometry.isWholeImage else { return nil }
+        let probe = try ImageProber.probe(bytes, limits: options.limits)
+        guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha, probe.format == .avif || probe.format == .heic
+        else { return nil }
+        return try encodePQAVIF(
+            ImageDecoder().decodeHDRSignalRendition(bytes, probe: probe, options: options, displayHeadroom: nil),
+            options: encode)
+    }
+
+    /// Encodes an HDR AVIF of a PQ or HLG byte array. See
+    /// ``encodeHDRSignalThumbnail(_:options:encode:)-(UnsafeRawBufferPointer,_,_)``.
+    public static func encodeHDRSignalThumbnail(
+        _ bytes: [UInt8], options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(DarkroomImageError) in
+                try encodeHDRSignalThumbnail(raw, options: options, encode: encode)
             }
         }.get()
     }

@@ -62,13 +62,14 @@ package struct ThumbnailParameters: Sendable, Hashable {
     var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
-    /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too (``HDROutputMode/keep``), when nothing
-    /// but the resize applies (no crop, operation, kept metadata or byte budget); `hdr=apply`: a 10-bit PQ AVIF for
-    /// HDR displays, a gain map applied for ``headroom`` (``HDROutputMode/apply``; a resize only, refused with
-    /// anything else); `hdr=sdr`, the default: SDR.
+    /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too, an AVIF of a PQ or HLG photo a PQ AVIF
+    /// (``HDROutputMode/keep``), when nothing but the resize applies (no crop, operation, kept metadata or byte
+    /// budget); `hdr=apply`: a 10-bit PQ AVIF for HDR displays, a gain map applied or PQ/HLG light rolled off for
+    /// ``headroom`` (``HDROutputMode/apply``; a resize only, refused with anything else); `hdr=sdr`, the default:
+    /// SDR.
     var hdr = HDROutputMode.sdr
     /// `headroom=S` with `hdr=apply`: the display's headroom in stops (log2 of its peak over SDR white), 0…10; nil
-    /// applies a gain map in full.
+    /// applies a gain map in full and keeps a PQ or HLG photo's whole range.
     var headroom: Double?
     /// Rotation, flips, blur, sharpening, padding and background (``ThumbnailOperations``).
     let operations: ThumbnailOperations

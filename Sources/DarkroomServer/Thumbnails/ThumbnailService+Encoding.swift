@@ -61,8 +61,18 @@ extension ThumbnailService {
         }
     }
 
+    /// A 10-bit PQ AVIF of a PQ or HLG source that stays HDR (`hdr=keep`; blocking: call on a pipeline thread), or
+    /// nil when the source is not one.
+    func hdrSignal(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
+        try fromSourceBytes(.avif, what: "HDR", parameters: parameters) { options throws(DarkroomImageError) in
+            try ImageEncoder.encodeHDRSignalThumbnail(
+                bytes, options: options,
+                encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed))
+        }
+    }
+
     /// A 10-bit PQ AVIF for HDR displays (blocking: call on a pipeline thread): a gain map applied for the
-    /// parameters' headroom, an SDR source's light kept at SDR white.
+    /// parameters' headroom, a PQ or HLG source's light rolled off to it, an SDR source's light kept at SDR white.
     func hdrDisplay(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail {
         let thumbnail = try fromSourceBytes(.avif, what: "HDR", parameters: parameters) {
             options throws(DarkroomImageError) in

@@ -199,6 +199,20 @@ final class ThumbnailService: Sendable {
                     return (thumbnail, "rendered")
                 }
             }
+            // A PQ or HLG photo asked to stay HDR as an AVIF: its light, encoded in PQ from its bytes
+            if parameters.hdr == .keep, parameters.processors.isEmpty, parameters.keepMetadata == nil,
+                parameters.maxBytes == nil, probe.map({ $0.hdr?.toneMapped == true }) ?? true,
+                variant.fileFormat(hasAlpha: false, source: probe?.format) == .avif
+            {
+                let bytes = try await sourceBytes()
+                let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
+                    [self] () throws(ServerError) in try hdrSignal(bytes, parameters: parameters)
+                }
+                if let thumbnail {
+                    store(thumbnail, forKey: key)
+                    return (thumbnail, "rendered")
+                }
+            }
             // Kept metadata comes from the source's bytes
             let keptExif: [UInt8]? =
                 if let keep = parameters.keepMetadata {

@@ -1,0 +1,129 @@
+/// What the HDR decoders reduce a PQ or HLG image into, `d × d` source pixels a block: the signal for the SDR tone
+/// map (``HDRReducedImage``), or light for an HDR output (``HDRLightImage``).
+protocol HDRBlockReducer: AnyObject {
+    /// The shrink denominator: each reduced pixel covers a `d × d` block of the source.
+    var d: Int { get }
+    var width: Int { get }
+    var height: Int { get }
+    /// Reduces source `rows` (whole blocks) of an image's Y'CbCr planes of `Sample`s; `cb` and `cr` nil for a gray
+    /// (4:0:0) image, `shiftX`/`shiftY` log2 of the chroma subsampling.
+    func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
+        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX: Int, shiftY: Int,
+        coefficients: YUVCoefficients, rows: Range<Int>)
+    /// Adds source row `y` of premultiplied RGBA16 pixels; rows come in order.
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError)
+}
+
+extension HDRBlockReducer {
+    /// ``reducePlanes(y:cb:cr:as:shiftX:shiftY:coefficients:rows:)`` for samples of `bitDepth` bits: 8-bit samples
+    /// are bytes, deeper ones 16-bit words.
+    func reducePlanes(
+        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, bitDepth: Int, shiftX: Int, shiftY: Int,
+        coefficients: YUVCoefficients, rows: Range<Int>
+    ) {
+        if bitDepth > 8 {
+            reducePlanes(
+                y: y, cb: cb, cr: cr, as: UInt16.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
+                rows: rows)
+        } else {
+            reducePlanes(
+                y: y, cb: cb, cr: cr, as: UInt8.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
+                rows: rows)
+        }
+    }
+}
+
+/// A PQ or HLG image reduced in linear light for an HDR output: each source pixel's signal turned into light (nits,
+/// the source primaries; HLG as BT.2100's 1,000-nit reference display shows it) and averaged in blocks of the shrink
+/// denominator, so a highlight's light is averaged as light rather than as signal (PQ's curve is steep: averaging
+/// signal darkens bright detail by many times what averaging sRGB does).
+///
+/// Cost: per source pixel a Y'CbCr conversion and three table look-ups (HLG also a `pow`); memory, 16 bytes a
+/// reduced pixel while reducing and 12 for the light it yields (checked against ``DecodeLimits/maxDecodedBytes``).
+/// Used by one thread.
+final class HDRLightImage: HDRBlockReducer {
+    let width: Int, height: Int, d: Int
+    private let sourceWidth: Int, sourceHeight: Int
+    private let mapper: HDRToneMapper
+    /// Light summed per reduced pixel.
+    private let sums: ScratchBuffer<SIMD3<Float>>
+
+    /// - Parameter targetPeak: the brightest light the output may hold, nits (``light()`` rolls brighter off).
+    /// - Returns: nil when `primaries` are not ones ``HDRToneMapper`` converts.
+    init?(
+        sourceWidth: Int, sourceHeight: Int, d: Int, transfer: HDRTransfer, primaries: Int, targetPeak: Double,
+        limits: DecodeLimits, what: String
+    ) throws(DarkroomImageError) {
+        guard
+            let mapper = HDRToneMapper(
+                transfer: transfer, primaries: primaries, sourcePeak: 0, targetPeak: targetPeak)
+        else { return nil }
+        width = (sourceWidth + d - 1) / d
+        height = (sourceHeight + d - 1) / d
+        self.d = d
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.mapper = mapper
+        let bytes = width * height * 28
+        guard bytes <= limits.maxDecodedBytes else {
+            throw DarkroomImageError(
+                .limitExceeded,
+                "an HDR output of a \(sourceWidth)×\(sourceHeight) \(what) needs \(bytes) bytes, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+            )
+        }
+        sums = try ScratchBuffer<SIMD3<Float>>(count: width * height, zeroed: true)
+    }
+
+    /// Each pixel takes the chroma sample that covers it, as the signal reduction does at `d` = 1.
+    func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
+        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX sx: Int,
+        shiftY sy: Int, coefficients k: YUVCoefficients, rows: Range<Int>
+    ) {
+        func samples(_ plane: YCbCrRows.Plane, _ row: Int) -> UnsafePointer<Sample> {
+            UnsafeRawPointer(plane.base + row * plane.stride).assumingMemoryBound(to: Sample.self)
+        }
+        for row in rows {
+            let luma = samples(y, row)
+            let u = cb.map { samples($0, row >> sy) }
+            let v = cr.map { samples($0, row >> sy) }
+            let out = sums.pointer + (row / d) * width
+            for x in 0..<sourceWidth {
+                let (r, g, b) = k.rgb(
+                    y: Double(luma[x]), cb: u.map { Double($0[x >> sx]) } ?? k.chromaOffset,
+                    cr: v.map { Double($0[x >> sx]) } ?? k.chromaOffset)
+                out[x / d] += mapper.light(Float(r), Float(g), Float(b))
+            }
+        }
+    }
+
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError) {
+        let out = sums.pointer + (y / d) * width
+        for x in 0..<sourceWidth {
+            let scale: Float = 1 / 65535
+            out[x / d] += mapper.light(
+                Float(row[4 * x]) * scale, Float(row[4 * x + 1]) * scale, Float(row[4 * x + 2]) * scale)
+        }
+    }
+
+    /// The reduced light: RGB in the source primaries, 1.0 at SDR white (203 nits), rolled off by BT.2390 to the
+    /// target peak where the brightest reduced pixel is brighter, each pixel's components scaled together. Call
+    /// once, after every row is added.
+    func light() -> [Float] {
+        var peak: Float = 0
+        for by in 0..<height {
+            let rows = Float(min(d, sourceHeight - by * d))
+            for bx in 0..<width {
+                let i = by * width + bx
+                sums.pointer[i] /= rows * Float(min(d, sourceWidth - bx * d))
+                peak = max(peak, sums.pointer[i].max())
+            }
+        }
+        let rollOff = mapper.withSourcePeak(Double(peak))
+        var out = [Float](repeating: 0, count: width * height * 3)
+        for i in 0..<(width * height) {
+            let l = rollOff.rolledOff(sums.pointer[i])
+            (out[3 * i], out[3 * i + 1], out[3 * i + 2]) = (l.x, l.y, l.z)
+        }
+        return out
+    }
+}
