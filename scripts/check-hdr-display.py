@@ -6,7 +6,7 @@ Darkroom does not use: imagecodecs' own libavif (1.x) decodes the AVIF, numpy do
 
 REFERENCE is linear light (a .f32 of float32 RGB, 1.0 = SDR white: libultrahdr's HDR decode, say) or an SDR image
 (a .png, sRGB-coded), in the primaries of SOURCE's ICC profile (sRGB's without one), at the output's size; or an HDR
-image (a BT.2020 PQ or HLG .avif or .heic, decoded by imagecodecs' libavif or pillow-heif's libheif), whose display
+image (a BT.2020 PQ or HLG .avif, .heic or .png, decoded by imagecodecs' libavif or libpng, or pillow-heif's libheif), whose display
 light (HLG through BT.2100's OOTF for a 1,000-nit display) is resized to the output's size with Pillow's Lanczos filter
 in linear light, and SOURCE is then unused.
 
@@ -70,6 +70,10 @@ def hdr_light(path, width, height):
         coded, box = imagecodecs.avif_decode(data), colour_box(data)
         transfer = box[1]
         signal = coded[..., :3].astype(np.float64) / (1023 if coded.dtype == np.uint16 else 255)
+    elif path.endswith(".png"):
+        coded = imagecodecs.png_decode(data)
+        transfer = data[data.find(b"cICP") + 5]
+        signal = coded[..., :3].astype(np.float64) / (65535 if coded.dtype == np.uint16 else 255)
     else:
         import pillow_heif
         heif = pillow_heif.open_heif(path, convert_hdr_to_8bit=False)
@@ -108,7 +112,7 @@ def main():
     pixi = data.find(b"pixi")  # then version and flags (4), channel count (1), bits per channel
     depth = int(data[pixi + 9]) if pixi >= 0 else 8
     to_bt2020 = None
-    if reference.endswith((".avif", ".heic")):
+    if reference.endswith((".avif", ".heic")) or (reference.endswith(".png") and b"cICP" in open(reference, "rb").read()):
         light, to_bt2020 = hdr_light(reference, width, height), np.eye(3)
     elif reference.endswith(".png"):
         coded = np.asarray(Image.open(reference).convert("RGB"), np.float64) / 255

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Makes HDR AVIFs from an SDR photo, as a camera or a web tool carries SDR content in an HDR container.
 
-    scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif] [--transforms]
+    scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif] [--png] [--transforms]
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
-heif-enc writes no colour box), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
+heif-enc writes no colour box), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
+9/16/0/1 or 9/18/0/1 and a `cLLi` chunk of the content's light level, PNG's third edition), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
 NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
 alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). SDR white becomes BT.2408's
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
@@ -34,7 +35,7 @@ REFERENCE_WHITE = 203.0
 HLG_PEAK = 1000.0
 
 
-def write_png16(path, arr):
+def write_png16(path, arr, cicp=None, light_level=None):
     h, w, _ = arr.shape
     raw = b"".join(b"\0" + arr[y].astype(">u2").tobytes() for y in range(h))
 
@@ -42,15 +43,22 @@ def write_png16(path, arr):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
 
     ihdr = struct.pack(">IIBBBBB", w, h, 16, 2, 0, 0, 0)
+    colour = chunk(b"cICP", bytes(cicp)) if cicp else b""
+    if light_level:  # cLLi: the brightest pixel and the frame's average, in units of 0.0001 nits
+        colour += chunk(b"cLLi", struct.pack(">II", *(round(v * 10000) for v in light_level)))
     with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 6))
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + colour + chunk(b"IDAT", zlib.compress(raw, 6))
                 + chunk(b"IEND", b""))
+
+
+def to16(signal):
+    return np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16)
 
 
 def encode(signal, cicp, out, extra=()):
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, "in.png")
-        write_png16(png, np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16))
+        write_png16(png, to16(signal))
         subprocess.run(["avifenc", "-d", "10", "-y", "444", "-r", "full", "--cicp", cicp, "--min", "0", "--max", "4",
                         "-s", "6", "-j", "2", *extra, png, out], check=True, stdout=subprocess.DEVNULL)
 
@@ -72,6 +80,7 @@ def main():
     ap.add_argument("--max-side", type=int, default=0)
     ap.add_argument("--highlights", action="store_true")
     ap.add_argument("--heif", action="store_true")
+    ap.add_argument("--png", action="store_true")
     ap.add_argument("--transforms", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -96,6 +105,10 @@ def main():
     encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq.avif"))
     if args.heif:
         encode_heif(pq, 16, os.path.join(args.out, f"{name}{suffix}-pq.heic"))
+    brightest = nits.max(axis=-1)
+    light_level = (float(brightest.max()), float(brightest.mean()))
+    if args.png:
+        write_png16(os.path.join(args.out, f"{name}{suffix}-pq.png"), to16(pq), (9, 16, 0, 1), light_level)
     if args.transforms:
         # irot 1 turns the stored picture a quarter anticlockwise for display: store it turned clockwise
         encode(np.rot90(pq, -1), "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-irot.avif"), ["--irot", "1"])
@@ -108,6 +121,8 @@ def main():
     encode(hlg, "9/18/9", os.path.join(args.out, f"{name}{suffix}-hlg.avif"))
     if args.heif:
         encode_heif(hlg, 18, os.path.join(args.out, f"{name}{suffix}-hlg.heic"))
+    if args.png:
+        write_png16(os.path.join(args.out, f"{name}{suffix}-hlg.png"), to16(hlg), (9, 18, 0, 1), light_level)
 
 
 if __name__ == "__main__":

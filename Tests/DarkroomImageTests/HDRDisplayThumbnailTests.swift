@@ -117,10 +117,10 @@ import Testing
         #expect(psnr >= 33, "\(psnr) dB")
     }
 
-    @Test(arguments: ["pq", "hlg"], ["avif", "heic"])
+    @Test(arguments: ["pq", "hlg"], ["avif", "heic", "png"])
     func pqAndHLGSourcesKeepTheirLight(_ transfer: String, _ format: String) throws {
-        // Given a photo whose highlights reach past SDR white, in BT.2020 PQ or HLG (colour-science; avifenc or
-        // libheif), 640 × 400
+        // Given a photo whose highlights reach past SDR white, in BT.2020 PQ or HLG (colour-science; avifenc,
+        // libheif, or a 16-bit PNG with cICP), 640 × 400
         let source = try HDRToneMappingTests.sample("colorfulcups-2560x1600-highlights-\(transfer).\(format)")
         // When its HDR-display thumbnail is made at 128 px with no headroom given, reduced in blocks as usual and
         // reduced in full (a shrink-on-load margin past the source's size)

@@ -16,7 +16,7 @@ import Testing
             let photo = SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg")
             for extra in [[], ["--highlights", "--transforms"]] {
                 _ = try PythonReference.script(
-                    "scripts/make-hdr-samples.py", [photo, directory, "--max-side", "640", "--heif"] + extra)
+                    "scripts/make-hdr-samples.py", [photo, directory, "--max-side", "640", "--heif", "--png"] + extra)
             }
             return .success(directory)
         } catch let error as TestSupportError {
@@ -82,10 +82,10 @@ import Testing
         #expect(HDRTransfer.bt2390(150, sourcePeak: 180, targetPeak: target) == 150)
     }
 
-    @Test(arguments: ["pq", "hlg"], ["avif", "heic"])
+    @Test(arguments: ["pq", "hlg"], ["avif", "heic", "png"])
     func sdrContentCarriedInHDRComesBackAsTheOriginal(_ transfer: String, _ format: String) throws {
-        // Given an SDR photo carried in BT.2020 PQ or HLG, its white at 203 nits, as AVIF (avifenc) or HEIC
-        // (libheif through pillow-heif)
+        // Given an SDR photo carried in BT.2020 PQ or HLG, its white at 203 nits, as AVIF (avifenc), HEIC (libheif
+        // through pillow-heif) or 16-bit PNG with a cICP chunk
         let hdr = try Self.decode(Self.sample("colorfulcups-2560x1600-\(transfer).\(format)"))
         // When it is decoded to a 256 px thumbnail, and the SDR original too
         let original = try Self.decode(Self.sample("colorfulcups-2560x1600-sdr.png"))
@@ -101,6 +101,12 @@ import Testing
         #expect(probe.hdr?.transfer == transfer)
         #expect(probe.hdr?.primaries == 9)
         #expect(probe.hdr?.toneMapped == true)
+        // and a PNG's cLLi gives the content light level: SDR white at 203 nits the brightest
+        if format == "png" {
+            let brightest = try #require(probe.hdr?.maxContentLightLevel)
+            let average = try #require(probe.hdr?.maxFrameAverageLightLevel)
+            #expect((190...203).contains(brightest) && average < brightest, "\(brightest), \(average)")
+        }
     }
 
     @Test(arguments: ["pq", "hlg"])

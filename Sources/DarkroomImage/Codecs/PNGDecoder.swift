@@ -76,21 +76,13 @@ struct PNGDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator, checksCRC: Bool
     ) throws(DarkroomImageError) -> CodecOutput {
-        guard let ctx = spng_ctx_new(0) else {
-            throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder")
-        }
+        let ctx = try Self.context(bytes, limits: options.limits, checksCRC: checksCRC)
         defer { spng_ctx_free(ctx) }
-        if !checksCRC {
-            try Self.check(
-                spng_set_crc_action(ctx, Int32(SPNG_CRC_USE.rawValue), Int32(SPNG_CRC_USE.rawValue)), "setting up")
-        }
         let limits = options.limits
-        let side = UInt32(clamping: limits.maxDimension)
-        try Self.check(spng_set_image_limits(ctx, side, side), "setting limits")
-        // Ancillary chunks (text, ICC) are bounded too: a PNG cannot make libspng buffer more than the input.
-        let chunkLimit = min(limits.maxInputBytes, 64 << 20)
-        try Self.check(spng_set_chunk_limits(ctx, chunkLimit, chunkLimit), "setting limits")
-        try Self.check(spng_set_png_buffer(ctx, bytes.baseAddress, bytes.count), "reading")
+        if options.colorSpace == .sRGB, let details = probe.hdr, details.toneMapped, let cicp = Self.cicp(bytes) {
+            return try decodeHDR(
+                ctx, details: details, cicp: cicp, probe: probe, plan: plan, options: options, allocate: allocate)
+        }
         var ihdr = spng_ihdr()
         try Self.check(spng_get_ihdr(ctx, &ihdr), "reading the header")
         let width = Int(ihdr.width)
@@ -169,11 +161,37 @@ struct PNGDecoder: CodecDecoder {
         return CodecOutput(bitmap: destination.finish())
     }
 
+    /// A libspng decoder over `bytes` with Darkroom's limits (the image's sides, and ancillary chunks no larger than
+    /// the input), checking CRCs unless `checksCRC` is false. The caller frees it (`spng_ctx_free`).
+    static func context(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, checksCRC: Bool)
+        throws(DarkroomImageError) -> OpaquePointer
+    {
+        guard let ctx = spng_ctx_new(0) else {
+            throw DarkroomImageError(.outOfMemory, "could not create a PNG decoder")
+        }
+        do throws(DarkroomImageError) {
+            if !checksCRC {
+                try check(
+                    spng_set_crc_action(ctx, Int32(SPNG_CRC_USE.rawValue), Int32(SPNG_CRC_USE.rawValue)), "setting up")
+            }
+            let side = UInt32(clamping: limits.maxDimension)
+            try check(spng_set_image_limits(ctx, side, side), "setting limits")
+            // Ancillary chunks (text, ICC) are bounded too: a PNG cannot make libspng buffer more than the input.
+            let chunkLimit = min(limits.maxInputBytes, 64 << 20)
+            try check(spng_set_chunk_limits(ctx, chunkLimit, chunkLimit), "setting limits")
+            try check(spng_set_png_buffer(ctx, bytes.baseAddress, bytes.count), "reading")
+        } catch {
+            spng_ctx_free(ctx)
+            throw error
+        }
+        return ctx
+    }
+
     /// Decodes rows until the end (or past row `stopAfter`), asking `target(rowNumber)` where each goes.
     /// For interlaced images a row number repeats once per pass and the target must be that row's full buffer.
     /// `pass` hears the number of Adam7 passes already whole each time a row of an interlaced image is about to be
     /// decoded (0 during the first pass).
-    private static func decodeRows(
+    static func decodeRows(
         _ ctx: OpaquePointer, rowLength: Int, stopAfter: Int = .max, pass: (Int) -> Void = { _ in },
         _ target: (Int) -> UnsafeMutablePointer<UInt8>
     ) throws(DarkroomImageError) {

@@ -56,4 +56,29 @@ struct YUVCoefficients {
         let g = (l - kr * r - kb * b) / (1 - kr - kb)
         return (r, g, b)
     }
+
+    /// The same arithmetic in `Float`, folded for one conversion per pixel: R'G'B' (0…1, unclamped) of one
+    /// pixel's samples.
+    struct PerPixel {
+        let lumaScale: Float, lumaBias: Float, chromaScale: Float, chromaBias: Float
+        let redFromV: Float, greenFromU: Float, greenFromV: Float, blueFromU: Float
+
+        @inline(__always)
+        func rgb(y: Float, cb: Float, cr: Float) -> SIMD3<Float> {
+            let l = y * lumaScale + lumaBias
+            let u = cb * chromaScale + chromaBias
+            let v = cr * chromaScale + chromaBias
+            return SIMD3(l + redFromV * v, l - greenFromU * u - greenFromV * v, l + blueFromU * u)
+        }
+    }
+
+    /// ``PerPixel`` for these coefficients.
+    var perPixel: PerPixel {
+        let kg = 1 - kr - kb
+        return PerPixel(
+            lumaScale: Float(1 / lumaRange), lumaBias: Float(-lumaOffset / lumaRange),
+            chromaScale: Float(1 / chromaRange), chromaBias: Float(-chromaOffset / chromaRange),
+            redFromV: Float(2 * (1 - kr)), greenFromU: Float(2 * kb * (1 - kb) / kg),
+            greenFromV: Float(2 * kr * (1 - kr) / kg), blueFromU: Float(2 * (1 - kb)))
+    }
 }

@@ -99,8 +99,12 @@ extension EmbeddedColor {
         return reading
     }
 
-    /// PNG: `iCCP` (inflated by libspng, bounded by its chunk limits), else `sRGB`, else `gAMA`/`cHRM`.
+    /// PNG: `cICP` (above the others, as PNG's third edition says), else `iCCP` (inflated by libspng, bounded by its
+    /// chunk limits), else `sRGB`, else `gAMA`/`cHRM`.
     static func readPNG(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) -> ColorReading {
+        if let cicp = PNGDecoder.cicp(bytes) {
+            return cicp.isSRGB ? ColorReading(color: nil, srgbSource: .cicp) : ColorReading(color: .cicp(cicp))
+        }
         guard let ctx = spng_ctx_new(0) else { return .none }
         defer { spng_ctx_free(ctx) }
         let chunkLimit = min(limits.maxInputBytes, max(limits.maxColorProfileBytes, 1 << 20))

@@ -82,16 +82,31 @@ final class HDRLightImage: HDRBlockReducer {
         func samples(_ plane: YCbCrRows.Plane, _ row: Int) -> UnsafePointer<Sample> {
             UnsafeRawPointer(plane.base + row * plane.stride).assumingMemoryBound(to: Sample.self)
         }
+        let convert = k.perPixel
+        let neutral = Float(k.chromaOffset)
+        let mapper = self.mapper  // a local copy: its tables stay retained for the loop, not fetched per pixel
         for row in rows {
             let luma = samples(y, row)
             let u = cb.map { samples($0, row >> sy) }
             let v = cr.map { samples($0, row >> sy) }
             let out = sums.pointer + (row / d) * width
-            for x in 0..<sourceWidth {
-                let (r, g, b) = k.rgb(
-                    y: Double(luma[x]), cb: u.map { Double($0[x >> sx]) } ?? k.chromaOffset,
-                    cr: v.map { Double($0[x >> sx]) } ?? k.chromaOffset)
-                out[x / d] += mapper.light(Float(r), Float(g), Float(b))
+            var x = 0
+            for block in 0..<width {
+                let end = min(x + d, sourceWidth)
+                var sum = SIMD3<Float>()
+                if let u, let v {
+                    while x < end {
+                        sum += mapper.light(
+                            convert.rgb(y: Float(luma[x]), cb: Float(u[x >> sx]), cr: Float(v[x >> sx])))
+                        x += 1
+                    }
+                } else {
+                    while x < end {
+                        sum += mapper.light(convert.rgb(y: Float(luma[x]), cb: neutral, cr: neutral))
+                        x += 1
+                    }
+                }
+                out[block] += sum
             }
         }
     }

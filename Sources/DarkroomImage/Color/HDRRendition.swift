@@ -24,7 +24,7 @@ struct HDRRendition: Sendable {
 }
 
 extension ImageDecoder {
-    /// Decodes a PQ or HLG image (AVIF or HEIF, CICP-described, opaque) to its light for an HDR output: each pixel's
+    /// Decodes a PQ or HLG image (AVIF, HEIF or PNG, CICP-described, opaque) to its light for an HDR output: each pixel's
     /// signal turned into light (HLG rendered for BT.2100's 1,000-nit reference display, so it becomes display
     /// light as PQ is) and averaged in blocks at the strongest shrink denominator that keeps the shrink-on-load
     /// margin, at least 2 (``HDRLightImage``), rolled off by BT.2390 to the display's peak where the content is brighter,
@@ -57,6 +57,9 @@ extension ImageDecoder {
                     bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
             case .heic:
                 try HEIFDecoder().reduceHDRLight(
+                    bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
+            case .png:
+                try PNGDecoder().reduceHDRLight(
                     bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
             default: nil
             }

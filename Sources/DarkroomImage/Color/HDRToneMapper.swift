@@ -98,10 +98,21 @@ struct HDRToneMapper {
     /// Light of one pixel in the source primaries, nits, from its signal (each 0…1). HLG goes through the BT.2100
     /// OOTF for a display of ``HDRTransfer/hlgNominalPeakNits``.
     @inline(__always)
-    func light(_ r: Float, _ g: Float, _ b: Float) -> SIMD3<Float> {
-        var rgb = SIMD3(
-            lookUp(signalTable, r, steps: Self.signalSteps), lookUp(signalTable, g, steps: Self.signalSteps),
-            lookUp(signalTable, b, steps: Self.signalSteps))
+    func light(_ r: Float, _ g: Float, _ b: Float) -> SIMD3<Float> { light(SIMD3(r, g, b)) }
+
+    /// ``light(_:_:_:)`` of a pixel's three signal values at once: the three look-ups share their arithmetic.
+    @inline(__always)
+    func light(_ signal: SIMD3<Float>) -> SIMD3<Float> {
+        let position = signal.clamped(lowerBound: .zero, upperBound: .one) * Float(Self.signalSteps)
+        let last = Self.signalSteps - 1
+        // (scalar conversions: the generic vector one is not specialized, and costs more than the rest together)
+        let (i, j, k) = (min(Int(position.x), last), min(Int(position.y), last), min(Int(position.z), last))
+        let fraction = position - SIMD3(Float(i), Float(j), Float(k))
+        // (every index + 1 ≤ signalSteps, the table's last entry: the reads need no bounds checks)
+        var rgb = signalTable.withUnsafeBufferPointer { t in
+            let low = SIMD3(t[i], t[j], t[k])
+            return low + fraction * (SIMD3(t[i + 1], t[j + 1], t[k + 1]) - low)
+        }
         if transfer == .hlg {
             let ys = max((rgb * luminance).sum(), 0)
             rgb *= ys > 0 ? hlgPeak * powf(ys, hlgGamma - 1) : hlgPeak
@@ -151,6 +162,7 @@ struct HDRToneMapper {
         let p = min(max(x, 0), 1) * Float(steps)
         let i = min(Int(p), steps - 1)
         let f = p - Float(i)
-        return table[i] + f * (table[i + 1] - table[i])
+        // (`i + 1` ≤ steps: every table has steps + 1 entries, so the reads need no bounds checks)
+        return table.withUnsafeBufferPointer { t in t[i] + f * (t[i + 1] - t[i]) }
     }
 }

@@ -4,7 +4,7 @@ extension ImageEncoder {
     ///
     /// - An Ultra HDR JPEG: its gain map applied for a display with `displayHeadroom` (log2 of its peak over SDR
     ///   white) with ISO 21496-1's weighting; nil applies it in full (the map's alternate headroom).
-    /// - A PQ or HLG image (AVIF or HEIF, described by CICP): its light kept, HLG's as BT.2100's 1,000-nit
+    /// - A PQ or HLG image (AVIF, HEIF or PNG, described by CICP): its light kept, HLG's as BT.2100's 1,000-nit
     ///   reference display shows it (so HLG becomes PQ); with `displayHeadroom`, light brighter than that display's
     ///   peak rolled off by BT.2390, each pixel's components scaled together. Reduced in blocks and resampled in
     ///   linear light, never through 8 bits.
@@ -84,7 +84,7 @@ extension ImageEncoder {
     ///
     /// Cost: one probe, then one decode of the whole image in linear light and a 10-bit AV1 encode.
     ///
-    /// - Returns: nil when `bytes` is not a PQ or HLG AVIF or HEIF that Darkroom tone-maps, has transparency, or
+    /// - Returns: nil when `bytes` is not a PQ or HLG AVIF, HEIF or PNG that Darkroom tone-maps, has transparency, or
     ///   `options` crops (``HDROutputMode/keep``'s fallback: encode the SDR image as usual).
     /// - Throws: ``DarkroomImageError`` from decoding or encoding.
     public static func encodeHDRSignalThumbnail(
@@ -92,7 +92,7 @@ extension ImageEncoder {
     ) throws(DarkroomImageError) -> [UInt8]? {
         guard options.geometry.isWholeImage else { return nil }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
-        guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha, probe.format == .avif || probe.format == .heic
+        guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha, [.avif, .heic, .png].contains(probe.format)
         else { return nil }
         return try encodePQAVIF(
             ImageDecoder().decodeHDRSignalRendition(bytes, probe: probe, options: options, displayHeadroom: nil),

@@ -8,9 +8,12 @@ extension ImageProber {
         static let trns = 0x7452_4E53
         static let actl = 0x6163_544C
         static let exif = 0x6558_4966
+        static let cicp = 0x6349_4350
+        static let clli = 0x634C_4C69
     }
 
-    /// Reads IHDR, then walks the chunks before the first IDAT for iCCP, tRNS, acTL (APNG) and eXIf.
+    /// Reads IHDR, then walks the chunks before the first IDAT for iCCP, tRNS, acTL (APNG), eXIf, and cICP and cLLi
+    /// (an HDR image's transfer and content light level: cICP is above iCCP, as PNG's third edition says).
     /// CRCs are not checked; every chunk length must be valid and stay inside the data. An APNG's chunks are then
     /// walked to the end (``APNGReader``): its frame count is `acTL`'s when its animation chunks follow the
     /// specification, and 1 when they do not (the file is then its default image).
@@ -43,6 +46,8 @@ extension ImageProber {
             isProgressive: interlace == 1, bitDepth: bitDepth)
         var position = 8 + 12 + 13
         var hasAnimationControl = false
+        var cicp: EmbeddedColor.CICP?
+        var lightLevel: (maxCLL: Int, maxFALL: Int)?
         while true {
             let length = try reader.u32be(position)
             guard length <= 0x7FFF_FFFF else { throw .corrupt("PNG chunk length \(length) is over 2^31-1") }
@@ -51,6 +56,12 @@ extension ImageProber {
             let data = position + 8
             switch type {
             case PNGChunk.idat:
+                if let cicp, let transfer = HDRTransfer(cicp: cicp.transfer) {
+                    result.hdr = HDRDetails(
+                        transfer: transfer == .pq ? "pq" : "hlg", primaries: cicp.primaries,
+                        maxContentLightLevel: lightLevel?.maxCLL, maxFrameAverageLightLevel: lightLevel?.maxFALL,
+                        toneMapped: HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries) != nil)
+                }
                 guard hasAnimationControl else { return result }
                 do throws(ProbeStop) {
                     if case .animation(let animation) = try APNGReader.read(
@@ -73,6 +84,11 @@ extension ImageProber {
                 result.hasAlpha = true
             case PNGChunk.actl:
                 hasAnimationControl = true
+            case PNGChunk.cicp:
+                cicp = EmbeddedColor.CICP(pngPayload: try reader.slice(data, length))
+            case PNGChunk.clli where length == 8:
+                // Both in units of 0.0001 nits
+                lightLevel = (try reader.u32be(data) / 10_000, try reader.u32be(data + 4) / 10_000)
             case PNGChunk.exif:
                 let payload = try reader.slice(data, length)
                 if let orientation = ExifReader.orientation(exifPayload: payload) {

@@ -1,0 +1,129 @@
+import CSPNG
+
+extension EmbeddedColor.CICP {
+    /// A PNG `cICP` chunk's payload: colour primaries, transfer, matrix (0: RGB, the only one PNG allows) and the
+    /// full-range flag, a byte each; nil for another length or matrix.
+    init?(pngPayload payload: UnsafeRawBufferPointer) {
+        guard payload.count == 4, payload[2] == 0 else { return nil }
+        self.init(
+            primaries: Int(payload[0]), transfer: Int(payload[1]), matrix: 0, fullRange: payload[3] != 0)
+    }
+}
+
+extension HDRDetails {
+    /// The transfer a PQ or HLG image's details name.
+    var signal: HDRTransfer { transfer == "pq" ? .pq : .hlg }
+}
+
+extension PNGDecoder {
+    /// The `cICP` chunk before the first `IDAT`, which PNG's third edition puts above `iCCP`, `sRGB`, `gAMA` and
+    /// `cHRM`; nil without one. Walks the chunk headers (a handful of reads).
+    static func cicp(_ bytes: UnsafeRawBufferPointer) -> EmbeddedColor.CICP? {
+        let reader = ByteReader(bytes)
+        var position = 8
+        while let length = try? reader.u32be(position), let type = try? reader.u32be(position + 4) {
+            switch type {
+            case 0x6349_4350:  // cICP
+                guard let payload = try? reader.slice(position + 8, length) else { return nil }
+                return EmbeddedColor.CICP(pngPayload: payload)
+            case 0x4944_4154: return nil  // IDAT
+            default: break
+            }
+            guard length <= bytes.count else { return nil }
+            position += 12 + length
+        }
+        return nil
+    }
+
+    /// Decodes a PQ or HLG PNG (its `cICP` says so) to SDR sRGB at the plan's size: 16-bit rows, premultiplied,
+    /// averaged at the strongest shrink denominator that keeps the shrink-on-load margin and tone-mapped
+    /// (``HDRReducedImage``), as the AVIF and HEIF decoders do.
+    func decodeHDR(
+        _ context: OpaquePointer, details: HDRDetails, cicp: EmbeddedColor.CICP, probe: ImageProbe, plan: DecodePlan,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
+        let d = plan.shrinkOnLoadDenominator(options)
+        let reduced = try HDRReducedImage(
+            sourceWidth: probe.width, sourceHeight: probe.height, d: d, limits: options.limits, what: "PNG")
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
+            isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
+        let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
+        try Self.rgba16Rows(
+            context, probe: probe, rows: (rows.lowerBound * d)..<min(rows.upperBound * d, probe.height),
+            limits: options.limits
+        ) { row, y throws(DarkroomImageError) in try reduced.addRGBA16(row, sourceRow: y) }
+        guard try reduced.toneMap(transfer: details.signal, primaries: cicp.primaries, rows: rows, into: destination)
+        else { throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(cicp.primaries) are not supported") }
+        var reading = ColorReading(color: .cicp(cicp))
+        reading.convertedByCodec = true
+        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: reading)
+    }
+
+    /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
+    /// off to `targetPeak` nits), with its CICP primaries; nil when it is not one the tone mapper reads.
+    func reduceHDRLight(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        guard let details = probe.hdr, details.toneMapped, !probe.hasAlpha, let cicp = Self.cicp(bytes),
+            let light = try HDRLightImage(
+                sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: details.signal,
+                primaries: cicp.primaries, targetPeak: targetPeak, limits: limits, what: "PNG")
+        else { return nil }
+        let context = try Self.context(bytes, limits: limits, checksCRC: true)
+        defer { spng_ctx_free(context) }
+        try Self.rgba16Rows(context, probe: probe, rows: 0..<probe.height, limits: limits) {
+            row, y throws(DarkroomImageError) in try light.addRGBA16(row, sourceRow: y)
+        }
+        return (light, cicp.primaries)
+    }
+
+    /// Decodes the image as premultiplied RGBA16 and hands source `rows` to `body` in order. Rows stream from
+    /// libspng one at a time; an interlaced image is decoded whole first (its frame checked against
+    /// ``DecodeLimits/maxDecodedBytes``).
+    private static func rgba16Rows(
+        _ context: OpaquePointer, probe: ImageProbe, rows: Range<Int>, limits: DecodeLimits,
+        _ body: (UnsafePointer<UInt16>, Int) throws(DarkroomImageError) -> Void
+    ) throws(DarkroomImageError) {
+        let width = probe.width
+        let rowLength = width * 8
+        let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
+        try check(spng_decode_image(context, nil, 0, Int32(SPNG_FMT_RGBA16.rawValue), flags), "starting the decode")
+        func deliver(_ row: UnsafeMutablePointer<UInt16>, _ y: Int) throws(DarkroomImageError) {
+            if probe.hasAlpha {
+                for x in 0..<width {
+                    let a = UInt32(row[4 * x + 3])
+                    for c in 0..<3 { row[4 * x + c] = UInt16((UInt32(row[4 * x + c]) * a + 32767) / 65535) }
+                }
+            }
+            try body(row, y)
+        }
+        if probe.isProgressive {
+            let frameBytes = rowLength * probe.height
+            guard frameBytes <= limits.maxDecodedBytes else {
+                throw DarkroomImageError(
+                    .limitExceeded,
+                    "an interlaced \(width)×\(probe.height) HDR PNG needs a \(frameBytes)-byte frame, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+                )
+            }
+            let frame = try ScratchBuffer<UInt16>(count: width * 4 * probe.height)
+            try decodeRows(context, rowLength: rowLength) { y in
+                UnsafeMutableRawPointer(frame.pointer + y * width * 4).assumingMemoryBound(to: UInt8.self)
+            }
+            for y in rows { try deliver(frame.pointer + y * width * 4, y) }
+            return
+        }
+        let row = try ScratchBuffer<UInt16>(count: width * 4, zeroed: false)
+        var lastRow = -1
+        var failure: DarkroomImageError?
+        try decodeRows(context, rowLength: rowLength, stopAfter: rows.upperBound - 1) { y in
+            if failure == nil, lastRow >= 0, rows.contains(lastRow) {
+                do throws(DarkroomImageError) { try deliver(row.pointer, lastRow) } catch { failure = error }
+            }
+            lastRow = y
+            return UnsafeMutableRawPointer(row.pointer).assumingMemoryBound(to: UInt8.self)
+        }
+        if let failure { throw failure }
+        if lastRow >= 0, rows.contains(lastRow) { try deliver(row.pointer, lastRow) }
+    }
+}
