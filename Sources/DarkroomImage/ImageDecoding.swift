@@ -25,6 +25,16 @@ struct CodecOutput {
     var usedEmbeddedThumbnail = false
 }
 
+extension CodecOutput {
+    /// A PQ or HLG image tone-mapped to sRGB by its codec, described by `color` (marked converted, so colour
+    /// management leaves it alone).
+    static func toneMapped(_ bitmap: Bitmap, shrinkDenominator: Int, color: ColorReading) -> CodecOutput {
+        var reading = color
+        reading.convertedByCodec = true
+        return CodecOutput(bitmap: bitmap, shrinkDenominator: shrinkDenominator, colorReading: reading)
+    }
+}
+
 /// A built-in codec: decodes to the plan's size in the stored orientation; ``ImageDecoder`` applies the
 /// orientation and the final pixel format.
 protocol CodecDecoder: Sendable {

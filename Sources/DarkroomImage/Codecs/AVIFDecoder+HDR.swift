@@ -39,9 +39,7 @@ extension AVIFDecoder {
         let cicp = EmbeddedColor.CICP(
             primaries: Int(full.colorPrimaries), transfer: Int(full.transferCharacteristics),
             matrix: Int(full.matrixCoefficients), fullRange: full.yuvRange == AVIF_RANGE_FULL)
-        var reading = ColorReading(color: .cicp(cicp))
-        reading.convertedByCodec = true
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: reading)
+        return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(cicp)))
     }
 
     /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling

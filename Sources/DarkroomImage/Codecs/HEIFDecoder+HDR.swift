@@ -28,9 +28,7 @@ extension HEIFDecoder {
                 into: reduced),
             try reduced.toneMap(transfer: transfer, primaries: cicp.primaries, rows: rows, into: destination)
         else { return nil }
-        var converted = reading
-        converted.convertedByCodec = true
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: converted)
+        return .toneMapped(destination.finish(), shrinkDenominator: d, color: reading)
     }
 
     /// The whole primary image of a PQ or HLG HEIF reduced by `d` in linear light for an HDR output

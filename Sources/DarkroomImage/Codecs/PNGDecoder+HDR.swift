@@ -55,9 +55,7 @@ extension PNGDecoder {
         ) { row, y throws(DarkroomImageError) in try reduced.addRGBA16(row, sourceRow: y) }
         guard try reduced.toneMap(transfer: details.signal, primaries: cicp.primaries, rows: rows, into: destination)
         else { throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(cicp.primaries) are not supported") }
-        var reading = ColorReading(color: .cicp(cicp))
-        reading.convertedByCodec = true
-        return CodecOutput(bitmap: destination.finish(), shrinkDenominator: d, colorReading: reading)
+        return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(cicp)))
     }
 
     /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
