@@ -65,6 +65,25 @@ import Testing
         #expect(abs(nits - HDRTransfer.referenceWhiteNits) < 0.5)
     }
 
+    @Test func hlgLightIsBT2100sOOTF() throws {
+        // Given HLG signals across the range, grays and colours, and a mapper reading BT.2020 HLG
+        let mapper = try #require(HDRToneMapper(transfer: .hlg, primaries: 9, sourcePeak: 1000))
+        let weights = (0.2627, 0.6780, 0.0593)
+        var worst = 0.0
+        for r in stride(from: 0.0, through: 1, by: 0.05) {
+            for (g, b) in [(r, r), (r * 0.5, r * 0.2), (1 - r, r * r)] {
+                // When its light is computed, and BT.2100's OOTF directly (1,000-nit display, γ 1.2)
+                let light = mapper.light(Float(r), Float(g), Float(b))
+                let scene = [r, g, b].map(HDRTransfer.hlgToScene)
+                let ys = weights.0 * scene[0] + weights.1 * scene[1] + weights.2 * scene[2]
+                let expected = scene.map { 1000 * pow(ys, 0.2) * $0 }
+                // Then they agree to a part in ten thousand of the peak
+                for c in 0..<3 { worst = max(worst, abs(Double(light[c]) - expected[c])) }
+            }
+        }
+        #expect(worst < 0.1, "largest difference \(worst) nits")
+    }
+
     @Test func bt2390LeavesLightBelowTheKneeAndReachesTheTargetAtThePeak() {
         // Given content peaking at 1,000 nits shown on a 203-nit (SDR white) target
         let peak = 1000.0
