@@ -29,10 +29,9 @@ struct HDRToneMapper {
     private var gainTable: [Float]
     /// Linear light (0…1, `encodeSteps` + 1 entries) to an sRGB byte.
     private let encodeTable: [UInt8]
-    /// HLG's OOTF as a gain on scene light, `peak · Ys^(γ − 1)` for BT.2100's reference display, tabulated over
-    /// `Ys^(1/4)` (`signalSteps` + 1 entries; empty for PQ): the fourth root makes the curve gentle enough to
-    /// interpolate where `Ys^0.2` is steep, so a pixel costs two square roots instead of a `pow`.
-    private let hlgGainTable: [Float]
+    /// HLG's OOTF: the display peak and system gamma it renders for.
+    private let hlgPeak = Float(HDRTransfer.hlgNominalPeakNits)
+    private let hlgGamma = Float(HDRTransfer.hlgSystemGamma(peak: HDRTransfer.hlgNominalPeakNits))
 
     static let signalSteps = 4096
     static let lightSteps = 4096
@@ -64,11 +63,6 @@ struct HDRToneMapper {
             return Float(transfer == .pq ? HDRTransfer.pqToNits(v) : HDRTransfer.hlgToScene(v))
         }
         gainTable = Self.gains(sourcePeak: self.sourcePeak, targetPeak: targetPeak)
-        let peak = HDRTransfer.hlgNominalPeakNits
-        let exponent = 4 * (HDRTransfer.hlgSystemGamma(peak: peak) - 1)
-        hlgGainTable =
-            transfer == .hlg
-            ? (0...Self.signalSteps).map { Float(peak * pow(Double($0) / Double(Self.signalSteps), exponent)) } : []
         encodeTable = (0...Self.encodeSteps).map { i in
             let v = SRGBTransfer.fromLinear(Double(i) / Double(Self.encodeSteps))
             return UInt8(min(255, max(0, (v * 255).rounded())))
@@ -120,8 +114,8 @@ struct HDRToneMapper {
             return low + fraction * (SIMD3(t[i + 1], t[j + 1], t[k + 1]) - low)
         }
         if transfer == .hlg {
-            let ys = min(max((rgb * luminance).sum(), 0), 1)
-            rgb *= lookUp(hlgGainTable, ys.squareRoot().squareRoot(), steps: Self.signalSteps)
+            let ys = max((rgb * luminance).sum(), 0)
+            rgb *= ys > 0 ? hlgPeak * powf(ys, hlgGamma - 1) : hlgPeak
         }
         return rgb
     }
