@@ -1,38 +1,3 @@
-/// What the HDR decoders reduce a PQ or HLG image into, `d × d` source pixels a block: the signal for the SDR tone
-/// map (``HDRReducedImage``), or light for an HDR output (``HDRLightImage``).
-protocol HDRBlockReducer: AnyObject {
-    /// The shrink denominator: each reduced pixel covers a `d × d` block of the source.
-    var d: Int { get }
-    var width: Int { get }
-    var height: Int { get }
-    /// Reduces source `rows` (whole blocks) of an image's Y'CbCr planes of `Sample`s; `cb` and `cr` nil for a gray
-    /// (4:0:0) image, `shiftX`/`shiftY` log2 of the chroma subsampling.
-    func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
-        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX: Int, shiftY: Int,
-        coefficients: YUVCoefficients, rows: Range<Int>)
-    /// Adds source row `y` of premultiplied RGBA16 pixels; rows come in order.
-    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError)
-}
-
-extension HDRBlockReducer {
-    /// ``reducePlanes(y:cb:cr:as:shiftX:shiftY:coefficients:rows:)`` for samples of `bitDepth` bits: 8-bit samples
-    /// are bytes, deeper ones 16-bit words.
-    func reducePlanes(
-        y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, bitDepth: Int, shiftX: Int, shiftY: Int,
-        coefficients: YUVCoefficients, rows: Range<Int>
-    ) {
-        if bitDepth > 8 {
-            reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt16.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
-                rows: rows)
-        } else {
-            reducePlanes(
-                y: y, cb: cb, cr: cr, as: UInt8.self, shiftX: shiftX, shiftY: shiftY, coefficients: coefficients,
-                rows: rows)
-        }
-    }
-}
-
 /// A PQ or HLG image reduced in linear light for an HDR output: each source pixel's signal turned into light (nits,
 /// the source primaries; HLG as BT.2100's 1,000-nit reference display shows it) and averaged in blocks of the shrink
 /// denominator, so a highlight's light is averaged as light rather than as signal (PQ's curve is steep: averaging
@@ -113,8 +78,8 @@ final class HDRLightImage: HDRBlockReducer {
 
     func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError) {
         let out = sums.pointer + (y / d) * width
+        let scale: Float = 1 / 65535
         for x in 0..<sourceWidth {
-            let scale: Float = 1 / 65535
             out[x / d] += mapper.light(
                 Float(row[4 * x]) * scale, Float(row[4 * x + 1]) * scale, Float(row[4 * x + 2]) * scale)
         }
