@@ -50,6 +50,11 @@ extension AVIFDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         let container = try Container(bytes, limits: limits)
+        let image = container.image  // its colour is known from the container, before the frame is decoded
+        guard image.icc.size == 0,
+            let transfer = HDRTransfer.toneMapped(
+                cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries))
+        else { return nil }
         let planeBytes = Self.planeBytes(
             width: Int(container.image.width), height: Int(container.image.height), hasAlpha: probe.hasAlpha,
             bitDepth: probe.bitDepth, isGrayscale: probe.isGrayscale)
@@ -61,20 +66,18 @@ extension AVIFDecoder {
         }
         let meter = PixelMemory.allocated(planeBytes)
         defer { PixelMemory.released(planeBytes, meter: meter) }
-        try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
-        let image = container.image
-        guard probe.width == container.cleanAperture?.width ?? Int(image.width),
-            probe.height == container.cleanAperture?.height ?? Int(image.height)
-        else { throw DarkroomImageError(.corrupt, "the AVIF container changed between the probe and the decode") }
         var remaining = limits  // the reduced light beside the decoder's planes
         remaining.maxDecodedBytes -= planeBytes
-        guard image.icc.size == 0,
-            let transfer = HDRTransfer.toneMapped(
-                cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries)),
+        guard
             let light = try HDRLightImage(
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
                 primaries: Int(image.colorPrimaries), targetPeak: targetPeak, limits: remaining, what: "AVIF")
         else { return nil }
+        try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
+        let frame = container.image
+        guard probe.width == container.cleanAperture?.width ?? Int(frame.width),
+            probe.height == container.cleanAperture?.height ?? Int(frame.height)
+        else { throw DarkroomImageError(.corrupt, "the AVIF container changed between the probe and the decode") }
         try reduce(
             container, hasAlpha: probe.hasAlpha, rows: 0..<probe.height, width: probe.width, height: probe.height,
             into: light)
@@ -134,7 +137,7 @@ extension AVIFDecoder {
                 &view, format: AVIF_RGB_FORMAT_RGBA, depth: 16, into: strip.pointer, rowBytes: stripStride * 2,
                 container.decoder)
             for i in 0..<rows where codedNeeded.contains(y + i) {
-                try reduced.addRGBA16(strip.pointer + i * stripStride + left * 4, sourceRow: y + i - top)
+                reduced.addRGBA16(strip.pointer + i * stripStride + left * 4, sourceRow: y + i - top)
             }
             y += rows
         }

@@ -94,7 +94,7 @@ package struct AVIFDecoder: CodecDecoder {
             bitDepth: Int(image.depth), heif: details)
         probe.hdr = HDRDetails(
             primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
-            hasICC: image.icc.size > 0, container: bytes)
+            hasICC: image.icc.size > 0, lightLevel: ISOBMFFBoxes.contentLightLevel(bytes))
         return probe
     }
 

@@ -134,7 +134,8 @@ package struct HEIFDecoder: CodecDecoder {
             heif: details)
         if case .cicp(let cicp)? = readColor(h, limits: limits).color,
             var hdr = HDRDetails(
-                primaries: cicp.primaries, transfer: cicp.transfer, hasICC: hasICC, container: bytes)
+                primaries: cicp.primaries, transfer: cicp.transfer, hasICC: hasICC,
+                lightLevel: ISOBMFFBoxes.contentLightLevel(bytes))
         {
             hdr.toneMapped = hdr.toneMapped && !probe.hasAlpha  // decodeHDR takes opaque images only
             probe.hdr = hdr

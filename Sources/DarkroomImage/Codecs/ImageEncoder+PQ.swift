@@ -16,7 +16,6 @@ extension ImageEncoder {
     /// Cost: one PQ curve per sample and one RGB-to-YUV pass, then the AV1 encode; memory, 6 bytes per pixel
     /// besides the encoder's.
     /// - Parameters:
-    /// - Parameters:
     ///   - rendition: the light, and the primaries it is in (an ICC profile must be RGB matrix/TRC: the kind
     ///     cameras, phones and gain-map bases carry).
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for a profile that is not RGB matrix/TRC or primaries

@@ -10,11 +10,6 @@ extension EmbeddedColor.CICP {
     }
 }
 
-extension HDRDetails {
-    /// The transfer a PQ or HLG image's details name.
-    var signal: HDRTransfer { transfer == "pq" ? .pq : .hlg }
-}
-
 extension PNGDecoder {
     /// The `cICP` chunk before the first `IDAT`, which PNG's third edition puts above `iCCP`, `sRGB`, `gAMA` and
     /// `cHRM`; nil without one. Walks the chunk headers (a handful of reads).
@@ -52,7 +47,7 @@ extension PNGDecoder {
         try Self.rgba16Rows(
             context, probe: probe, rows: (rows.lowerBound * d)..<min(rows.upperBound * d, probe.height),
             limits: options.limits
-        ) { row, y throws(DarkroomImageError) in try reduced.addRGBA16(row, sourceRow: y) }
+        ) { row, y in reduced.addRGBA16(row, sourceRow: y) }
         guard try reduced.toneMap(transfer: details.signal, primaries: cicp.primaries, rows: rows, into: destination)
         else { throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(cicp.primaries) are not supported") }
         return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(cicp)))
@@ -63,17 +58,17 @@ extension PNGDecoder {
     func reduceHDRLight(
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
-        guard let details = probe.hdr, details.toneMapped, !probe.hasAlpha, let cicp = Self.cicp(bytes),
+        guard let details = probe.hdr, details.toneMapped, !probe.hasAlpha,
             let light = try HDRLightImage(
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: details.signal,
-                primaries: cicp.primaries, targetPeak: targetPeak, limits: limits, what: "PNG")
+                primaries: details.primaries, targetPeak: targetPeak, limits: limits, what: "PNG")
         else { return nil }
         let context = try Self.context(bytes, limits: limits, checksCRC: true)
         defer { spng_ctx_free(context) }
-        try Self.rgba16Rows(context, probe: probe, rows: 0..<probe.height, limits: limits) {
-            row, y throws(DarkroomImageError) in try light.addRGBA16(row, sourceRow: y)
+        try Self.rgba16Rows(context, probe: probe, rows: 0..<probe.height, limits: limits) { row, y in
+            light.addRGBA16(row, sourceRow: y)
         }
-        return (light, cicp.primaries)
+        return (light, details.primaries)
     }
 
     /// Decodes the image as premultiplied RGBA16 and hands source `rows` to `body` in order. Rows stream from
@@ -81,20 +76,20 @@ extension PNGDecoder {
     /// ``DecodeLimits/maxDecodedBytes``).
     private static func rgba16Rows(
         _ context: OpaquePointer, probe: ImageProbe, rows: Range<Int>, limits: DecodeLimits,
-        _ body: (UnsafePointer<UInt16>, Int) throws(DarkroomImageError) -> Void
+        _ body: (UnsafePointer<UInt16>, Int) -> Void
     ) throws(DarkroomImageError) {
         let width = probe.width
         let rowLength = width * 8
         let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
         try check(spng_decode_image(context, nil, 0, Int32(SPNG_FMT_RGBA16.rawValue), flags), "starting the decode")
-        func deliver(_ row: UnsafeMutablePointer<UInt16>, _ y: Int) throws(DarkroomImageError) {
+        func deliver(_ row: UnsafeMutablePointer<UInt16>, _ y: Int) {
             if probe.hasAlpha {
                 for x in 0..<width {
                     let a = UInt32(row[4 * x + 3])
                     for c in 0..<3 { row[4 * x + c] = UInt16((UInt32(row[4 * x + c]) * a + 32767) / 65535) }
                 }
             }
-            try body(row, y)
+            body(row, y)
         }
         if probe.isProgressive {
             let frameBytes = rowLength * probe.height
@@ -108,20 +103,16 @@ extension PNGDecoder {
             try decodeRows(context, rowLength: rowLength) { y in
                 UnsafeMutableRawPointer(frame.pointer + y * width * 4).assumingMemoryBound(to: UInt8.self)
             }
-            for y in rows { try deliver(frame.pointer + y * width * 4, y) }
+            for y in rows { deliver(frame.pointer + y * width * 4, y) }
             return
         }
         let row = try ScratchBuffer<UInt16>(count: width * 4, zeroed: false)
         var lastRow = -1
-        var failure: DarkroomImageError?
         try decodeRows(context, rowLength: rowLength, stopAfter: rows.upperBound - 1) { y in
-            if failure == nil, lastRow >= 0, rows.contains(lastRow) {
-                do throws(DarkroomImageError) { try deliver(row.pointer, lastRow) } catch { failure = error }
-            }
+            if lastRow >= 0, rows.contains(lastRow) { deliver(row.pointer, lastRow) }
             lastRow = y
             return UnsafeMutableRawPointer(row.pointer).assumingMemoryBound(to: UInt8.self)
         }
-        if let failure { throw failure }
-        if lastRow >= 0, rows.contains(lastRow) { try deliver(row.pointer, lastRow) }
+        if lastRow >= 0, rows.contains(lastRow) { deliver(row.pointer, lastRow) }
     }
 }

@@ -11,7 +11,7 @@ protocol HDRBlockReducer: AnyObject {
         y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX: Int, shiftY: Int,
         coefficients: YUVCoefficients, rows: Range<Int>)
     /// Adds source row `y` of premultiplied RGBA16 pixels; rows come in order.
-    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError)
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int)
 }
 
 extension HDRBlockReducer {

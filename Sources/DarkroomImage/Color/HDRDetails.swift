@@ -26,14 +26,19 @@ public struct HDRDetails: Sendable, Hashable, Codable {
 }
 
 extension HDRDetails {
-    /// The details of an image with CICP `primaries`/`transfer`, or nil when the transfer is SDR. `bytes` is the
-    /// whole file (HEIF/AVIF), searched for a `clli` property; `hasICC`: an ICC profile takes precedence over CICP.
-    init?(primaries: Int, transfer: Int, hasICC: Bool, container bytes: UnsafeRawBufferPointer) {
+    /// The details of an image with CICP `primaries`/`transfer`, or nil when the transfer is SDR. `hasICC`: an ICC
+    /// profile takes precedence over CICP; `level`: the content light level the file states (HEIF/AVIF `clli`, PNG
+    /// `cLLi`), nits.
+    init?(primaries: Int, transfer: Int, hasICC: Bool, lightLevel level: (maxCLL: Int, maxFALL: Int)?) {
         guard let hdr = HDRTransfer(cicp: transfer) else { return nil }
-        let level = ISOBMFFBoxes.contentLightLevel(bytes)
         self.init(
             transfer: hdr == .pq ? "pq" : "hlg", primaries: primaries, maxContentLightLevel: level?.maxCLL,
             maxFrameAverageLightLevel: level?.maxFALL,
             toneMapped: !hasICC && HDRTransfer.toneMapped(cicp: transfer, primaries: primaries) != nil)
     }
+}
+
+extension HDRDetails {
+    /// The transfer these details name.
+    var signal: HDRTransfer { transfer == "pq" ? .pq : .hlg }
 }

@@ -76,7 +76,7 @@ final class HDRLightImage: HDRBlockReducer {
         }
     }
 
-    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError) {
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) {
         let out = sums.pointer + (y / d) * width
         let scale: Float = 1 / 65535
         for x in 0..<sourceWidth {

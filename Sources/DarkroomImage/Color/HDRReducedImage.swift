@@ -13,7 +13,7 @@ final class HDRReducedImage: HDRBlockReducer {
     let pixels: ScratchBuffer<UInt16>
     private let sourceWidth: Int, sourceHeight: Int
     /// One reduced row's RGBA sums while RGBA rows are added, and how many source rows they hold.
-    private var rgbaSums: ScratchBuffer<UInt32>?
+    private let rgbaSums: ScratchBuffer<UInt32>
     private var rgbaRows = 0
 
     init(sourceWidth: Int, sourceHeight: Int, d: Int, limits: DecodeLimits, what: String) throws(DarkroomImageError) {
@@ -30,6 +30,7 @@ final class HDRReducedImage: HDRBlockReducer {
             )
         }
         pixels = try ScratchBuffer<UInt16>(count: width * height * 4, zeroed: true)
+        rgbaSums = try ScratchBuffer<UInt32>(count: width * 4, zeroed: true)
     }
 
     /// The first pixel of reduced row `y`.
@@ -145,9 +146,8 @@ final class HDRReducedImage: HDRBlockReducer {
     // MARK: Reducing RGBA rows
 
     /// Adds source row `y` of premultiplied RGBA16 pixels (rows in order, `d` a block).
-    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) throws(DarkroomImageError) {
-        if rgbaSums == nil { rgbaSums = try ScratchBuffer<UInt32>(count: width * 4, zeroed: true) }
-        let sums = rgbaSums!.pointer
+    func addRGBA16(_ row: UnsafePointer<UInt16>, sourceRow y: Int) {
+        let sums = rgbaSums.pointer
         var x = 0
         var block = 0
         while x < sourceWidth {

@@ -92,8 +92,7 @@ extension ImageEncoder {
     ) throws(DarkroomImageError) -> [UInt8]? {
         guard options.geometry.isWholeImage else { return nil }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
-        guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha, [.avif, .heic, .png].contains(probe.format)
-        else { return nil }
+        guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha else { return nil }
         return try encodePQAVIF(
             ImageDecoder().decodeHDRSignalRendition(bytes, probe: probe, options: options, displayHeadroom: nil),
             options: encode)

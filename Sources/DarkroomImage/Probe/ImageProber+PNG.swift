@@ -56,11 +56,9 @@ extension ImageProber {
             let data = position + 8
             switch type {
             case PNGChunk.idat:
-                if let cicp, let transfer = HDRTransfer(cicp: cicp.transfer) {
+                if let cicp {  // cICP is above iCCP: no profile takes precedence
                     result.hdr = HDRDetails(
-                        transfer: transfer == .pq ? "pq" : "hlg", primaries: cicp.primaries,
-                        maxContentLightLevel: lightLevel?.maxCLL, maxFrameAverageLightLevel: lightLevel?.maxFALL,
-                        toneMapped: HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries) != nil)
+                        primaries: cicp.primaries, transfer: cicp.transfer, hasICC: false, lightLevel: lightLevel)
                 }
                 guard hasAnimationControl else { return result }
                 do throws(ProbeStop) {
