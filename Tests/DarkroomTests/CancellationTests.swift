@@ -11,12 +11,14 @@ import Testing
 @Suite(
     "Cancellation: no delivery after cancel; the transfer stops when the last waiter leaves", .timeLimit(.minutes(1)))
 struct CancellationTests {
-    @Test("Cancelling the only waiter delivers cancelled once, never the image, and stops the transfer")
-    func cancelOnlyWaiter() async throws {
+    @Test(
+        "Cancelling the only waiter delivers cancelled once, never the image, and stops the transfer (also when the shared work learns of it on the control thread)",
+        arguments: [false, true])
+    func cancelOnlyWaiter(deferred: Bool) async throws {
         // Given a transfer of ~200 KB that takes ~2 s (1 KiB every 10 ms)
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(seed: 3))
-        let pipeline = makePipeline()
+        let pipeline = makePipeline(configure: { $0.defersTaskControl = deferred })
         let events = Locked<[String]>([])
         let task = pipeline.loadImage(with: ImageRequest(url: server.url("/img/big?slow=10"))) { result in
             events.withLock { $0.append((try? result.get()) == nil ? "failure:\(result)" : "image") }

@@ -70,11 +70,13 @@ struct PriorityAndLimitTests {
         await server.stop()
     }
 
-    @Test("Network: queued transfers start by priority; raising a queued task's priority moves it ahead")
-    func networkPriority() async throws {
+    @Test(
+        "Network: queued transfers start by priority; raising a queued task's priority moves it ahead (also when the change is made on the control thread)",
+        arguments: [false, true])
+    func networkPriority(deferred: Bool) async throws {
         let server = try await TestServer.start()
         for name in ["block", "low", "normal", "high", "raised"] { server.register(name, TestImages.jpeg()) }
-        let pipeline = makePipeline(memory: false, perHostLimit: 1)
+        let pipeline = makePipeline(memory: false, perHostLimit: 1, configure: { $0.defersTaskControl = deferred })
         server.hold("block")
         let blocker = Task { try await pipeline.image(for: ImageRequest(url: server.url("/img/block?hold=block"))) }
         #expect(await eventually { server.requests("/img/block") == 1 })
@@ -89,6 +91,7 @@ struct PriorityAndLimitTests {
                 })
         }
         tasks[2].priority = .veryHigh
+        #expect(await eventually { pipeline.context.controlIsIdle })
         server.release("block")
         _ = try await blocker.value
         #expect(await eventually { done.load(ordering: .relaxed) == 4 })

@@ -45,7 +45,9 @@ public final class ImageTask: Sendable {
                 s.priority = newValue
                 return s.subscription
             }
-            subscription?.setPriority(newValue)
+            guard let subscription else { return }
+            guard let pipeline else { return subscription.setPriority(newValue) }
+            pipeline.context.control { subscription.setPriority(newValue) }
         }
     }
 
@@ -68,8 +70,14 @@ public final class ImageTask: Sendable {
             return (s.subscription, s.handler)
         }
         guard let (subscription, handler) = taken else { return }
+        if let subscription {
+            if let pipeline {
+                pipeline.context.control { subscription.cancel() }
+            } else {
+                subscription.cancel()
+            }
+        }
         pipeline?.context.counters.add(.cancellations)
-        subscription?.cancel()
         handler?(.finished(.failure(.cancelled)))
     }
 

@@ -184,10 +184,12 @@ final class JobPool<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     var count: Int { jobs.withLock { $0.count } }
 
     /// Joins the job for `key` or creates it (then calls `start` with it, outside the lock). A `nil` key never
-    /// shares. Returns the subscription and whether an existing job was joined.
+    /// shares. Returns the subscription and whether an existing job was joined. `notify` runs what joining set off
+    /// (the job's new priority passed upstream, the last preview handed over): at once unless it is given elsewhere.
     func subscribe(
         key: Key?, priority: ImageRequest.Priority,
         handler: @escaping SharedJob<Value>.Handler,
+        notify: (@escaping @Sendable () -> Void) -> Void = { $0() },
         start: (SharedJob<Value>) -> Void
     ) -> (JobSubscription, joined: Bool) {
         guard let key else {
@@ -196,7 +198,8 @@ final class JobPool<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             start(job)
             return (Self.subscription(job, id), false)
         }
-        let (job, id, created, notify): (SharedJob<Value>, Int, Bool, @Sendable () -> Void) = jobs.withLock { dict in
+        let (job, id, created, notifyJoined): (SharedJob<Value>, Int, Bool, @Sendable () -> Void) = jobs.withLock {
+            dict in
             if let existing = dict[key], let (id, notify) = existing.subscribe(priority: priority, handler: handler) {
                 return (existing, id, false, notify)
             }
@@ -205,7 +208,7 @@ final class JobPool<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             dict[key] = job
             return (job, id, true, {})
         }
-        notify()
+        notify(notifyJoined)
         if created { start(job) }
         return (Self.subscription(job, id), !created)
     }

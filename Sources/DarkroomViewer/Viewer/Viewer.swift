@@ -99,6 +99,7 @@ public final class Viewer {
             limits: MemoryCacheLimits(costLimit: options.memoryCacheMiB << 20))
         if let threads = options.decodeThreads { configuration.processingLimit = threads }
         configuration.threadNiceness = options.decodeNiceness
+        configuration.defersTaskControl = true  // the drawing thread never waits on a decoding thread's lock
         configuration.animationBufferBytes = options.animationBudgetMiB << 20
         var tableName: String?
         if options.useTables, options.strategy == .pipeline {

@@ -28,6 +28,9 @@ final class ImageStage: Sendable {
     private var logger: Logger { context.logger }
 
     /// Joins or starts the image job of `request`; returns the subscription and whether a job in flight was joined.
+    /// What the job sets off (its start, a joined job's new priority) runs where ``PipelineContext/control(_:)``
+    /// puts it, so with ``ImagePipeline/Configuration/defersTaskControl`` the caller never takes a lock a decoding
+    /// thread holds.
     func subscribe(
         _ request: ImageRequest, priority: ImageRequest.Priority,
         handler: @escaping SharedJob<ImageResult>.Handler
@@ -35,7 +38,8 @@ final class ImageStage: Sendable {
         let key = ImageJobKey(key: request.cacheKey, options: request.options.sharingBits)
         return jobs.subscribe(
             key: context.sharingKey(key), priority: priority, handler: handler,
-            start: { job in self.start(job, request: request) })
+            notify: { context.control($0) },
+            start: { job in context.control { self.start(job, request: request) } })
     }
 
     /// The image job: table → processed disk → (shared) decode → processors → store → deliver.

@@ -15,6 +15,9 @@ final class PipelineContext: Sendable {
     /// Network transfers: at most ``ImagePipeline/Configuration/networkLimit`` at once, and
     /// ``ImagePipeline/Configuration/perHostLimit`` per host.
     let network: NetworkScheduler
+    /// Task cancellations and priority changes, in order, when ``ImagePipeline/Configuration/defersTaskControl``
+    /// is set: one thread at nice 0.
+    private let controlQueue: WorkQueue?
     /// Cache writes queued and not yet run (image tables, processed disk bytes), for
     /// ``ImagePipeline/waitForCacheWrites(timeout:)``.
     let pendingCacheWrites = PendingCount()
@@ -29,6 +32,9 @@ final class PipelineContext: Sendable {
             niceness: configuration.threadNiceness)
         ioQueue = WorkQueue(
             name: "darkroom.io", maxConcurrent: configuration.ioLimit, niceness: configuration.threadNiceness)
+        controlQueue =
+            configuration.defersTaskControl
+            ? WorkQueue(name: "darkroom.control", maxConcurrent: 1, idleTimeout: 5, niceness: 0) : nil
         network = NetworkScheduler(
             totalLimit: configuration.networkLimit, perHostLimit: configuration.perHostLimit,
             activity: networkActivity)
@@ -43,6 +49,19 @@ final class PipelineContext: Sendable {
             write()
             pendingCacheWrites.decrement()
         }
+    }
+
+    /// Runs a task's update of its shared work: on the control thread, in the order given, when
+    /// ``ImagePipeline/Configuration/defersTaskControl`` is set; otherwise now, on the caller's thread.
+    func control(_ update: @escaping @Sendable () -> Void) {
+        guard let controlQueue else { return update() }
+        controlQueue.enqueue(priority: .veryHigh) { _ in update() }
+    }
+
+    /// Whether nothing given to ``control(_:)`` is queued or running (always true when it runs work at once).
+    var controlIsIdle: Bool {
+        guard let stats = controlQueue?.statistics else { return true }
+        return stats.pending == 0 && stats.running == 0
     }
 
     /// The key a stage shares its jobs under, or `nil` (never shared) when sharing is switched off.
