@@ -82,6 +82,13 @@ struct ThumbEndpointTests {
             let sdrProbe = try ImageProber.probe(sdr.bytes)
             #expect(sdrProbe.width == 128 && sdrProbe.bitDepth == 8 && sdrProbe.hdr == nil, "\(sdrProbe)")
             #expect(jpeg.status == .ok && jpeg.headers[.contentType] == "image/jpeg")
+            // And the imgproxy and thumbor spellings of keep give the same bytes as /v1/thumb's
+            let imgproxy = try await client.execute(
+                uri: "/imgproxy/_/w:128/hdr:keep/f:avif/plain/pq.avif", method: .get)
+            let thumbor = try await client.execute(
+                uri: "/thumbor/unsafe/fit-in/128x0/filters:hdr(keep):format(avif)/pq.avif", method: .get)
+            #expect(imgproxy.status == .ok && thumbor.status == .ok)
+            #expect(imgproxy.bytes == kept.bytes && thumbor.bytes == kept.bytes)
         }
     }
 

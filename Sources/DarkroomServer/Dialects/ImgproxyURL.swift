@@ -222,6 +222,12 @@ package struct ImgproxyURL {
             case "format", "f", "ext": items["format"] = try format(arg(0) ?? "")
             case "trim", "t": items["trim"] = arg(0).map { String(Int(Double($0) ?? -1)) } ?? "10"
             case "expires", "exp": items["expires"] = arg(0)
+            case "hdr":  // Darkroom's own (imgproxy has no per-URL HDR option): hdr:sdr|keep|apply[:headroom]
+                guard let mode = arg(0), !mode.isEmpty, args.count <= 2 else {
+                    throw refuse("takes a mode (sdr, keep or apply) and, for apply, a headroom in stops")
+                }
+                items["hdr"] = mode
+                items["headroom"] = arg(1)
             case "cachebuster", "cb": continue  // changes the URL only, as in imgproxy
             case "strip_metadata", "sm": items["strip"] = try bool(0) == false ? "0" : "1"
             case "keep_copyright", "kcr": items["keep_copyright"] = try bool(0) == true ? "1" : "0"

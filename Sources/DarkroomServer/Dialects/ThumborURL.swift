@@ -192,6 +192,12 @@ package struct ThumborURL {
             case "no_upscale": upscale = false
             case "upscale": upscale = true
             case "max_bytes": items["max_bytes"] = args.first
+            case "hdr":  // Darkroom's own (thumbor has no HDR filter): hdr(sdr|keep|apply[,headroom])
+                guard let mode = args.first, !mode.isEmpty, args.count <= 2 else {
+                    throw bad("takes a mode (sdr, keep or apply) and, for apply, a headroom in stops")
+                }
+                items["hdr"] = mode
+                items["headroom"] = args.count > 1 ? args[1] : nil
             default: throw ServerError(.badRequest, "thumbor filter '\(name.prefix(40))' is not supported by Darkroom")
             }
         }

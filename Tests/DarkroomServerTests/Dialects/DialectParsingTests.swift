@@ -87,6 +87,40 @@ struct DialectParsingTests {
         }
     }
 
+    @Test(
+        "Darkroom's hdr option has a spelling in each dialect: imgproxy hdr:MODE[:HEADROOM], thumbor hdr(MODE[,HEADROOM])"
+    )
+    func hdrInBothDialects() throws {
+        // Given an imgproxy and a thumbor URL asking for an HDR rendition with a headroom, and for a kept one
+        let imgproxy = try ImgproxyURL(path: "/_/rs:fit:256:0/hdr:apply:1.5/f:avif/plain/a.jpg", configuration: .init())
+        let imgproxyKeep = try ImgproxyURL(path: "/_/w:256/hdr:keep/plain/a.jpg", configuration: .init())
+        let thumbor = try ThumborURL(
+            path: "unsafe/fit-in/256x0/filters:hdr(apply,1.5):format(avif)/a.jpg", configuration: .init())
+        let thumborKeep = try ThumborURL(path: "unsafe/fit-in/256x0/filters:hdr(keep)/a.jpg", configuration: .init())
+        // Then both become /v1/thumb's hdr and headroom, and a mode alone sets no headroom
+        for url in [items(imgproxy.query), items(thumbor.query)] {
+            #expect(url["hdr"] == "apply" && url["headroom"] == "1.5" && url["format"] == "avif", "\(url)")
+        }
+        for url in [items(imgproxyKeep.query), items(thumborKeep.query)] {
+            #expect(url["hdr"] == "keep" && url["headroom"] == nil, "\(url)")
+        }
+        // And a missing mode or a third argument is a 400 naming the option
+        for path in ["/_/hdr:/plain/a.jpg", "/_/hdr:apply:1:2/plain/a.jpg"] {
+            #expect {
+                _ = try ImgproxyURL(path: path, configuration: .init())
+            } throws: {
+                ($0 as? ServerError)?.code == .badRequest && ($0 as? ServerError)?.message.contains("hdr") == true
+            }
+        }
+        for path in ["unsafe/filters:hdr()/a.jpg", "unsafe/filters:hdr(apply,1,2)/a.jpg"] {
+            #expect {
+                _ = try ThumborURL(path: path, configuration: .init())
+            } throws: {
+                ($0 as? ServerError)?.code == .badRequest && ($0 as? ServerError)?.message.contains("hdr") == true
+            }
+        }
+    }
+
     @Test func presetsExpandAndOnlyPresetsRefusesTheRest() throws {
         // Given a default preset and a named one
         var c = ServerConfiguration.Imgproxy()
