@@ -20,6 +20,9 @@ run's whole stats file (with the frame record) as DIR/RUN.json, for `bench/frame
 (`scripts/add-exif-thumbnail.py`), so cold cells can show it while the photo decodes; `plain` runs the cold script
 with `--no-embedded-thumbnails` beside it. The output's `decodeRate` is this machine's rate for the same photos,
 `darkroom thumb` at the cell size with every core (photos/s), measured in the same run: the cold figures depend on it.
+Before the runs the machine's timer floor is measured for as long as a scroll: a bare sleep loop at 120 Hz with
+nothing else running (`timerFloor`: wakeups later than 2 and 4 ms, the latest, and how many ticks a frame doing the
+cold run's median work would have missed from that lateness alone).
 --view-args passes more `darkroom view` options to every run (for example `--decode-niceness 10`).
 """
 import argparse, glob, json, os, shutil, subprocess, tempfile, time
@@ -47,6 +50,30 @@ def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=(),
         shutil.copy(stats, os.path.join(KEEP, name + ".json"))
     shutil.rmtree(work)
     return {k: v for k, v in d.items() if k not in ("frameRecord",)}
+
+
+def timer_floor(fps, seconds):
+    """How late a bare sleep at `fps` wakes on this machine with nothing else running: each tick's lateness, ms.
+
+    A frame whose thread wakes this late has lost that much of its budget before doing any work; on a virtual
+    machine an idle virtual CPU must first be scheduled by the host, so the floor is the host's as much as ours."""
+    period = 1 / fps
+    late = []
+    next_tick = time.monotonic()
+    for _ in range(int(seconds * fps)):
+        next_tick += period
+        wait = next_tick - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        late.append(max(0.0, time.monotonic() - next_tick) * 1000)
+    return late
+
+
+def floor_summary(late, budget_ms, work_ms):
+    return {"ticks": len(late), "lateOver2ms": sum(1 for x in late if x > 2), "lateOver4ms": sum(1 for x in late if x > 4),
+            "maxMs": round(max(late), 2),
+            # ticks at which a frame doing the cold run's median work would have missed its vsync from lateness alone
+            "missedAtMedianWork": sum(1 for x in late if x + work_ms > budget_ms)}
 
 
 def main():
@@ -105,6 +132,7 @@ def main():
     subprocess.run([a.darkroom, "thumb", *sorted(glob.glob(os.path.join(rate_in, "*.jpg"))), "--max-pixel-size",
                     str(a.cell), "--out", os.path.join(work, "rate-out")], check=True, stdout=subprocess.DEVNULL)
     decode_rate = 40 / (time.monotonic() - t0)
+    floor = timer_floor(120, a.seconds + 2)
     try:
         if "cold" in wanted or "warm" in wanted:
             runs["pipeline_cold"] = run(
@@ -150,6 +178,8 @@ def main():
         shutil.rmtree(work)
     out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs,
            "exifThumbnails": a.exif_thumbnails, "decodeRate": round(decode_rate, 1)}
+    cold = runs.get("pipeline_cold") or runs.get("pipeline_cold_no_embedded")
+    out["timerFloor"] = floor_summary(floor, 1000 / 120, cold["frameMs"]["p50"] if cold else 0)
     text = json.dumps(out, indent=1, sort_keys=True)
     if a.json:
         with open(a.json, "w") as f:
