@@ -109,9 +109,11 @@ struct ThreadSafetyTests {
         #expect(await eventually { activity.published == 0 && scheduler.running == 0 })
     }
 
-    @Test("Pipeline: 8 threads request, cancel and re-prioritise 2,000 shared requests; every task ends once")
-    func pipelineRequests() async {
-        let pipeline = makePipeline(memory: true, processingLimit: 2)
+    @Test(
+        "Pipeline: 8 threads request, cancel and re-prioritise 2,000 shared requests; every task ends once (also with the control thread)",
+        arguments: [false, true])
+    func pipelineRequests(deferred: Bool) async {
+        let pipeline = makePipeline(memory: true, processingLimit: 2, configure: { $0.defersTaskControl = deferred })
         let images = (0..<20).map { TestImages.png(width: 12, height: 12, seed: $0) }
         let completions = Atomic(0)
         await onThreads(8) { worker in
@@ -133,6 +135,12 @@ struct ThreadSafetyTests {
         let stats = pipeline.statistics
         #expect(stats.requests == 2_000)
         #expect(stats.decodes <= 2_000 - stats.memoryHits)
+        // And nothing is left behind: no job in flight at any stage, nothing waiting for the control thread
+        #expect(
+            await eventually {
+                pipeline.context.controlIsIdle && pipeline.images.jobs.count == 0 && pipeline.decodes.jobs.count == 0
+                    && pipeline.fetches.jobs.count == 0
+            })
     }
 
     @Test("Targets: 4 threads rebinding 8 targets while results land from decode threads")
