@@ -36,6 +36,22 @@ package final class Locked<Value: ~Copyable>: Sendable {
             return try body(&value)
         }
     }
+
+    /// Runs `body` with exclusive access if no other thread holds the lock, else returns nil at once without
+    /// running it. For a thread with a frame budget: a holder at a higher nice value that is preempted inside its
+    /// critical section can wait a scheduler tick for a core, and a plain ``withLock(_:)`` would wait with it.
+    @inlinable
+    package func withLockIfAvailable<R, E: Error>(_ body: (inout sending Value) throws(E) -> sending R) throws(E)
+        -> sending R?
+    {
+        guard let hooks = ThreadSanitizerHooks.shared else { return try mutex.withLockIfAvailable(body) }
+        let token = Unmanaged.passUnretained(self).toOpaque()
+        return try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending R in
+            hooks.acquire(token)
+            defer { hooks.release(token) }
+            return try body(&value)
+        }
+    }
 }
 
 /// `__tsan_acquire` and `__tsan_release` when the ThreadSanitizer runtime is in the process, else `nil`.

@@ -11,7 +11,7 @@ import Foundation
 /// Work happens on one thread of its own at nice 10 (never Swift's cooperative pool, never competing with the
 /// drawing thread for a core): hashing a delivered thumbnail (``ThumbHash/placeholder(ofThumbnail:)``),
 /// decoding hashes into 32 px placeholder bitmaps ahead of need, loading and saving the file. The drawing thread
-/// only looks bitmaps up (one lock).
+/// only looks bitmaps up (one lock it never waits for).
 ///
 /// File: `placeholders.tsv` in the viewer's cache folder, one `imageID<TAB>hex hash<TAB>frames` line per image,
 /// written to a temporary file and renamed (never torn). At most ``capacity`` images are kept.
@@ -44,8 +44,11 @@ final class PlaceholderStore: Sendable {
         queue.enqueue { [self] _ in load(file) }
     }
 
-    /// The placeholder bitmap for `imageID`, if its hash is known and already decoded. Never blocks on work.
-    func placeholder(for imageID: String) -> Bitmap? { state.withLock { $0.bitmaps[imageID] } }
+    /// The placeholder bitmap for `imageID`, if its hash is known and already decoded. Never waits: nil too when the
+    /// store's own thread holds the lock at that instant (the cell shows grey for that frame and asks again on the
+    /// next), since that thread runs at nice 10 and, preempted inside its critical section, could hold it for a
+    /// scheduler tick.
+    func placeholder(for imageID: String) -> Bitmap? { state.withLockIfAvailable { $0.bitmaps[imageID] } ?? nil }
 
     /// Whether `imageID` was animated when last decoded.
     func isAnimated(_ imageID: String) -> Bool { state.withLock { ($0.records[imageID]?.frames ?? 1) > 1 } }
