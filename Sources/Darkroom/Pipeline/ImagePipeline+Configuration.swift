@@ -41,14 +41,15 @@ extension ImagePipeline {
         /// are all equal). An app with a drawing thread sets 5–10, so decoding ahead never takes the CPU from a
         /// frame: the scheduler then gives the drawing thread the core whenever both want one (about 10:1 at 10).
         public var threadNiceness: Int32 = 0
-        /// Whether a task's ``ImageTask/cancel()`` and priority changes reach the shared work on the pipeline's own
-        /// control thread (nice 0, one thread) instead of on the caller's. The task itself stops at once either
-        /// way (``ImageTask/cancel()`` still delivers `cancelled` before it returns); what moves is the update of
-        /// the work it shared, whose locks the decoding threads also take. A caller with a frame budget (a drawing
-        /// thread) sets it: a decoding thread at a higher nice value preempted while holding one of those locks
-        /// waits up to a scheduler tick for a core, and the caller would wait with it. Cost: one enqueue per
-        /// change; the queued work still starts or stops within microseconds. Default false (on a server every
-        /// thread is equal, and the update is made before the call returns).
+        /// Whether a task's ``ImageTask/cancel()`` and priority changes, the start of the job a new request begins
+        /// and the priority a joined job gains reach the shared work on the pipeline's own control thread (nice 0,
+        /// one thread) instead of on the caller's. The task itself stops at once either way (``ImageTask/cancel()``
+        /// still delivers `cancelled` before it returns, and a memory-cache hit is still answered before
+        /// `loadImage` returns); what moves is the work on the shared jobs, whose locks the decoding threads also
+        /// take. A caller with a frame budget (a drawing thread) sets it: a decoding thread at a higher nice value
+        /// preempted while holding one of those locks waits up to a scheduler tick for a core, and the caller would
+        /// wait with it. Cost: one enqueue per change; the queued work still starts or stops within microseconds.
+        /// Default false (on a server every thread is equal, and the update is made before the call returns).
         public var defersTaskControl = false
         /// Most network transfers at once. Default 16.
         public var networkLimit: Int = 16

@@ -45,9 +45,7 @@ public final class ImageTask: Sendable {
                 s.priority = newValue
                 return s.subscription
             }
-            guard let subscription else { return }
-            guard let pipeline else { return subscription.setPriority(newValue) }
-            pipeline.context.control { subscription.setPriority(newValue) }
+            if let subscription { control { subscription.setPriority(newValue) } }
         }
     }
 
@@ -70,15 +68,16 @@ public final class ImageTask: Sendable {
             return (s.subscription, s.handler)
         }
         guard let (subscription, handler) = taken else { return }
-        if let subscription {
-            if let pipeline {
-                pipeline.context.control { subscription.cancel() }
-            } else {
-                subscription.cancel()
-            }
-        }
+        if let subscription { control { subscription.cancel() } }
         pipeline?.context.counters.add(.cancellations)
         handler?(.finished(.failure(.cancelled)))
+    }
+
+    /// Passes an update of the shared work to the pipeline's ``PipelineContext/control(_:)``; at once when the
+    /// pipeline is gone.
+    private func control(_ update: @escaping @Sendable () -> Void) {
+        guard let pipeline else { return update() }
+        pipeline.context.control(update)
     }
 
     func attach(_ subscription: JobSubscription) {

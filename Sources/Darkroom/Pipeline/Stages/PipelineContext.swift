@@ -15,8 +15,8 @@ final class PipelineContext: Sendable {
     /// Network transfers: at most ``ImagePipeline/Configuration/networkLimit`` at once, and
     /// ``ImagePipeline/Configuration/perHostLimit`` per host.
     let network: NetworkScheduler
-    /// Task cancellations and priority changes, in order, when ``ImagePipeline/Configuration/defersTaskControl``
-    /// is set: one thread at nice 0.
+    /// Task cancellations, priority changes and job starts, in order, when
+    /// ``ImagePipeline/Configuration/defersTaskControl`` is set: one thread at nice 0.
     private let controlQueue: WorkQueue?
     /// Cache writes queued and not yet run (image tables, processed disk bytes), for
     /// ``ImagePipeline/waitForCacheWrites(timeout:)``.
@@ -51,7 +51,7 @@ final class PipelineContext: Sendable {
         }
     }
 
-    /// Runs a task's update of its shared work: on the control thread, in the order given, when
+    /// Runs an update of a shared job (a task's cancellation or priority change, a job's start): on the control thread, in the order given, when
     /// ``ImagePipeline/Configuration/defersTaskControl`` is set; otherwise now, on the caller's thread.
     func control(_ update: @escaping @Sendable () -> Void) {
         guard let controlQueue else { return update() }
