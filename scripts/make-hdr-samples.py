@@ -2,6 +2,7 @@
 """Makes HDR AVIFs from an SDR photo, as a camera or a web tool carries SDR content in an HDR container.
 
     scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif] [--png] [--transforms]
+                                [--jxl]
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
@@ -12,6 +13,12 @@ alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resize
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
 on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
 as real HDR content has: the SDR original is then no longer the answer.
+
+With --jxl also JPEG XLs and files whose ICC profile says PQ or HLG, as libjxl-tools and libvips write them:
+NAME-pq.jxl and NAME-hlg.jxl (cjxl, lossy: XYB-coded, their colour signalled as BT.2100 PQ or HLG), NAME-pq.lossless.jxl
+and NAME-hlg.lossless.jxl (lossless: the signal coded as it is), and NAME-pq-icc.tif, NAME-pq-icc.png, NAME-hlg-icc.tif
+and NAME-hlg-icc.png (16-bit, the lossless JPEG XL decoded by djxl, copied by `vips copy`: the ICC profile libjxl made for
+the signal — PQ or HLG tone curves, BT.2020 colorants — and no cICP chunk).
 
 The conversions are colour-science's (sRGB decoding, BT.709 → BT.2020 in linear light, ST 2084, BT.2100 HLG), not
 Darkroom's, so a test that decodes these files checks Darkroom against an independent implementation. avifenc
@@ -73,6 +80,22 @@ def encode_heif(signal, transfer, out):
               transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1)
 
 
+def encode_jxl(signal, transfer, out_dir, stem):
+    hint = "color_space=RGB_D65_202_Rel_" + ("PeQ" if transfer == "pq" else "HLG")
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, "in.png")
+        write_png16(png, to16(signal))
+        lossless = os.path.join(out_dir, f"{stem}-{transfer}.lossless.jxl")
+        for out, distance in ((os.path.join(out_dir, f"{stem}-{transfer}.jxl"), "0.3"), (lossless, "0")):
+            subprocess.run(["cjxl", png, out, "-d", distance, "-e", "3", "-x", hint], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        decoded = os.path.join(tmp, "decoded.png")
+        subprocess.run(["djxl", lossless, decoded], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for extension in ("tif", "png"):
+            subprocess.run(["vips", "copy", decoded, os.path.join(out_dir, f"{stem}-{transfer}-icc.{extension}")],
+                           check=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("image")
@@ -82,6 +105,7 @@ def main():
     ap.add_argument("--heif", action="store_true")
     ap.add_argument("--png", action="store_true")
     ap.add_argument("--transforms", action="store_true")
+    ap.add_argument("--jxl", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     name = os.path.splitext(os.path.basename(args.image))[0]
@@ -123,6 +147,9 @@ def main():
         encode_heif(hlg, 18, os.path.join(args.out, f"{name}{suffix}-hlg.heic"))
     if args.png:
         write_png16(os.path.join(args.out, f"{name}{suffix}-hlg.png"), to16(hlg), (9, 18, 0, 1), light_level)
+    if args.jxl:
+        encode_jxl(pq, "pq", args.out, name + suffix)
+        encode_jxl(hlg, "hlg", args.out, name + suffix)
 
 
 if __name__ == "__main__":

@@ -140,6 +140,24 @@ import Testing
         #expect(check.referencePeakNits > 1.5 * HDRTransfer.referenceWhiteNits, "\(check)")
     }
 
+    @Test(arguments: ["pq", "hlg"], [".jxl", ".lossless.jxl", "-icc.tif", "-icc.png"])
+    func jpegXLAndICCDescribedSourcesKeepTheirLight(_ transfer: String, _ file: String) throws {
+        // Given the highlights photo's PQ or HLG signal as JPEG XL (cjxl, lossy and lossless) and as 16-bit TIFF
+        // and PNG described by libjxl's ICC profile alone, and the 16-bit PNG with cICP of the same signal
+        let name = "colorfulcups-2560x1600-highlights-\(transfer)"
+        let source = try HDRToneMappingTests.sample(name + file)
+        let reference = try HDRToneMappingTests.sample(name + ".png")
+        // When its HDR-display thumbnail is made at 128 px
+        let check = try Self.check(source, reference: reference, options: DecodeOptions(size: .maxPixelSize(128)))
+        print(
+            "hdr keep \(transfer)\(file): \(check.psnrPQ) dB, peak \(check.peakNits) of \(check.referencePeakNits) nits"
+        )
+        // Then it is a 10-bit PQ AVIF of the PNG's display light resized by Pillow, as bright at its peak
+        #expect(check.cicp == [9, 16, 9, 1] && check.depth == 10 && check.width == 128 && check.height == 80)
+        #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
+        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+    }
+
     @Test func aTurnedOrCroppedPQPhotoIsTheSamePictureUpright() throws {
         // Given the PQ photo stored turned (irot), with a clean aperture, and its aperture's region coded alone
         let name = "colorfulcups-2560x1600-highlights-pq"

@@ -1,3 +1,4 @@
+import CLCMS2
 import DarkroomSupport
 import DarkroomTestSupport
 import Foundation
@@ -16,7 +17,8 @@ import Testing
             let photo = SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg")
             for extra in [[], ["--highlights", "--transforms"]] {
                 _ = try PythonReference.script(
-                    "scripts/make-hdr-samples.py", [photo, directory, "--max-side", "640", "--heif", "--png"] + extra)
+                    "scripts/make-hdr-samples.py",
+                    [photo, directory, "--max-side", "640", "--heif", "--png", "--jxl"] + extra)
             }
             return .success(directory)
         } catch let error as TestSupportError {
@@ -101,31 +103,66 @@ import Testing
         #expect(HDRTransfer.bt2390(150, sourcePeak: 180, targetPeak: target) == 150)
     }
 
-    @Test(arguments: ["pq", "hlg"], ["avif", "heic", "png"])
-    func sdrContentCarriedInHDRComesBackAsTheOriginal(_ transfer: String, _ format: String) throws {
+    /// The HDR files `make-hdr-samples.py` writes of one signal, by the end of their names.
+    static let hdrFiles = [".avif", ".heic", ".png", ".jxl", ".lossless.jxl", "-icc.tif", "-icc.png"]
+
+    @Test(arguments: ["pq", "hlg"], hdrFiles)
+    func sdrContentCarriedInHDRComesBackAsTheOriginal(_ transfer: String, _ file: String) throws {
         // Given an SDR photo carried in BT.2020 PQ or HLG, its white at 203 nits, as AVIF (avifenc), HEIC (libheif
-        // through pillow-heif) or 16-bit PNG with a cICP chunk
-        let hdr = try Self.decode(Self.sample("colorfulcups-2560x1600-\(transfer).\(format)"))
+        // through pillow-heif), 16-bit PNG with a cICP chunk, JPEG XL (cjxl: lossy, XYB-coded, and lossless), or
+        // 16-bit TIFF and PNG whose only colour is the ICC profile libjxl made for the signal (djxl, then vips)
+        let path = try Self.sample("colorfulcups-2560x1600-\(transfer)\(file)")
+        let hdr = try Self.decode(path)
         // When it is decoded to a 256 px thumbnail, and the SDR original too
         let original = try Self.decode(Self.sample("colorfulcups-2560x1600-sdr.png"))
         // Then the two agree (washed out and grey before: 17.8 dB for PQ)
         #expect(hdr.bitmap.width == original.bitmap.width && hdr.bitmap.height == original.bitmap.height)
         let psnr = PixelCompare.psnr(hdr.bitmap, original.bitmap)
-        #expect(psnr >= 30, "\(transfer) \(format): \(psnr) dB")
+        #expect(psnr >= 30, "\(transfer)\(file): \(psnr) dB")
         #expect(hdr.convertedToSRGB)
         #expect(hdr.colorProblem == nil)
         // and the probe says what the file is
-        let probe = try ImageProber.probe(
-            SamplePhotos.bytes(Self.sample("colorfulcups-2560x1600-\(transfer).\(format)")))
+        let probe = try ImageProber.probe(SamplePhotos.bytes(path))
         #expect(probe.hdr?.transfer == transfer)
         #expect(probe.hdr?.primaries == 9)
         #expect(probe.hdr?.toneMapped == true)
         // and a PNG's cLLi gives the content light level: SDR white at 203 nits the brightest
-        if format == "png" {
+        if file == ".png" {
             let brightest = try #require(probe.hdr?.maxContentLightLevel)
             let average = try #require(probe.hdr?.maxFrameAverageLightLevel)
             #expect((190...203).contains(brightest) && average < brightest, "\(brightest), \(average)")
         }
+    }
+
+    @Test func anICCProfileNamesItsSignalByACICPTagOrByItsCurves() throws {
+        // Given sRGB profiles made by lcms2, one with a cicp tag (ICC.1:2022) saying BT.2020 PQ and one without,
+        // and the profile libjxl made for an HLG image (in the TIFF vips wrote)
+        func saved(_ tag: cmsVideoSignalType?) -> [UInt8] {
+            let profile = cmsCreate_sRGBProfile()
+            defer { cmsCloseProfile(profile) }
+            if var tag { _ = cmsWriteTag(profile, cmsSigcicpTag, &tag) }
+            var size: UInt32 = 0
+            _ = cmsSaveProfileToMem(profile, nil, &size)
+            var bytes = [UInt8](repeating: 0, count: Int(size))
+            _ = cmsSaveProfileToMem(profile, &bytes, &size)
+            return bytes
+        }
+        let tagged = saved(
+            cmsVideoSignalType(
+                ColourPrimaries: 9, TransferCharacteristics: 16, MatrixCoefficients: 0, VideoFullRangeFlag: 1))
+        let plain = saved(nil)
+        let tiff = try SamplePhotos.bytes(Self.sample("colorfulcups-2560x1600-hlg-icc.tif"))
+        guard case .icc(let hlg) = tiff.withUnsafeBytes({ TIFFDecoder.readColor($0, limits: .default) }).color else {
+            Issue.record("the HLG TIFF has no ICC profile")
+            return
+        }
+        // When each is read for an HDR signal
+        let signals = [tagged, plain, hlg].map { profile in profile.withUnsafeBytes { ICCHDRSignal.cicp($0) } }
+        // Then the tag is taken as it is, the plain sRGB profile has none, and libjxl's curves and colorants are HLG
+        // in BT.2020
+        #expect(signals[0] == EmbeddedColor.CICP(primaries: 9, transfer: 16, matrix: 0, fullRange: true))
+        #expect(signals[1] == nil)
+        #expect(signals[2] == EmbeddedColor.CICP(primaries: 9, transfer: 18, matrix: 0, fullRange: true))
     }
 
     @Test(arguments: ["pq", "hlg"])

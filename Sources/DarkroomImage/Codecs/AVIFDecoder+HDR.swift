@@ -15,31 +15,21 @@ extension AVIFDecoder {
     /// without a clean aperture is reduced from its planes; others through libavif's 16-bit RGB conversion, 16 rows
     /// at a time.
     func decodeHDR(
-        _ container: Container, transfer: HDRTransfer, probe: ImageProbe, plan: DecodePlan,
-        options: DecodeOptions, allocate: BitmapAllocator
+        _ container: Container, probe: ImageProbe, plan: DecodePlan, options: DecodeOptions,
+        allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
         let full = container.image
-        let width = probe.width
-        let height = probe.height
-        let d = plan.shrinkOnLoadDenominator(options)
-        let reduced = try HDRReducedImage(
-            sourceWidth: width, sourceHeight: height, d: d, limits: options.limits, what: "AVIF")
-        let destination = try RowDestination(
-            plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
-            isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
-        let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
-        try reduce(
-            container, hasAlpha: probe.hasAlpha, rows: (rows.lowerBound * d)..<min(rows.upperBound * d, height),
-            width: width, height: height, into: reduced)
-        guard
-            try reduced.toneMap(transfer: transfer, primaries: Int(full.colorPrimaries), rows: rows, into: destination)
-        else {
-            throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(full.colorPrimaries) are not supported")
-        }
         let cicp = EmbeddedColor.CICP(
             primaries: Int(full.colorPrimaries), transfer: Int(full.transferCharacteristics),
             matrix: Int(full.matrixCoefficients), fullRange: full.yuvRange == AVIF_RANGE_FULL)
-        return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(cicp)))
+        return try HDRReducedImage.decode(
+            sourceWidth: probe.width, sourceHeight: probe.height, isOpaque: !probe.hasAlpha, signal: cicp, plan: plan,
+            options: options, allocate: allocate, what: "AVIF"
+        ) { reduced, rows throws(DarkroomImageError) in
+            try reduce(
+                container, hasAlpha: probe.hasAlpha, rows: rows, width: probe.width, height: probe.height,
+                into: reduced)
+        }
     }
 
     /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling

@@ -155,9 +155,8 @@ package struct AVIFDecoder: CodecDecoder {
                 .corrupt,
                 "the AV1 frame is \(image.width)×\(image.height), the container says \(codedWidth)×\(codedHeight)")
         }
-        if let transfer = Self.hdrTransfer(image, options: options) {
-            return try decodeHDR(
-                container, transfer: transfer, probe: probe, plan: plan, options: options, allocate: allocate)
+        if Self.hdrTransfer(image, options: options) != nil {
+            return try decodeHDR(container, probe: probe, plan: plan, options: options, allocate: allocate)
         }
         let destination = try RowDestination(
             plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,

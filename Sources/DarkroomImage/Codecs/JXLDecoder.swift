@@ -7,7 +7,8 @@ import CJXL
 /// The codestream's orientation is kept (Darkroom applies it like EXIF's); alpha is premultiplied here unless the
 /// file stores it premultiplied; 16-bit and float samples come out as 8-bit. Colour: an XYB-coded image (lossy
 /// JPEG XL) is asked for in sRGB directly; otherwise the colour space it was coded in is read as an ICC profile and
-/// converted by lcms2 like any other. A JPEG recompressed into JPEG XL decodes to its pixels. An animation's
+/// converted by lcms2 like any other; a PQ or HLG image is tone-mapped to SDR like an AVIF's (`JXLDecoder+HDR`). A JPEG
+/// recompressed into JPEG XL decodes to its pixels. An animation's
 /// first frame is decoded (all layers composited). Decoding runs on the calling thread (no libjxl thread pool):
 /// callers decode on their own bounded pools.
 struct JXLDecoder: CodecDecoder {
@@ -68,7 +69,9 @@ struct JXLDecoder: CodecDecoder {
                     let encoded =
                         JxlDecoderGetColorAsEncodedProfile(
                             handle.decoder, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
-                    result.hasICCProfile = !(encoded && isSRGB(encoding))
+                    result.hdr = hdrDetails(handle.decoder)
+                    // A PQ or HLG encoding is named like an AVIF's CICP, not described by a profile.
+                    result.hasICCProfile = !(encoded && isSRGB(encoding)) && result.hdr == nil
                     if info.have_animation != 0 {
                         result.frameCount = try countFrames(bytes, limits: limits)
                     }
@@ -124,7 +127,9 @@ struct JXLDecoder: CodecDecoder {
         while true {
             switch handle.next() {
             case JXL_DEC_BASIC_INFO: continue
-            case JXL_DEC_COLOR_ENCODING: return targetColor(handle.decoder, limits: limits)
+            case JXL_DEC_COLOR_ENCODING:
+                if let signal = hdrSignal(handle.decoder) { return ColorReading(color: .cicp(signal.cicp)) }
+                return targetColor(handle.decoder, limits: limits)
             default: return .none
             }
         }
@@ -165,12 +170,40 @@ struct JXLDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
+        if options.colorSpace == .sRGB, probe.hdr?.toneMapped == true {
+            return try decodeHDR(bytes, probe: probe, plan: plan, options: options, allocate: allocate)
+        }
+        var color = ColorReading.none
+        var destination: RowDestination?
+        try Self.streamRows(
+            bytes, probe: probe, sample: JXL_TYPE_UINT8, maxBytes: options.limits.maxDecodedBytes,
+            color: { decoder throws(DarkroomImageError) in color = Self.targetColor(decoder, limits: options.limits) },
+            sink: { info throws(DarkroomImageError) in
+                let rows = try RowDestination(
+                    plan: plan, sourceWidth: probe.width, sourceHeight: probe.height, format: .bgra8Premultiplied,
+                    isOpaque: info.alpha_bits == 0, filter: options.filter, allocate: allocate)
+                destination = rows
+                return try JXLRowAssembler(
+                    width: probe.width, height: probe.height, destination: rows,
+                    premultiply: info.alpha_bits > 0 && info.alpha_premultiplied == 0,
+                    maxBytes: options.limits.maxDecodedBytes - plan.outputBytes(.bgra8Premultiplied))
+            })
+        guard let destination else { throw DarkroomImageError(.corrupt, "the JPEG XL has no pixels") }
+        return CodecOutput(bitmap: destination.finish(), colorReading: color)
+    }
+
+    /// Runs libjxl over the whole image: `color` is called once the colour encoding is known (it may ask libjxl
+    /// for another output colour), then `sink` makes the assembler whole rows of 4 `sample`s a pixel go through.
+    static func streamRows(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, sample: JxlDataType, maxBytes: Int,
+        color: (OpaquePointer) throws(DarkroomImageError) -> Void,
+        sink: (JxlBasicInfo) throws(DarkroomImageError) -> JXLRowAssembler
+    ) throws(DarkroomImageError) {
         let events = Self.basicInfoEvents | Int32(JXL_DEC_FULL_IMAGE.rawValue)
         let handle = try Handle(bytes, events: events)
         var info = JxlBasicInfo()
-        var color = ColorReading.none
         var assembler: JXLRowAssembler?
-        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        var format = JxlPixelFormat(num_channels: 4, data_type: sample, endianness: JXL_NATIVE_ENDIAN, align: 0)
         while true {
             switch handle.next() {
             case JXL_DEC_BASIC_INFO:
@@ -179,15 +212,9 @@ struct JXLDecoder: CodecDecoder {
                     throw DarkroomImageError(.corrupt, "the JPEG XL header changed between probe and decode")
                 }
             case JXL_DEC_COLOR_ENCODING:
-                color = Self.targetColor(handle.decoder, limits: options.limits)
+                try color(handle.decoder)
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
-                let destination = try RowDestination(
-                    plan: plan, sourceWidth: probe.width, sourceHeight: probe.height, format: .bgra8Premultiplied,
-                    isOpaque: info.alpha_bits == 0, filter: options.filter, allocate: allocate)
-                let rows = try JXLRowAssembler(
-                    width: probe.width, height: probe.height, destination: destination,
-                    premultiply: info.alpha_bits > 0 && info.alpha_premultiplied == 0,
-                    maxBytes: options.limits.maxDecodedBytes - plan.outputBytes(.bgra8Premultiplied))
+                let rows = try sink(info)
                 assembler = rows
                 let opaque = Unmanaged.passUnretained(rows).toOpaque()
                 guard
@@ -201,8 +228,8 @@ struct JXLDecoder: CodecDecoder {
                 else { throw DarkroomImageError(.corrupt, "libjxl refused the output format") }
             case JXL_DEC_FULL_IMAGE:
                 guard let assembler else { throw DarkroomImageError(.corrupt, "the JPEG XL has no pixels") }
-                if let failure = assembler.failure { throw failure }
-                return CodecOutput(bitmap: try assembler.finish(), colorReading: color)
+                try assembler.finish()
+                return
             case JXL_DEC_NEED_MORE_INPUT:
                 throw DarkroomImageError(.truncated, "the JPEG XL data ends early")
             case JXL_DEC_SUCCESS:

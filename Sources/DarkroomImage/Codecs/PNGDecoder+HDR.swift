@@ -34,23 +34,17 @@ extension PNGDecoder {
     /// averaged at the strongest shrink denominator that keeps the shrink-on-load margin and tone-mapped
     /// (``HDRReducedImage``), as the AVIF and HEIF decoders do.
     func decodeHDR(
-        _ context: OpaquePointer, details: HDRDetails, cicp: EmbeddedColor.CICP, probe: ImageProbe, plan: DecodePlan,
+        _ context: OpaquePointer, cicp: EmbeddedColor.CICP, probe: ImageProbe, plan: DecodePlan,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        let d = plan.shrinkOnLoadDenominator(options)
-        let reduced = try HDRReducedImage(
-            sourceWidth: probe.width, sourceHeight: probe.height, d: d, limits: options.limits, what: "PNG")
-        let destination = try RowDestination(
-            plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
-            isOpaque: !probe.hasAlpha, filter: options.filter, allocate: allocate)
-        let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
-        try Self.rgba16Rows(
-            context, probe: probe, rows: (rows.lowerBound * d)..<min(rows.upperBound * d, probe.height),
-            limits: options.limits
-        ) { row, y in reduced.addRGBA16(row, sourceRow: y) }
-        guard try reduced.toneMap(transfer: details.signal, primaries: cicp.primaries, rows: rows, into: destination)
-        else { throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(cicp.primaries) are not supported") }
-        return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(cicp)))
+        try HDRReducedImage.decode(
+            sourceWidth: probe.width, sourceHeight: probe.height, isOpaque: !probe.hasAlpha, signal: cicp, plan: plan,
+            options: options, allocate: allocate, what: "PNG"
+        ) { reduced, rows throws(DarkroomImageError) in
+            try Self.rgba16Rows(context, probe: probe, rows: rows, limits: options.limits) { row, y in
+                reduced.addRGBA16(row, sourceRow: y)
+            }
+        }
     }
 
     /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
@@ -58,17 +52,14 @@ extension PNGDecoder {
     func reduceHDRLight(
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
-        guard let details = probe.hdr, details.toneMapped, !probe.hasAlpha,
-            let light = try HDRLightImage(
-                sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: details.signal,
-                primaries: details.primaries, targetPeak: targetPeak, limits: limits, what: "PNG")
+        guard let light = try HDRLightImage(probe: probe, d: d, targetPeak: targetPeak, limits: limits, what: "PNG")
         else { return nil }
         let context = try Self.context(bytes, limits: limits, checksCRC: true)
         defer { spng_ctx_free(context) }
         try Self.rgba16Rows(context, probe: probe, rows: 0..<probe.height, limits: limits) { row, y in
             light.addRGBA16(row, sourceRow: y)
         }
-        return (light, details.primaries)
+        return (light, probe.hdr?.primaries ?? 0)
     }
 
     /// Decodes the image as premultiplied RGBA16 and hands source `rows` to `body` in order. Rows stream from
@@ -83,12 +74,7 @@ extension PNGDecoder {
         let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
         try check(spng_decode_image(context, nil, 0, Int32(SPNG_FMT_RGBA16.rawValue), flags), "starting the decode")
         func deliver(_ row: UnsafeMutablePointer<UInt16>, _ y: Int) {
-            if probe.hasAlpha {
-                for x in 0..<width {
-                    let a = UInt32(row[4 * x + 3])
-                    for c in 0..<3 { row[4 * x + c] = UInt16((UInt32(row[4 * x + c]) * a + 32767) / 65535) }
-                }
-            }
+            if probe.hasAlpha { HDRReducedImage.premultiplyRGBA16(row, width: width) }
             body(row, y)
         }
         if probe.isProgressive {

@@ -79,9 +79,9 @@ struct PNGDecoder: CodecDecoder {
         let ctx = try Self.context(bytes, limits: options.limits, checksCRC: checksCRC)
         defer { spng_ctx_free(ctx) }
         let limits = options.limits
-        if options.colorSpace == .sRGB, let details = probe.hdr, details.toneMapped, let cicp = Self.cicp(bytes) {
-            return try decodeHDR(
-                ctx, details: details, cicp: cicp, probe: probe, plan: plan, options: options, allocate: allocate)
+        if options.colorSpace == .sRGB, let details = probe.hdr, details.toneMapped {
+            let cicp = Self.cicp(bytes) ?? details.cicp  // else an HDR ICC profile's signal
+            return try decodeHDR(ctx, cicp: cicp, probe: probe, plan: plan, options: options, allocate: allocate)
         }
         var ihdr = spng_ihdr()
         try Self.check(spng_get_ihdr(ctx, &ihdr), "reading the header")

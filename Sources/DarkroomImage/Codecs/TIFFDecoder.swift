@@ -142,6 +142,10 @@ struct TIFFDecoder: CodecDecoder {
             hasICCProfile: image.icc_length > 0, bitDepth: Int(image.bits_per_sample),
             isCMYK: image.photometric == 5 && image.ink_set == 1 && base >= 4)
         probe.pageCount = pages.count
+        if image.icc_length > 0, let signal = hdrSignal(try handle.select(pages[page].index), limits: limits) {
+            probe.hdr = HDRDetails(
+                primaries: signal.primaries, transfer: signal.transfer, hasICC: false, lightLevel: nil)
+        }
         return probe
     }
 
@@ -191,6 +195,14 @@ struct TIFFDecoder: CodecDecoder {
         let color = Self.reading(try handle.select(page.index), limits: options.limits)
         let image = try handle.select(chosen.index, sub: chosen.sub)
         let levelPlan = plan.retargeted(sourceWidth: Int(image.width), sourceHeight: Int(image.height))
+        if options.colorSpace == .sRGB, let signal = hdrSignal(image, limits: options.limits),
+            HDRTransfer.toneMapped(cicp: signal.transfer, primaries: signal.primaries) != nil
+        {
+            var output = try Self.decodeHDR(
+                handle, image, signal: signal, plan: levelPlan, options: options, allocate: allocate)
+            output.usedEmbeddedThumbnail = chosen.index != page.index || chosen.sub >= 0
+            return output
+        }
         var output: CodecOutput
         if let layout = RowLayout(image) {
             output = try Self.decodeRows(

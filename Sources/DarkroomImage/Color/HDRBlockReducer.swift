@@ -15,6 +15,14 @@ protocol HDRBlockReducer: AnyObject {
 }
 
 extension HDRBlockReducer {
+    /// Premultiplies `width` straight RGBA16 pixels in place, as ``addRGBA16(_:sourceRow:)`` takes them.
+    static func premultiplyRGBA16(_ row: UnsafeMutablePointer<UInt16>, width: Int) {
+        for x in 0..<width {
+            let a = UInt32(row[4 * x + 3])
+            for c in 0..<3 { row[4 * x + c] = UInt16((UInt32(row[4 * x + c]) * a + 32767) / 65535) }
+        }
+    }
+
     /// ``reducePlanes(y:cb:cr:as:shiftX:shiftY:coefficients:rows:)`` for samples of `bitDepth` bits: 8-bit samples
     /// are bytes, deeper ones 16-bit words.
     func reducePlanes(

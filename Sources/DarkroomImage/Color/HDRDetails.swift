@@ -41,4 +41,9 @@ extension HDRDetails {
 extension HDRDetails {
     /// The transfer these details name.
     var signal: HDRTransfer { transfer == "pq" ? .pq : .hlg }
+
+    /// The signal as CICP code points: these primaries, PQ (16) or HLG (18), RGB, full range.
+    var cicp: EmbeddedColor.CICP {
+        EmbeddedColor.CICP(primaries: primaries, transfer: signal == .pq ? 16 : 18, matrix: 0, fullRange: true)
+    }
 }

@@ -39,6 +39,17 @@ final class HDRLightImage: HDRBlockReducer {
         sums = try ScratchBuffer<SIMD3<Float>>(count: width * height, zeroed: true)
     }
 
+    /// The reduced light of an image whose probe found a PQ or HLG signal the tone mapper reads, for an HDR output;
+    /// nil for any other image and for one with transparency (not made yet).
+    convenience init?(
+        probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits, what: String
+    ) throws(DarkroomImageError) {
+        guard let details = probe.hdr, details.toneMapped, !probe.hasAlpha else { return nil }
+        try self.init(
+            sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: details.signal,
+            primaries: details.primaries, targetPeak: targetPeak, limits: limits, what: what)
+    }
+
     /// Each pixel takes the chroma sample that covers it, as the signal reduction does at `d` = 1.
     func reducePlanes<Sample: FixedWidthInteger & UnsignedInteger & SIMDScalar>(
         y: YCbCrRows.Plane, cb: YCbCrRows.Plane?, cr: YCbCrRows.Plane?, as: Sample.Type, shiftX sx: Int,

@@ -174,6 +174,36 @@ final class HDRReducedImage: HDRBlockReducer {
         rgbaRows = 0
     }
 
+    // MARK: Decoding
+
+    /// The SDR decode the HDR codecs share: a reduced image at the strongest shrink denominator that keeps the
+    /// shrink-on-load margin, `reduce` filling it from the source rows the output needs (whole blocks, to be added
+    /// in order), then tone-mapped into the plan's output and marked as converted, described by `signal`.
+    /// - Throws: `.unsupportedFeature` for primaries the tone mapper does not convert; `.limitExceeded` past
+    ///   ``DecodeLimits/maxDecodedBytes``; what `reduce` throws.
+    static func decode(
+        sourceWidth: Int, sourceHeight: Int, isOpaque: Bool, signal: EmbeddedColor.CICP, plan: DecodePlan,
+        options: DecodeOptions, allocate: BitmapAllocator, what: String,
+        reduce: (HDRReducedImage, _ sourceRows: Range<Int>) throws(DarkroomImageError) -> Void
+    ) throws(DarkroomImageError) -> CodecOutput {
+        guard let transfer = HDRTransfer(cicp: signal.transfer) else {
+            throw DarkroomImageError(.unsupportedFeature, "transfer \(signal.transfer) is not PQ or HLG")
+        }
+        let d = plan.shrinkOnLoadDenominator(options)
+        let reduced = try HDRReducedImage(
+            sourceWidth: sourceWidth, sourceHeight: sourceHeight, d: d, limits: options.limits, what: what)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: reduced.width, sourceHeight: reduced.height, format: .bgra8Premultiplied,
+            isOpaque: isOpaque, filter: options.filter, allocate: allocate)
+        let rows = destination.requiredRows.clamped(to: 0..<reduced.height)
+        try reduce(reduced, (rows.lowerBound * d)..<min(rows.upperBound * d, sourceHeight))
+        guard try reduced.toneMap(transfer: transfer, primaries: signal.primaries, rows: rows, into: destination)
+        else {
+            throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(signal.primaries) are not supported")
+        }
+        return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(signal)))
+    }
+
     // MARK: Tone mapping
 
     /// Tone-maps reduced `rows` to premultiplied BGRA8 sRGB and hands each to `destination`.

@@ -23,8 +23,24 @@ struct HDRRendition: Sendable {
     let weight: Double
 }
 
+/// A codec that reduces a PQ or HLG image to light for an HDR output.
+protocol HDRLightReducing {
+    /// The whole image reduced by `d` in linear light (``HDRLightImage``, rolling off to `targetPeak` nits), with its
+    /// CICP primaries; nil when it is not one the tone mapper reads (SDR, ICC-described where the codec does not
+    /// read HDR profiles, transparency, primaries or a matrix not covered).
+    func reduceHDRLight(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)?
+}
+
+extension AVIFDecoder: HDRLightReducing {}
+extension HEIFDecoder: HDRLightReducing {}
+extension JXLDecoder: HDRLightReducing {}
+extension PNGDecoder: HDRLightReducing {}
+extension TIFFDecoder: HDRLightReducing {}
+
 extension ImageDecoder {
-    /// Decodes a PQ or HLG image (AVIF, HEIF or PNG, CICP-described, opaque) to its light for an HDR output: each pixel's
+    /// Decodes a PQ or HLG image (AVIF, HEIF, PNG, JPEG XL or TIFF, opaque) to its light for an HDR output: each pixel's
     /// signal turned into light (HLG rendered for BT.2100's 1,000-nit reference display, so it becomes display
     /// light as PQ is) and averaged in blocks at the strongest shrink denominator that keeps the shrink-on-load
     /// margin, at least 2 (``HDRLightImage``), rolled off by BT.2390 to the display's peak where the content is brighter,
@@ -50,19 +66,17 @@ extension ImageDecoder {
         reduceOptions.shrinkOnLoadMargin = max(options.shrinkOnLoadMargin, 2)
         let d = plan.shrinkOnLoadDenominator(reduceOptions)
         let targetPeak = displayHeadroom.map { HDRTransfer.referenceWhiteNits * exp2($0) } ?? 10_000
-        let reduced: (light: HDRLightImage, primaries: Int)? =
+        let reducer: (any HDRLightReducing)? =
             switch probe.format {
-            case .avif:
-                try AVIFDecoder().reduceHDRLight(
-                    bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
-            case .heic:
-                try HEIFDecoder().reduceHDRLight(
-                    bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
-            case .png:
-                try PNGDecoder().reduceHDRLight(
-                    bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
+            case .avif: AVIFDecoder()
+            case .heic: HEIFDecoder()
+            case .jxl: JXLDecoder()
+            case .png: PNGDecoder()
+            case .tiff: TIFFDecoder()
             default: nil
             }
+        let reduced = try reducer?.reduceHDRLight(
+            bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
         guard let reduced else {
             throw DarkroomImageError(
                 .unsupportedFeature,

@@ -56,7 +56,8 @@ extension ImageProber {
             let data = position + 8
             switch type {
             case PNGChunk.idat:
-                if let cicp {  // cICP is above iCCP: no profile takes precedence
+                if let cicp = cicp ?? hdrProfileSignal(reader.bytes, result, limits: limits) {
+                    // cICP is above iCCP: no profile takes precedence; an HDR profile is read as its signal
                     result.hdr = HDRDetails(
                         primaries: cicp.primaries, transfer: cicp.transfer, hasICC: false, lightLevel: lightLevel)
                 }
@@ -116,5 +117,16 @@ extension ImageProber {
             guard folded >= 0x61, folded <= 0x7A else { return false }
         }
         return true
+    }
+
+    /// The PQ or HLG signal a 16-bit RGB PNG's `iCCP` profile describes (``ICCHDRSignal``; the profile inflated by
+    /// libspng, once, for such files only); nil for other files.
+    private static func hdrProfileSignal(_ bytes: UnsafeRawBufferPointer, _ probe: ImageProbe, limits: DecodeLimits)
+        -> EmbeddedColor.CICP?
+    {
+        guard probe.hasICCProfile, probe.bitDepth == 16, !probe.isGrayscale,
+            case .icc(let icc) = EmbeddedColor.readPNG(bytes, limits: limits).color
+        else { return nil }
+        return icc.withUnsafeBytes { ICCHDRSignal.cicp($0) }
     }
 }

@@ -1,0 +1,81 @@
+import CDarkroomTIFF
+
+extension TIFFDecoder {
+    /// The PQ or HLG signal of a 16-bit RGB page whose ICC profile says so (``ICCHDRSignal``); nil otherwise. The
+    /// profile is read from `image` (a directory just selected: its tag data is freed when another is read).
+    static func hdrSignal(_ image: dr_tiff_image, limits: DecodeLimits) -> EmbeddedColor.CICP? {
+        guard let layout = RowLayout(image), layout.isRGB16,
+            image.icc_length > 0, Int(image.icc_length) <= limits.maxColorProfileBytes, let icc = image.icc
+        else { return nil }
+        return ICCHDRSignal.cicp(UnsafeRawBufferPointer(start: icc, count: Int(image.icc_length)))
+    }
+
+    /// Decodes a 16-bit PQ or HLG page to SDR sRGB at the plan's size: its rows, premultiplied RGBA16, averaged at
+    /// the strongest shrink denominator that keeps the shrink-on-load margin and tone-mapped (``HDRReducedImage``),
+    /// as the AVIF, HEIF, PNG and JPEG XL decoders do. Only the rows the output needs are read.
+    static func decodeHDR(
+        _ handle: Handle, _ image: dr_tiff_image, signal: EmbeddedColor.CICP, plan: DecodePlan,
+        options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
+        guard let layout = RowLayout(image) else {
+            throw DarkroomImageError(.unsupportedFeature, "this HDR TIFF layout is not supported")
+        }
+        return try HDRReducedImage.decode(
+            sourceWidth: Int(image.width), sourceHeight: Int(image.height), isOpaque: !layout.hasAlpha,
+            signal: signal, plan: plan, options: options, allocate: allocate, what: "TIFF"
+        ) { reduced, rows throws(DarkroomImageError) in
+            try rgba16Rows(handle, image, layout: layout, rows: rows) { row, y in reduced.addRGBA16(row, sourceRow: y) }
+        }
+    }
+
+    /// The whole first page of a 16-bit PQ or HLG TIFF reduced by `d` in linear light for an HDR output
+    /// (``HDRLightImage``, rolling off to `targetPeak` nits), with its CICP primaries; nil when it is not one the
+    /// tone mapper reads.
+    func reduceHDRLight(
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+    ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let handle = try Handle(bytes, limits: limits)
+        let image = try handle.select(try Self.pages(handle, limits: limits)[0].index)
+        guard let layout = RowLayout(image), Self.hdrSignal(image, limits: limits) != nil,
+            let light = try HDRLightImage(probe: probe, d: d, targetPeak: targetPeak, limits: limits, what: "TIFF")
+        else { return nil }
+        try Self.rgba16Rows(handle, image, layout: layout, rows: 0..<Int(image.height)) { row, y in
+            light.addRGBA16(row, sourceRow: y)
+        }
+        return (light, probe.hdr?.primaries ?? 0)
+    }
+
+    /// Reads source `rows` of a 16-bit RGB page as premultiplied RGBA16 and hands each to `body`, in order.
+    private static func rgba16Rows(
+        _ handle: Handle, _ image: dr_tiff_image, layout: RowLayout, rows: Range<Int>,
+        _ body: (UnsafePointer<UInt16>, Int) -> Void
+    ) throws(DarkroomImageError) {
+        let width = Int(image.width)
+        let stride = width * Int(image.samples_per_pixel) * 2 + 64
+        let stored = try ScratchBuffer<UInt8>(count: stride, zeroed: true)
+        let row = try ScratchBuffer<UInt16>(count: width * 4, zeroed: false)
+        for y in rows {
+            let status = dr_tiff_read_raw(handle.tiff, UInt32(y), 1, stored.pointer, stride)
+            guard status == Int32(DR_TIFF_OK.rawValue) else { throw failure(status, handle, row: y) }
+            layout.convertRGBA16(UnsafeRawPointer(stored.pointer), row.pointer, width: width)
+            body(row.pointer, y)
+        }
+    }
+}
+
+extension TIFFDecoder.RowLayout {
+    /// 16-bit unsigned RGB, with or without alpha: the layout an HDR TIFF is read in.
+    var isRGB16: Bool { kind == .rgb && bits == 16 && !isFloat && !isSigned }
+
+    /// One stored 16-bit RGB(A) row to premultiplied RGBA16.
+    func convertRGBA16(_ source: UnsafeRawPointer, _ out: UnsafeMutablePointer<UInt16>, width: Int) {
+        for x in 0..<width {
+            for c in 0..<3 {
+                out[4 * x + c] = source.loadUnaligned(fromByteOffset: 2 * (x * samples + c), as: UInt16.self)
+            }
+            out[4 * x + 3] =
+                alpha != 0 ? source.loadUnaligned(fromByteOffset: 2 * (x * samples + 3), as: UInt16.self) : 65535
+        }
+        if alpha == 2 { HDRReducedImage.premultiplyRGBA16(out, width: width) }
+    }
+}
