@@ -38,6 +38,14 @@ public struct DecodeLimits: Sendable, Hashable {
     /// (their thread draws on until librsvg ends it) included; past it a decode fails at once with `.limitExceeded`.
     /// Default 8: a few overrunning documents cannot pile up threads and CPU.
     public var maxSVGRendersRunning: Int = 8
+    /// Largest gain map read, in pixels; past it the gain map is ignored with a warning and the SDR base image is
+    /// what decodes (as for any damaged gain map). Default 67,108,864 (64 MP): phones write maps of a quarter of
+    /// the base's side or the base's full size, and a map larger than its base is refused whatever this says.
+    public var maxGainMapPixels: Int = 1 << 26
+    /// Largest gain-map metadata record parsed, in bytes: an `hdrgm` XMP packet or an ISO 21496-1 record. A larger
+    /// one is not parsed; the gain map is then ignored with a warning. Default 64 KiB (a JPEG segment's own bound;
+    /// real records are a few hundred bytes, packets a few KB).
+    public var maxGainMapMetadataBytes: Int = 64 << 10
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()

@@ -251,6 +251,37 @@ import Testing
         #expect(decoded.bitmap.pixelsEqual(whole.bitmap))
     }
 
+    @Test(arguments: ["iso", "xmp"])
+    func gainMapsAndRecordsOverTheLimitsWarnAndDecodeTheBase(_ writer: String) throws {
+        // Given an Ultra HDR JPEG, its gain map and its metadata as read under the default limits
+        let bytes = try SamplePhotos.bytes(Self.path(writer))
+        let read = try #require(ImageProber.gainMap(of: bytes))
+        #expect(read.isUsable && read.width * read.height > 1)
+        // When it is probed with a gain-map pixel limit one under its map, and with a metadata limit of 50 bytes
+        // (over a primary's version-only ISO record, under the gain map's full record and every XMP packet)
+        var pixels = DecodeLimits()
+        pixels.maxGainMapPixels = read.width * read.height - 1
+        var metadata = DecodeLimits()
+        metadata.maxGainMapMetadataBytes = 50
+        let overPixels = try #require(ImageProber.gainMap(of: bytes, limits: pixels))
+        let overMetadata = try #require(ImageProber.gainMap(of: bytes, limits: metadata))
+        // Then each warns naming its limit and cannot be applied, and the decode is the base image as before
+        #expect(overPixels.warning?.contains("maxGainMapPixels") == true, "\(overPixels.warning ?? "")")
+        #expect(overMetadata.warning?.contains("maxGainMapMetadataBytes") == true, "\(overMetadata.warning ?? "")")
+        #expect(!overPixels.isUsable && !overMetadata.isUsable)
+        let whole = try ImageDecoder().decode(bytes, options: DecodeOptions(pixelFormat: .exactly(.rgba8)))
+        for limits in [pixels, metadata] {
+            let options = DecodeOptions(pixelFormat: .exactly(.rgba8), limits: limits)
+            let decoded = try ImageDecoder().decode(bytes, options: options)
+            #expect(decoded.bitmap.pixelsEqual(whole.bitmap))
+            #expect(throws: DarkroomImageError.self) {
+                try bytes.withUnsafeBytes {
+                    _ = try ImageDecoder().decodeHDRRendition($0, options: options, displayHeadroom: 3)
+                }
+            }
+        }
+    }
+
     @Test func everyPrefixAndEveryDamagedByteIsRefusedOrRead() throws {
         // Given both files cut at many lengths and with bytes flipped through their metadata
         for writer in ["iso", "xmp"] {

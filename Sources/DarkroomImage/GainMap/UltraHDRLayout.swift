@@ -13,7 +13,7 @@ struct UltraHDRLayout: Sendable {
 
     /// The layout of `bytes` (a whole JPEG), or nil when its primary marks no gain map.
     static func locate(in bytes: UnsafeRawBufferPointer, limits: DecodeLimits) -> UltraHDRLayout? {
-        let primary = MetadataSegments(bytes, range: 0..<bytes.count)
+        let primary = MetadataSegments(bytes, range: 0..<bytes.count, limits: limits)
         guard primary.marksGainMap else { return nil }
 
         var details = GainMapDetails(
@@ -25,7 +25,7 @@ struct UltraHDRLayout: Sendable {
         var found: (range: Range<Int>, segments: MetadataSegments)?
         if let index = primary.multiPicture {
             for entry in index.entries.dropFirst() where entry.range.lowerBound > 0 {
-                let segments = MetadataSegments(bytes, range: entry.range)
+                let segments = MetadataSegments(bytes, range: entry.range, limits: limits)
                 if segments.isJPEG, segments.marksGainMap {
                     found = (entry.range, segments)
                     break
@@ -34,7 +34,7 @@ struct UltraHDRLayout: Sendable {
             if found == nil { problems.append("the MPF index lists no gain map JPEG") }
         } else if let length = primary.xmp?.containerItemLength, length > 0, length < bytes.count {
             let range = (bytes.count - length)..<bytes.count
-            let segments = MetadataSegments(bytes, range: range)
+            let segments = MetadataSegments(bytes, range: range, limits: limits)
             if segments.isJPEG { found = (range, segments) }
             if found == nil { problems.append("the XMP container's GainMap item is not a JPEG at the end of the file") }
         } else {
@@ -68,7 +68,11 @@ struct UltraHDRLayout: Sendable {
                 layout.details.width = probe.width
                 layout.details.height = probe.height
                 layout.details.channels = probe.isGrayscale ? 1 : 3
-                if let base = try? ImageProber.probe(bytes, limits: limits),
+                if probe.width * probe.height > limits.maxGainMapPixels {
+                    problems.append(
+                        "the gain map (\(probe.width)×\(probe.height)) is over maxGainMapPixels (\(limits.maxGainMapPixels))"
+                    )
+                } else if let base = try? ImageProber.probe(bytes, limits: limits),
                     probe.width > base.width || probe.height > base.height
                 {
                     problems.append(
@@ -99,13 +103,28 @@ private struct MetadataSegments {
 
     private static let xmpSignature = GainMapMetadata.xmpPacketSignature
 
-    init(_ file: UnsafeRawBufferPointer, range: Range<Int>) {
+    /// Reads the segments of the JPEG at `range` of `file`; metadata records over
+    /// ``DecodeLimits/maxGainMapMetadataBytes`` are not parsed (a problem says so).
+    init(_ file: UnsafeRawBufferPointer, range: Range<Int>, limits: DecodeLimits) {
         let bytes = UnsafeRawBufferPointer(rebasing: file[range])
         isJPEG = bytes.count >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF
         guard isJPEG else { return }
+        let maxBytes = limits.maxGainMapMetadataBytes
+        func overLimit(_ what: String, _ payload: UnsafeRawBufferPointer) -> Bool {
+            guard payload.count > maxBytes else { return false }
+            problems.append("the \(what) of \(payload.count) bytes is over maxGainMapMetadataBytes (\(maxBytes))")
+            return true
+        }
         for segment in JPEGSegments(bytes) {
             let payload = UnsafeRawBufferPointer(rebasing: bytes[segment.payload])
             if segment.marker == 0xE1, xmp == nil, payload.starts(with: Self.xmpSignature) {
+                // A large packet that is not about a gain map (an editor's history) is left alone
+                if payload.count > maxBytes, payload.firstRange(of: Array("hdrgm".utf8)) != nil {
+                    xmp = GainMapMetadata.XMPReading()
+                    _ = overLimit("gain-map XMP packet", payload)
+                    continue
+                }
+                guard payload.count <= maxBytes else { continue }
                 let text = String(decoding: payload.dropFirst(Self.xmpSignature.count), as: UTF8.self)
                 do { xmp = try GainMapMetadata.parseXMP(text[...]) } catch {
                     xmp = GainMapMetadata.XMPReading()
@@ -113,6 +132,7 @@ private struct MetadataSegments {
                 }
             } else if segment.marker == 0xE2, !hasISORecord, payload.starts(with: GainMapMetadata.isoSignature) {
                 hasISORecord = true
+                guard !overLimit("ISO 21496-1 record", payload) else { continue }
                 do {
                     isoMetadata = try GainMapMetadata.parseISO(
                         UnsafeRawBufferPointer(rebasing: payload.dropFirst(GainMapMetadata.isoSignature.count)))
