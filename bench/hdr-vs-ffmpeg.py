@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Darkroom's PQ/HLG → SDR tone map against ffmpeg's (zscale + the tonemap filter), in CIEDE2000.
 
-    bench/hdr-vs-ffmpeg.py [--darkroom PATH] [--photos DIR]
+    bench/hdr-vs-ffmpeg.py [--darkroom PATH] [--photos DIR] [--real AVIF ...]
 
 The inputs are SDR photos (a 2560 × 1600 one and the first 12 MP one) made HDR by scripts/make-hdr-samples.py --highlights --png (colour-science: BT.2020 PQ
 16-bit PNGs with `cICP`, reference white at 203 nits, the brightest tenth pushed up to 1,000 nits), at 1,280 px. Each
@@ -11,9 +11,12 @@ BT.709 in linear light, `tonemap` with the Möbius and Hable operators (`desat=0
 curve. colour-science's CIEDE2000 compares them (sRGB → XYZ D65 → Lab), over every pixel and split where the source's
 brightest channel is below half of SDR white (where a tone map should leave light alone), between that and SDR
 white, and above it (the roll-off, where the operators differ by design). The SDR original is scored the same way.
-Prints one JSON object.
+
+With --real, real HDR content is compared too: each AVIF in PQ (its own primaries, BT.2020 or Display P3), as
+Darkroom reads it and, for ffmpeg, as libavif's own avifdec decodes it to 16-bit RGB (ffmpeg 5.1 reads no AVIF).
+There is no SDR original for such content; the peak is measured from the file. Prints one JSON object.
 """
-import argparse, glob, json, os, shutil, subprocess, tempfile, warnings
+import argparse, glob, json, os, shutil, struct, subprocess, tempfile, warnings
 
 import numpy as np
 from PIL import Image
@@ -39,10 +42,55 @@ def source_nits(path):
     return 10000 * (np.maximum(p - C1, 0) / (C2 - C3 * p)) ** (1 / M1)
 
 
+def colour_box(data):
+    """An AVIF's first `colr` box of type `nclx`: (primaries, transfer, matrix)."""
+    at = data.find(b"colrnclx")
+    return struct.unpack(">HHH", data[at + 8:at + 14])
+
+
+def compare(darkroom, source, ffmpeg_source, primaries, work, name, sdr_original):
+    """CIEDE2000 between Darkroom's and ffmpeg's tone maps of one PQ image (`ffmpeg_source`: the same signal as a
+    16-bit PNG in `primaries`), split by the source's light; `sdr_original` is scored too when there is one."""
+    import colour
+    nits = source_nits(ffmpeg_source)
+    peak = float(nits.max())
+    out = os.path.join(work, "darkroom-" + name)
+    subprocess.run([darkroom, "thumb", source, "--max-pixel-size", "1280", "--format", "png", "--out", out],
+                   check=True, capture_output=True)
+    renders = {"darkroom": glob.glob(os.path.join(out, "*.png"))[0]}
+    if sdr_original:
+        renders["sdr_original"] = sdr_original
+    for operator in ("mobius", "hable"):
+        target = os.path.join(work, f"{name}-{operator}.png")
+        chain = (f"setparams=color_primaries={primaries}:color_trc=smpte2084:colorspace=gbr:range=pc,"
+                 "zscale=t=linear:npl=203,format=gbrpf32le,zscale=p=bt709,"
+                 f"tonemap=tonemap={operator}:desat=0:peak={peak / 203:.4f},"
+                 "zscale=t=iec61966-2-1:m=gbr:r=pc,format=rgb24")
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ffmpeg_source, "-vf", chain,
+                        target], check=True)
+        renders["ffmpeg_" + operator] = target
+    brightest = nits.max(axis=-1)
+    regions = {"all": np.ones_like(brightest, bool), "below_half_white": brightest < 101.5,
+               "to_white": (brightest >= 101.5) & (brightest <= 203), "above_white": brightest > 203}
+    labs = {k: lab(v) for k, v in renders.items()}
+    pairs = [("darkroom", "ffmpeg_mobius"), ("darkroom", "ffmpeg_hable"), ("ffmpeg_mobius", "ffmpeg_hable")]
+    if sdr_original:
+        pairs += [("darkroom", "sdr_original"), ("ffmpeg_mobius", "sdr_original")]
+    scores = {}
+    for a, b in pairs:
+        de = colour.delta_E(labs[a], labs[b], method="CIE 2000")
+        scores[f"{a}_vs_{b}"] = {r: {"mean": round(float(de[m].mean()), 2),
+                                     "p95": round(float(np.percentile(de[m], 95)), 2)}
+                                 for r, m in regions.items() if m.any()}
+    return {"peak_nits": round(peak, 1), "share_above_white": round(float(regions["above_white"].mean()), 3),
+            "delta_e2000": scores}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"))
     ap.add_argument("--photos", default=os.path.join(ROOT, "..", "shared", "photos", "jpeg"))
+    ap.add_argument("--real", nargs="*", default=[], help="real HDR AVIFs in PQ (BT.2020 or Display P3 primaries)")
     args = ap.parse_args()
     if shutil.which("ffmpeg") is None:
         subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "ffmpeg"], check=True,
@@ -58,36 +106,14 @@ def main():
         subprocess.run(["python3", os.path.join(ROOT, "scripts", "make-hdr-samples.py"), photo, work, "--max-side",
                         "1280", "--highlights", "--png"], check=True, capture_output=True)
         source = os.path.join(work, f"{name}-highlights-pq.png")
-        nits = source_nits(source)
-        peak = float(nits.max())
-        out = os.path.join(work, "darkroom")
-        subprocess.run([args.darkroom, "thumb", source, "--max-pixel-size", "1280", "--format", "png", "--out", out],
-                       check=True, capture_output=True)
-        renders = {"darkroom": os.path.join(out, os.path.basename(source)),
-                   "sdr_original": os.path.join(work, f"{name}-sdr.png")}
-        for operator in ("mobius", "hable"):
-            target = os.path.join(work, f"{name}-{operator}.png")
-            chain = ("setparams=color_primaries=bt2020:color_trc=smpte2084:colorspace=gbr:range=pc,"
-                     "zscale=t=linear:npl=203,format=gbrpf32le,zscale=p=bt709,"
-                     f"tonemap=tonemap={operator}:desat=0:peak={peak / 203:.4f},"
-                     "zscale=t=iec61966-2-1:m=gbr:r=pc,format=rgb24")
-            subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", source, "-vf", chain, target],
-                           check=True)
-            renders["ffmpeg_" + operator] = target
-        brightest = nits.max(axis=-1)
-        regions = {"all": np.ones_like(brightest, bool), "below_half_white": brightest < 101.5,
-                   "to_white": (brightest >= 101.5) & (brightest <= 203), "above_white": brightest > 203}
-        labs = {k: lab(v) for k, v in renders.items()}
-        scores = {}
-        for a, b in (("darkroom", "ffmpeg_mobius"), ("darkroom", "ffmpeg_hable"), ("ffmpeg_mobius", "ffmpeg_hable"),
-                     ("darkroom", "sdr_original"), ("ffmpeg_mobius", "sdr_original")):
-            de = colour.delta_E(labs[a], labs[b], method="CIE 2000")
-            scores[f"{a}_vs_{b}"] = {r: {"mean": round(float(de[m].mean()), 2),
-                                         "p95": round(float(np.percentile(de[m], 95)), 2)}
-                                     for r, m in regions.items() if m.any()}
-        result["photos"][name] = {"peak_nits": round(peak, 1),
-                                  "share_above_white": round(float(regions["above_white"].mean()), 3),
-                                  "delta_e2000": scores}
+        result["photos"][name] = compare(
+            args.darkroom, source, source, "bt2020", work, name, os.path.join(work, f"{name}-sdr.png"))
+    for path in args.real:
+        name = os.path.splitext(os.path.basename(path))[0]
+        decoded = os.path.join(work, f"{name}-avifdec.png")
+        subprocess.run(["avifdec", "-d", "16", path, decoded], check=True, capture_output=True)
+        primaries = {9: "bt2020", 12: "smpte432"}[colour_box(open(path, "rb").read())[0]]
+        result["photos"][name] = compare(args.darkroom, path, decoded, primaries, work, name, None)
     shutil.rmtree(work)
     print(json.dumps(result, indent=1))
 
