@@ -48,9 +48,11 @@ final class PhotoLibrary: Sendable {
         thread.start()
     }
 
-    /// Items found after the first `known`, and whether the scan has ended.
+    /// Items found after the first `known`, and whether the scan has ended. Never waits: while the scan thread
+    /// (nice 10) holds the lock to publish a batch, this answers nothing new and not finished, and the caller, the
+    /// drawing thread, asks again on its next frame.
     func items(after known: Int) -> (items: ArraySlice<LibraryItem>, finished: Bool) {
-        state.withLock { s in (s.items[min(known, s.items.count)...], s.finished) }
+        state.withLockIfAvailable { s in (s.items[min(known, s.items.count)...], s.finished) } ?? ([], false)
     }
 
     /// Stops the scan at the next directory entry.
