@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """What tone mapping PQ and HLG to SDR costs, and keeping them HDR: `darkroom thumb` of 12 MP HDR AVIFs to 256 px,
 tone-mapped (the default) against the same files decoded with --keep-color-profile (no tone map: the signal left as
-it is), and `vipsthumbnail` (which does not tone-map) beside them; and `--hdr keep --format avif` (a 10-bit PQ AVIF of
-the light) against the tone-mapped SDR AVIF (`--format avif`), alternating for --rounds rounds in one run.
+it is), and `vipsthumbnail` (which does not tone-map) beside them; and `--hdr keep --format avif` (a 10-bit AVIF in the
+source's transfer: PQ of the light, HLG of the scene light) against the tone-mapped SDR AVIF (`--format avif`),
+alternating for --rounds rounds in one run.
 
     bench/hdr-tonemap.py [--darkroom PATH] [--rounds 5] [--count 8]
 
 The inputs are made once into .build-bench/hdr/ by scripts/make-hdr-samples.py (colour-science + avifenc, 10-bit
 4:4:4, BT.2020) from the 12 MP photos in ../shared/photos/jpeg-12mp: each as PQ and as HLG, with its highlights pushed
 up to 1,000 nits (--highlights), --count files of each cycled as hard links. Reports the median wall time of each
-tool over all files (--jobs 2 for darkroom, 2 vipsthumbnail processes via xargs -P 2), the PQ AVIF's time over the
+tool over all files (--jobs 2 for darkroom, 2 vipsthumbnail processes via xargs -P 2), the kept AVIF's time over the
 SDR AVIF's, the tone map's cost as a ratio (of the medians, and of the fastest runs, the least disturbed by other programs), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
 jpeg_thumb_ms). Then agreement: a 2560 × 1600 SDR photo carried in PQ and HLG (AVIF, and HEIC through pillow-heif) at
 1,280 px, white at 203 nits, thumbnailed to 256 px beside the SDR original: PSNR against it, tone-mapped and not; and
-the kept PQ AVIFs of the first 12 MP photo with highlights against its light resized by Pillow in linear light
-(scripts/check-hdr-display.py: PSNR of the PQ signal, brightest light). Prints one JSON object.
+the kept AVIFs of the first 12 MP photo with highlights against its light resized by Pillow in linear light (HLG:
+its scene light resized, then shown on a 1,000-nit display; scripts/check-hdr-display.py: PSNR of the PQ signal,
+brightest light). Prints one JSON object.
 """
 import glob, json, os, shutil, statistics, subprocess, tempfile
 
@@ -41,11 +43,11 @@ def main():
             if kind == "vips":
                 return vips_thumbnails(files, out)
             extra = {"keep": ["--keep-color-profile"], "sdr_avif": ["--format", "avif"],
-                     "pq_avif": ["--hdr", "keep", "--format", "avif"]}.get(kind, [])
+                     "kept_avif": ["--hdr", "keep", "--format", "avif"]}.get(kind, [])
             return timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out, "--jobs", "2",
                           *extra])
 
-        runs, rss, _ = alternate(args.rounds, ["tonemap", "keep", "vips", "sdr_avif", "pq_avif"], run, work)
+        runs, rss, _ = alternate(args.rounds, ["tonemap", "keep", "vips", "sdr_avif", "kept_avif"], run, work)
         med = {k: statistics.median(v) for k, v in runs.items()}
         best = {k: min(v) for k, v in runs.items()}
         result["transfers"][transfer] = {
@@ -53,8 +55,8 @@ def main():
             "tonemap_cost": round(med["tonemap"] / med["keep"] - 1, 4),
             "tonemap_cost_min": round(best["tonemap"] / best["keep"] - 1, 4),
             "darkroom_vs_vips": round(med["vips"] / med["tonemap"], 3),
-            "pq_avif_vs_sdr_avif": round(med["pq_avif"] / med["sdr_avif"], 3),
-            "pq_avif_vs_sdr_avif_min": round(best["pq_avif"] / best["sdr_avif"], 3),
+            "kept_avif_vs_sdr_avif": round(med["kept_avif"] / med["sdr_avif"], 3),
+            "kept_avif_vs_sdr_avif_min": round(best["kept_avif"] / best["sdr_avif"], 3),
         }
         result["transfers"][transfer]["kept"] = kept(args.darkroom, inputs[0])
         shutil.rmtree(work)
@@ -63,7 +65,7 @@ def main():
 
 
 def kept(darkroom, source):
-    """The kept PQ AVIF of `source` against its light resized by Pillow in linear light."""
+    """The kept AVIF of `source` against its light resized by Pillow in linear light."""
     work = tempfile.mkdtemp(prefix="hdr-kept-")
     subprocess.run([darkroom, "thumb", source, "--max-pixel-size", "256", "--out", work, "--hdr", "keep", "--format",
                     "avif"], check=True, capture_output=True)

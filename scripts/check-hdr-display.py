@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks an HDR-display thumbnail (a 10-bit BT.2100 PQ AVIF) against a reference rendition, with libraries
-Darkroom does not use: imagecodecs' own libavif (1.x) decodes the AVIF, numpy does the colour arithmetic.
+"""Checks an HDR-display thumbnail (a 10-bit BT.2100 PQ AVIF, or HLG: compared as the light a 1,000-nit display shows
+it, coded in PQ) against a reference rendition, with libraries Darkroom does not use: imagecodecs' own libavif (1.x)
+decodes the AVIF, numpy does the colour arithmetic.
 
   check-hdr-display.py OUTPUT.avif REFERENCE SOURCE
 
@@ -63,8 +64,9 @@ def pq(nits):
     return ((C1 + C2 * y) / (1 + C3 * y)) ** M2
 
 
-def hdr_light(path, width, height):
-    """A BT.2020 PQ or HLG image's display light at width × height, 1.0 = SDR white."""
+def hdr_light(path, width, height, scene=False):
+    """A BT.2020 PQ or HLG image's display light at width × height, 1.0 = SDR white. With `scene`, an HLG image is
+    resized in scene light and then shown (the OOTF after the resize), as an HLG output is made."""
     data = open(path, "rb").read()
     if path.endswith(".avif"):
         coded, box = imagecodecs.avif_decode(data), colour_box(data)
@@ -80,19 +82,36 @@ def hdr_light(path, width, height):
         nclx = heif.info.get("nclx_profile") or {}
         transfer = nclx.get("transfer_characteristics", 16)
         signal = np.asarray(heif, np.float64)[..., :3] / 65535
+    def resized(values):
+        channels = [Image.fromarray(np.ascontiguousarray(values[..., c].astype(np.float32)), "F")
+                    .resize((width, height), Image.LANCZOS) for c in range(3)]
+        return np.maximum(np.stack([np.asarray(c, np.float64) for c in channels], axis=-1), 0)
     if transfer == 16:
         p = signal ** (1 / M2)
         nits = 10000 * (np.maximum(p - C1, 0) / (C2 - C3 * p)) ** (1 / M1)
+    elif scene:
+        return ootf(resized(hlg_scene(signal))) / REFERENCE_WHITE
     else:
-        a, b = 0.17883277, 1 - 4 * 0.17883277
-        c = 0.5 - a * np.log(4 * a)
-        scene = np.where(signal <= 0.5, signal ** 2 / 3, (np.exp((signal - c) / a) + b) / 12)
-        ys = scene @ np.array([0.2627, 0.6780, 0.0593])
-        nits = 1000 * scene * np.maximum(ys, 1e-12)[..., None] ** 0.2
-    light = (nits / REFERENCE_WHITE).astype(np.float32)
-    channels = [Image.fromarray(np.ascontiguousarray(light[..., c]), "F").resize((width, height), Image.LANCZOS)
-                for c in range(3)]
-    return np.maximum(np.stack([np.asarray(c, np.float64) for c in channels], axis=-1), 0)
+        nits = hlg_display_nits(signal)
+    return resized(nits / REFERENCE_WHITE)
+
+
+def hlg_scene(signal):
+    """BT.2100 HLG's inverse OETF: relative scene light."""
+    a, b = 0.17883277, 1 - 4 * 0.17883277
+    c = 0.5 - a * np.log(4 * a)
+    return np.where(signal <= 0.5, signal ** 2 / 3, (np.exp((signal - c) / a) + b) / 12)
+
+
+def ootf(scene):
+    """BT.2100 HLG's OOTF (BT.2020) for a 1,000-nit display (gamma 1.2): scene light to nits."""
+    ys = scene @ np.array([0.2627, 0.6780, 0.0593])
+    return 1000 * scene * np.maximum(ys, 1e-12)[..., None] ** 0.2
+
+
+def hlg_display_nits(signal):
+    """BT.2100 HLG (BT.2020) to the light a 1,000-nit display shows: the inverse OETF, then the OOTF."""
+    return ootf(hlg_scene(signal))
 
 
 def colour_box(data):
@@ -113,7 +132,8 @@ def main():
     depth = int(data[pixi + 9]) if pixi >= 0 else 8
     to_bt2020 = None
     if reference.endswith((".avif", ".heic")) or (reference.endswith(".png") and b"cICP" in open(reference, "rb").read()):
-        light, to_bt2020 = hdr_light(reference, width, height), np.eye(3)
+        hlg_output = (colour_box(data) or (0, 16))[1] == 18
+        light, to_bt2020 = hdr_light(reference, width, height, scene=hlg_output), np.eye(3)
     elif reference.endswith(".png"):
         coded = np.asarray(Image.open(reference).convert("RGB"), np.float64) / 255
         light = np.where(coded <= 0.04045, coded / 12.92, ((coded + 0.055) / 1.055) ** 2.4)
@@ -124,6 +144,8 @@ def main():
             source_to_xyz_d65(source))
     expected = pq(np.maximum(light @ to_bt2020.T, 0) * REFERENCE_WHITE)
     got = signal[..., :3] / ((1 << depth) - 1)
+    if (colour_box(data) or (0, 16))[1] == 18:  # an HLG output: its display light on a 1,000-nit display, in PQ
+        got = pq(hlg_display_nits(got))
     mse = float(np.mean((got - expected) ** 2))
     nits = 10000 * (np.maximum(got ** (1 / M2) - C1, 0) / (C2 - C3 * got ** (1 / M2))) ** (1 / M1)
     print(json.dumps({

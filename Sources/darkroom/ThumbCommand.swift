@@ -34,7 +34,7 @@ struct ThumbCommand: ParsableCommand {
     @Option(
         help: """
             HDR sources: sdr (tone-mapped, or a gain map's base image), keep (a JPEG of an Ultra HDR photo stays \
-            Ultra HDR, its gain map resized alongside; an AVIF of a PQ or HLG photo stays PQ) or apply (a 10-bit PQ \
+            Ultra HDR, its gain map resized alongside; an AVIF of a PQ or HLG photo stays PQ or HLG) or apply (a 10-bit PQ \
             AVIF for HDR displays, a gain map applied or PQ/HLG light rolled off for --headroom).
             """) var hdr: HDROutputMode = .sdr
     @Option(

@@ -22,11 +22,17 @@ import Testing
 
     /// Encodes `source`'s HDR-display thumbnail at `options` and checks it against `reference` (a `.f32` of linear
     /// light, or an sRGB PNG, in `source`'s primaries; or a PQ or HLG image, resized by the script).
+    /// Makes the HDR-display thumbnail of `source` (hdr=apply; with `keep`, hdr=keep's) and checks it against
+    /// `reference` with `check-hdr-display.py`.
     static func check(
-        _ source: String, reference: String, options: DecodeOptions = DecodeOptions(), headroom: Double? = nil
+        _ source: String, reference: String, options: DecodeOptions = DecodeOptions(), headroom: Double? = nil,
+        keep: Bool = false
     ) throws -> Check {
-        let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
-            SamplePhotos.bytes(source), options: options, displayHeadroom: headroom)
+        let bytes = try SamplePhotos.bytes(source)
+        let encoded =
+            keep
+            ? try #require(try ImageEncoder.encodeHDRSignalThumbnail(bytes, options: options))
+            : try ImageEncoder.encodeHDRDisplayThumbnail(bytes, options: options, displayHeadroom: headroom)
         let path = try TemporaryDirectory.make("hdr-display") + "/thumb.avif"
         try TemporaryDirectory.write(encoded, to: path)
         return try JSONDecoder().decode(
@@ -195,7 +201,28 @@ import Testing
         #expect(halfStop.psnrPQ >= 30 && halfStop.psnrPQ < full.psnrPQ, "\(halfStop.psnrPQ) of \(full.psnrPQ) dB")
     }
 
-    @Test func keepMakesPQOfPQAndHLGSourcesAndDeclinesTheRest() throws {
+    @Test(arguments: [".avif", ".heic", ".png", ".jxl", "-icc.tif"])
+    func keepMakesHLGOfHLG(_ file: String) throws {
+        // Given the highlights photo in HLG, as AVIF, HEIC, PNG with cICP, JPEG XL and TIFF with libjxl's profile
+        let name = "colorfulcups-2560x1600-highlights-hlg"
+        let source = try HDRToneMappingTests.sample(name + file)
+        // (the JPEG XL and the TIFF are checked against the PNG, which holds the same signal)
+        let reference = try HDRToneMappingTests.sample(
+            [".jxl", "-icc.tif"].contains(file) ? name + ".png" : name + file)
+        // When hdr=keep's AVIF is made at 128 px
+        let check = try Self.check(
+            source, reference: reference, options: DecodeOptions(size: .maxPixelSize(128)), keep: true)
+        print(
+            "hdr keep hlg\(file) as HLG: \(check.psnrPQ) dB, peak \(check.peakNits) of \(check.referencePeakNits) nits")
+        // Then it is a 10-bit BT.2100 HLG AVIF whose light on a 1,000-nit display is the source's scene light
+        // resized by Pillow and then shown (resized as scene light, as a smaller HLG capture of the scene would be:
+        // 33 dB from resizing the displayed light instead, on this photo)
+        #expect(check.cicp == [9, 18, 9, 1] && check.depth == 10 && check.width == 128 && check.height == 80)
+        #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
+        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+    }
+
+    @Test func keepMakesPQOfPQAndDeclinesTheRest() throws {
         // Given a PQ AVIF, an SDR JPEG and options that crop
         let pq = try SamplePhotos.bytes(HDRToneMappingTests.sample("colorfulcups-2560x1600-highlights-pq.avif"))
         let jpeg = try SamplePhotos.bytes("jpeg/colorfulcups-2560x1600.jpg")
@@ -205,7 +232,8 @@ import Testing
         let sdr = try ImageEncoder.encodeHDRSignalThumbnail(jpeg, options: options)
         let cropped = try ImageEncoder.encodeHDRSignalThumbnail(
             pq, options: DecodeOptions(size: .cover(width: 64, height: 64)))
-        // Then the PQ source gives what hdr=apply gives with no headroom, and the others fall back to SDR (nil)
+        // Then the PQ source gives what hdr=apply gives with no headroom (an HLG source stays HLG: above), and the
+        // others fall back to SDR (nil)
         #expect(kept == (try ImageEncoder.encodeHDRDisplayThumbnail(pq, options: options)))
         #expect(try ImageProber.probe(kept).hdr?.transfer == "pq")
         #expect(sdr == nil && cropped == nil)

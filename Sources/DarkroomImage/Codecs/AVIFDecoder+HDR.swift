@@ -32,12 +32,12 @@ extension AVIFDecoder {
         }
     }
 
-    /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
-    /// off to `targetPeak` nits), or nil when it is not one the tone mapper reads (SDR, an ICC profile, primaries
+    /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
+    /// off to `target`'s peak), or nil when it is not one the tone mapper reads (SDR, an ICC profile, primaries
     /// not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libavif.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         let container = try Container(bytes, limits: limits)
         let image = container.image  // its colour is known from the container, before the frame is decoded
@@ -61,7 +61,7 @@ extension AVIFDecoder {
         guard
             let light = try HDRLightImage(
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
-                primaries: Int(image.colorPrimaries), targetPeak: targetPeak, limits: remaining, what: "AVIF")
+                primaries: Int(image.colorPrimaries), target: target, limits: remaining, what: "AVIF")
         else { return nil }
         try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
         let frame = container.image

@@ -32,11 +32,11 @@ extension HEIFDecoder {
     }
 
     /// The whole primary image of a PQ or HLG HEIF reduced by `d` in linear light for an HDR output
-    /// (``HDRLightImage``, rolling off to `targetPeak` nits), with its CICP primaries; nil when it is not one the
+    /// (``HDRLightImage``, rolled off to `target`'s peak), with its CICP primaries; nil when it is not one the
     /// tone mapper reads (SDR or ICC-described, alpha, a matrix or primaries not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libheif.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         let container = try Container(bytes, limits: limits)
         let handle = container.primary
@@ -62,7 +62,7 @@ extension HEIFDecoder {
         guard
             let light = try HDRLightImage(
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
-                primaries: cicp.primaries, targetPeak: targetPeak, limits: remaining, what: "HEIC"),
+                primaries: cicp.primaries, target: target, limits: remaining, what: "HEIC"),
             try reduce(
                 handle, cicp: cicp, width: probe.width, height: probe.height, rows: 0..<probe.height,
                 decodeOptions: decodeOptions, into: light)

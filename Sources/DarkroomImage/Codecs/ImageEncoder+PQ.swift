@@ -13,33 +13,36 @@ extension ImageEncoder {
     /// colorimetric, as ICC stores them), CICP primaries by their chromaticities; BT.2020 holds every such gamut, so
     /// nothing is clipped but light over PQ's 10,000 nits. libavif 0.11 writes no content light level (`clli`).
     ///
-    /// Cost: one PQ curve per sample and one RGB-to-YUV pass, then the AV1 encode; memory, 6 bytes per pixel
-    /// besides the encoder's.
+    /// A rendition kept as HLG scene light (``HDRRendition/isHLGScene``) is coded in BT.2100 HLG instead (CICP
+    /// 9/18/9): its scene light converted to BT.2020 and through HLG's OETF, so an HLG source stays HLG.
+    ///
+    /// Cost: one PQ (or HLG) curve per sample and one RGB-to-YUV pass, then the AV1 encode; memory, 6 bytes per
+    /// pixel besides the encoder's.
     /// - Parameters:
     ///   - rendition: the light, and the primaries it is in (an ICC profile must be RGB matrix/TRC: the kind
     ///     cameras, phones and gain-map bases carry).
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for a profile that is not RGB matrix/TRC or primaries
     ///   not known, `.encodeFailed` from libavif.
-    static func encodePQAVIF(_ rendition: HDRRendition, options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
+    static func encodeHDRAVIF(_ rendition: HDRRendition, options: EncodeOptions) throws(DarkroomImageError) -> [UInt8] {
         let (light, width, height) = (rendition.pixels, rendition.width, rendition.height)
         precondition(light.count == width * height * 3)
         let m = try toBT2020(from: rendition.primaries).map { Float($0) }
         let scale = Float(HDRTransfer.referenceWhiteNits)
         let pq = HDRTransfer.pqEncoder
+        let hlg = rendition.isHLGScene
         var signal = [UInt16](repeating: 0, count: light.count)
         for i in stride(from: 0, to: light.count, by: 3) {
             let (r, g, b) = (light[i], light[i + 1], light[i + 2])
             for c in 0..<3 {
-                let v = (m[3 * c] * r + m[3 * c + 1] * g + m[3 * c + 2] * b) * scale
-                signal[i + c] = UInt16(min(1023, (pq.encode(nits: v) * 1023).rounded()))
+                let v = m[3 * c] * r + m[3 * c + 1] * g + m[3 * c + 2] * b
+                let coded = hlg ? Float(HDRTransfer.sceneToHLG(Double(v))) : pq.encode(nits: v * scale)
+                signal[i + c] = UInt16(min(1023, max(0, (coded * 1023).rounded())))
             }
         }
+        let transfer = hlg ? AVIF_TRANSFER_CHARACTERISTICS_HLG : AVIF_TRANSFER_CHARACTERISTICS_SMPTE2084
         let image = try makeAVIFImage(
             width: width, height: height, depth: 10, format: AVIF_PIXEL_FORMAT_YUV444,
-            cicp: (
-                Int(AVIF_COLOR_PRIMARIES_BT2020), Int(AVIF_TRANSFER_CHARACTERISTICS_SMPTE2084),
-                Int(AVIF_MATRIX_COEFFICIENTS_BT2020_NCL)
-            ))
+            cicp: (Int(AVIF_COLOR_PRIMARIES_BT2020), Int(transfer), Int(AVIF_MATRIX_COEFFICIENTS_BT2020_NCL)))
         defer { avifImageDestroy(image) }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)

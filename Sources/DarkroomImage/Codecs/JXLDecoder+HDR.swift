@@ -51,13 +51,13 @@ extension JXLDecoder {
         }
     }
 
-    /// The whole of a PQ or HLG JPEG XL reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
-    /// off to `targetPeak` nits), with its CICP primaries; nil when it is not one the tone mapper reads.
+    /// The whole of a PQ or HLG JPEG XL reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
+    /// off to `target`'s peak), with its CICP primaries; nil when it is not one the tone mapper reads.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         guard
-            let light = try HDRLightImage(probe: probe, d: d, targetPeak: targetPeak, limits: limits, what: "JPEG XL")
+            let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "JPEG XL")
         else { return nil }
         try Self.streamSignal(bytes, probe: probe, limits: limits) { row, y in light.addRGBA16(row, sourceRow: y) }
         return (light, probe.hdr?.primaries ?? 0)

@@ -47,12 +47,12 @@ extension PNGDecoder {
         }
     }
 
-    /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolling
-    /// off to `targetPeak` nits), with its CICP primaries; nil when it is not one the tone mapper reads.
+    /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
+    /// off to `target`'s peak), with its CICP primaries; nil when it is not one the tone mapper reads.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
-        guard let light = try HDRLightImage(probe: probe, d: d, targetPeak: targetPeak, limits: limits, what: "PNG")
+        guard let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "PNG")
         else { return nil }
         let context = try Self.context(bytes, limits: limits, checksCRC: true)
         defer { spng_ctx_free(context) }

@@ -29,15 +29,15 @@ extension TIFFDecoder {
     }
 
     /// The whole first page of a 16-bit PQ or HLG TIFF reduced by `d` in linear light for an HDR output
-    /// (``HDRLightImage``, rolling off to `targetPeak` nits), with its CICP primaries; nil when it is not one the
+    /// (``HDRLightImage``, rolled off to `target`'s peak), with its CICP primaries; nil when it is not one the
     /// tone mapper reads.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         let handle = try Handle(bytes, limits: limits)
         let image = try handle.select(try Self.pages(handle, limits: limits)[0].index)
         guard let layout = RowLayout(image), Self.hdrSignal(image, limits: limits) != nil,
-            let light = try HDRLightImage(probe: probe, d: d, targetPeak: targetPeak, limits: limits, what: "TIFF")
+            let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "TIFF")
         else { return nil }
         try Self.rgba16Rows(handle, image, layout: layout, rows: 0..<Int(image.height)) { row, y in
             light.addRGBA16(row, sourceRow: y)

@@ -21,15 +21,18 @@ struct HDRRendition: Sendable {
     /// How much of the source's HDR the rendition holds: for a gain map, the weight it applied with (0 the base
     /// image, 1 the full alternate rendition); for a PQ or HLG signal, 1.
     let weight: Double
+    /// Whether `pixels` are an HLG source's relative scene light (1.0 at the signal's peak, before the OOTF), kept
+    /// to be coded in HLG again, rather than display light at 1.0 per SDR white.
+    var isHLGScene = false
 }
 
 /// A codec that reduces a PQ or HLG image to light for an HDR output.
 protocol HDRLightReducing {
-    /// The whole image reduced by `d` in linear light (``HDRLightImage``, rolling off to `targetPeak` nits), with its
+    /// The whole image reduced by `d` in linear light (``HDRLightImage``, rolled off to `target`'s peak), with its
     /// CICP primaries; nil when it is not one the tone mapper reads (SDR, ICC-described where the codec does not
     /// read HDR profiles, transparency, primaries or a matrix not covered).
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, targetPeak: Double, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)?
 }
 
@@ -49,12 +52,16 @@ extension ImageDecoder {
     /// Cost: one decode of the whole image, a conversion per source pixel, and a resample; memory, the codec's
     /// planes and 28 bytes a reduced pixel (checked against ``DecodeLimits/maxDecodedBytes``).
     ///
-    /// - Parameter displayHeadroom: log2 of the display's peak over SDR white; nil keeps the content's light
-    ///   (PQ's 10,000 nits the only ceiling).
+    /// - Parameters:
+    ///   - displayHeadroom: log2 of the display's peak over SDR white; nil keeps the content's light (PQ's 10,000
+    ///     nits the only ceiling).
+    ///   - keepsHLG: an HLG source stays relative scene light (``HDRRendition/isHLGScene``), to be coded in HLG
+    ///     again: no OOTF per source pixel, and the display it is shown on renders it as HLG is meant to be.
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` for transparency, a crop, or a signal the tone
     ///   mapper does not read (another format, an ICC profile, primaries not covered); or what decoding throws.
     func decodeHDRSignalRendition(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions, displayHeadroom: Double?
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions, displayHeadroom: Double?,
+        keepsHLG: Bool = false
     ) throws(DarkroomImageError) -> HDRRendition {
         guard !probe.hasAlpha else {
             throw DarkroomImageError(.unsupportedFeature, "an HDR output of an image with transparency is not made yet")
@@ -65,7 +72,9 @@ extension ImageDecoder {
         var reduceOptions = options
         reduceOptions.shrinkOnLoadMargin = max(options.shrinkOnLoadMargin, 2)
         let d = plan.shrinkOnLoadDenominator(reduceOptions)
-        let targetPeak = displayHeadroom.map { HDRTransfer.referenceWhiteNits * exp2($0) } ?? 10_000
+        let target = HDRLightTarget(
+            peak: displayHeadroom.map { HDRTransfer.referenceWhiteNits * exp2($0) } ?? 10_000,
+            keepsHLGScene: keepsHLG)
         let reducer: (any HDRLightReducing)? =
             switch probe.format {
             case .avif: AVIFDecoder()
@@ -76,7 +85,7 @@ extension ImageDecoder {
             default: nil
             }
         let reduced = try reducer?.reduceHDRLight(
-            bytes, probe: probe, d: d, targetPeak: targetPeak, limits: options.limits)
+            bytes, probe: probe, d: d, target: target, limits: options.limits)
         guard let reduced else {
             throw DarkroomImageError(
                 .unsupportedFeature,
@@ -93,6 +102,6 @@ extension ImageDecoder {
             to: resampled, width: plan.outputWidth, height: plan.outputHeight, channels: 3)
         return HDRRendition(
             width: upright.width, height: upright.height, pixels: upright.pixels, primaries: .cicp(reduced.primaries),
-            weight: 1)
+            weight: 1, isHLGScene: reduced.light.isHLGScene)
     }
 }

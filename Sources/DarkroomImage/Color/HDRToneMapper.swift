@@ -103,21 +103,31 @@ struct HDRToneMapper {
     /// ``light(_:_:_:)`` of a pixel's three signal values at once: the three look-ups share their arithmetic.
     @inline(__always)
     func light(_ signal: SIMD3<Float>) -> SIMD3<Float> {
+        transfer == .hlg ? displayLight(ofScene: sceneLight(signal)) : sceneLight(signal)
+    }
+
+    /// HLG's OOTF: relative scene light (0…1, the source primaries) to the light, nits, BT.2100's reference display
+    /// of ``HDRTransfer/hlgNominalPeakNits`` shows.
+    @inline(__always)
+    func displayLight(ofScene scene: SIMD3<Float>) -> SIMD3<Float> {
+        let ys = max((scene * luminance).sum(), 0)
+        return scene * (ys > 0 ? hlgPeak * powf(ys, hlgGamma - 1) : hlgPeak)
+    }
+
+    /// A pixel's signal through the transfer's table alone: nits for PQ, relative scene light (0…1, before the
+    /// OOTF) for HLG.
+    @inline(__always)
+    func sceneLight(_ signal: SIMD3<Float>) -> SIMD3<Float> {
         let position = signal.clamped(lowerBound: .zero, upperBound: .one) * Float(Self.signalSteps)
         let last = Self.signalSteps - 1
         // (scalar conversions: the generic vector one is not specialized, and costs more than the rest together)
         let (i, j, k) = (min(Int(position.x), last), min(Int(position.y), last), min(Int(position.z), last))
         let fraction = position - SIMD3(Float(i), Float(j), Float(k))
         // (every index + 1 ≤ signalSteps, the table's last entry: the reads need no bounds checks)
-        var rgb = signalTable.withUnsafeBufferPointer { t in
+        return signalTable.withUnsafeBufferPointer { t in
             let low = SIMD3(t[i], t[j], t[k])
             return low + fraction * (SIMD3(t[i + 1], t[j + 1], t[k + 1]) - low)
         }
-        if transfer == .hlg {
-            let ys = max((rgb * luminance).sum(), 0)
-            rgb *= ys > 0 ? hlgPeak * powf(ys, hlgGamma - 1) : hlgPeak
-        }
-        return rgb
     }
 
     /// A pixel's light (nits, the source primaries) rolled off to the target peak, relative to SDR white: the

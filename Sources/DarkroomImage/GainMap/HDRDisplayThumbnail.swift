@@ -4,7 +4,7 @@ extension ImageEncoder {
     ///
     /// - An Ultra HDR JPEG: its gain map applied for a display with `displayHeadroom` (log2 of its peak over SDR
     ///   white) with ISO 21496-1's weighting; nil applies it in full (the map's alternate headroom).
-    /// - A PQ or HLG image (AVIF, HEIF or PNG, described by CICP): its light kept, HLG's as BT.2100's 1,000-nit
+    /// - A PQ or HLG image (AVIF, HEIF, PNG, JPEG XL or TIFF): its light kept, HLG's as BT.2100's 1,000-nit
     ///   reference display shows it (so HLG becomes PQ); with `displayHeadroom`, light brighter than that display's
     ///   peak rolled off by BT.2390, each pixel's components scaled together. Reduced in blocks and resampled in
     ///   linear light, never through 8 bits.
@@ -27,7 +27,7 @@ extension ImageEncoder {
         let probe = try ImageProber.probe(bytes, limits: options.limits)
         let decoder = ImageDecoder()
         if let hdr = probe.hdr, hdr.toneMapped {
-            return try encodePQAVIF(
+            return try encodeHDRAVIF(
                 decoder.decodeHDRSignalRendition(
                     bytes, probe: probe, options: options, displayHeadroom: displayHeadroom), options: encode)
         }
@@ -37,7 +37,7 @@ extension ImageEncoder {
             let rendition = try decoder.decodeHDRRendition(
                 bytes, layout: layout, options: options,
                 displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
-            return try encodePQAVIF(rendition, options: encode)
+            return try encodeHDRAVIF(rendition, options: encode)
         }
         var sdrOptions = options
         sdrOptions.colorSpace = .sRGB
@@ -56,7 +56,7 @@ extension ImageEncoder {
                 o += 3
             }
         }
-        return try encodePQAVIF(
+        return try encodeHDRAVIF(
             HDRRendition(
                 width: image.bitmap.width, height: image.bitmap.height, pixels: light, primaries: .profile(nil),
                 weight: 0), options: encode)
@@ -77,14 +77,15 @@ extension ImageEncoder {
 }
 
 extension ImageEncoder {
-    /// Encodes an AVIF of a PQ or HLG image that stays HDR (``HDROutputMode/keep``): its light at the output size
-    /// in a 10-bit BT.2100 PQ AVIF, as
+    /// Encodes an AVIF of a PQ or HLG image that stays HDR (``HDROutputMode/keep``), in the source's own transfer:
+    /// a PQ source's light at the output size in a 10-bit BT.2100 PQ AVIF, as
     /// ``encodeHDRDisplayThumbnail(_:options:displayHeadroom:encode:)-(UnsafeRawBufferPointer,_,_,_)`` makes it
-    /// with no display headroom (HLG becomes PQ, as BT.2100's 1,000-nit reference display shows it).
+    /// with no display headroom; an HLG source's relative scene light, averaged and resampled as such, in a 10-bit
+    /// BT.2100 HLG AVIF (CICP 9/18/9), so the display renders it as HLG is meant to be.
     ///
     /// Cost: one probe, then one decode of the whole image in linear light and a 10-bit AV1 encode.
     ///
-    /// - Returns: nil when `bytes` is not a PQ or HLG AVIF, HEIF or PNG that Darkroom tone-maps, has transparency, or
+    /// - Returns: nil when `bytes` is not a PQ or HLG image that Darkroom tone-maps, has transparency, or
     ///   `options` crops (``HDROutputMode/keep``'s fallback: encode the SDR image as usual).
     /// - Throws: ``DarkroomImageError`` from decoding or encoding.
     public static func encodeHDRSignalThumbnail(
@@ -93,8 +94,9 @@ extension ImageEncoder {
         guard options.geometry.isWholeImage else { return nil }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
         guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha else { return nil }
-        return try encodePQAVIF(
-            ImageDecoder().decodeHDRSignalRendition(bytes, probe: probe, options: options, displayHeadroom: nil),
+        return try encodeHDRAVIF(
+            ImageDecoder().decodeHDRSignalRendition(
+                bytes, probe: probe, options: options, displayHeadroom: nil, keepsHLG: true),
             options: encode)
     }
 

@@ -4,7 +4,7 @@ public enum HDROutputMode: String, Sendable, Hashable, CaseIterable, Codable {
     case sdr
     /// Keep the HDR: a JPEG of an Ultra HDR source is itself Ultra HDR (its gain map resized alongside and its
     /// parameters carried), so HDR displays show it in HDR and others its SDR base; an AVIF of a PQ or HLG source
-    /// is a 10-bit PQ AVIF of its light (HLG as a 1,000-nit display shows it). Other sources, and outputs it cannot
+    /// is a 10-bit AVIF in its own transfer (PQ of its light, HLG of its scene light). Other sources, and outputs it cannot
     /// follow (a crop, a cover or fill that crops, another output format, transparency), are written SDR.
     case keep
     /// Apply the HDR for an HDR display: always a 10-bit PQ AVIF, an Ultra HDR photo's gain map applied for the

@@ -62,8 +62,8 @@ package struct ThumbnailParameters: Sendable, Hashable {
     var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
-    /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too, an AVIF of a PQ or HLG photo a PQ AVIF
-    /// (``HDROutputMode/keep``), when nothing but the resize applies (no crop, operation, kept metadata or byte
+    /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too, an AVIF of a PQ or HLG photo a PQ or HLG
+    /// AVIF (``HDROutputMode/keep``), when nothing but the resize applies (no crop, operation, kept metadata or byte
     /// budget); `hdr=apply`: a 10-bit PQ AVIF for HDR displays, a gain map applied or PQ/HLG light rolled off for
     /// ``headroom`` (``HDROutputMode/apply``; a resize only, refused with anything else); `hdr=sdr`, the default:
     /// SDR.

@@ -61,7 +61,7 @@ extension ThumbnailService {
         }
     }
 
-    /// A 10-bit PQ AVIF of a PQ or HLG source that stays HDR (`hdr=keep`; blocking: call on a pipeline thread), or
+    /// A 10-bit AVIF of a PQ or HLG source that stays HDR in its own transfer (`hdr=keep`; blocking: call on a pipeline thread), or
     /// nil when the source is not one.
     func hdrSignal(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
         try fromSourceBytes(.avif, what: "HDR", parameters: parameters) { options throws(DarkroomImageError) in
