@@ -69,7 +69,7 @@ extension JXLDecoder {
         _ body: @escaping (UnsafePointer<UInt16>, Int) -> Void
     ) throws(DarkroomImageError) {
         try streamRows(
-            bytes, probe: probe, sample: JXL_TYPE_UINT16, maxBytes: limits.maxDecodedBytes,
+            bytes, probe: probe, sample: JXL_TYPE_UINT16,
             color: { decoder throws(DarkroomImageError) in
                 guard var signal = hdrSignal(decoder) else {
                     throw DarkroomImageError(.corrupt, "the JPEG XL's colour changed between probe and decode")

@@ -5,7 +5,7 @@ import CJXL
 /// into the resampler — the full-size image is never held by Darkroom (libjxl keeps its own per-group state).
 ///
 /// The codestream's orientation is kept (Darkroom applies it like EXIF's); alpha is premultiplied here unless the
-/// file stores it premultiplied; 16-bit and float samples come out as 8-bit. Colour: an XYB-coded image (lossy
+/// file stores it premultiplied; 16-bit and float samples come out as 8-bit (16-bit for a PQ or HLG image). Colour: an XYB-coded image (lossy
 /// JPEG XL) is asked for in sRGB directly; otherwise the colour space it was coded in is read as an ICC profile and
 /// converted by lcms2 like any other; a PQ or HLG image is tone-mapped to SDR like an AVIF's (`JXLDecoder+HDR`). A JPEG
 /// recompressed into JPEG XL decodes to its pixels. An animation's
@@ -176,7 +176,7 @@ struct JXLDecoder: CodecDecoder {
         var color = ColorReading.none
         var destination: RowDestination?
         try Self.streamRows(
-            bytes, probe: probe, sample: JXL_TYPE_UINT8, maxBytes: options.limits.maxDecodedBytes,
+            bytes, probe: probe, sample: JXL_TYPE_UINT8,
             color: { decoder throws(DarkroomImageError) in color = Self.targetColor(decoder, limits: options.limits) },
             sink: { info throws(DarkroomImageError) in
                 let rows = try RowDestination(
@@ -195,7 +195,7 @@ struct JXLDecoder: CodecDecoder {
     /// Runs libjxl over the whole image: `color` is called once the colour encoding is known (it may ask libjxl
     /// for another output colour), then `sink` makes the assembler whole rows of 4 `sample`s a pixel go through.
     static func streamRows(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, sample: JxlDataType, maxBytes: Int,
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, sample: JxlDataType,
         color: (OpaquePointer) throws(DarkroomImageError) -> Void,
         sink: (JxlBasicInfo) throws(DarkroomImageError) -> JXLRowAssembler
     ) throws(DarkroomImageError) {
