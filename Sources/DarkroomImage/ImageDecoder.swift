@@ -149,7 +149,8 @@ public struct ImageDecoder: Sendable {
             output = try codec.decode(
                 bytes, probe: probe, plan: plan, working: working, options: options, allocate: codecAllocate)
         case .tiffFile(let handle):
-            output = try TIFFDecoder.decode(handle, plan: plan, options: options, allocate: codecAllocate)
+            output = try TIFFDecoder.decode(
+                handle, hdr: probe.hdr, plan: plan, options: options, allocate: codecAllocate)
         }
         var codecOutput = output
         if codecOutput.colorReading == nil { codecOutput.colorReading = colorReading }

@@ -164,6 +164,34 @@ import Testing
         #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
     }
 
+    @Test func theChosenPageOfAnHDRTIFFIsTheOneKeptAndToneMapped() throws {
+        // Given a two-page TIFF (tiffcp): an SDR photo's HLG signal, then its PQ signal, each 16-bit RGB described
+        // by libjxl's ICC profile alone
+        let name = "colorfulcups-2560x1600-"
+        let path = try TemporaryDirectory.make("hdr-pages") + "/hlg-then-pq.tif"
+        let pages = try ["hlg-icc.tif", "pq-icc.tif"].map { try HDRToneMappingTests.sample(name + $0) }
+        _ = try ReferenceTool.run("tiffcp", pages + [path])
+        var options = DecodeOptions(size: .maxPixelSize(128))
+        options.geometry.page = 1
+        // When page 1 is kept in its light, and decoded to SDR
+        let kept = try Self.check(
+            path, reference: HDRToneMappingTests.sample(name + "pq.png"), options: options, keep: true)
+        var sdr = options
+        sdr.geometry.pixelFormat = .exactly(.rgba8)
+        let decoded = try ImageDecoder().decode(try SamplePhotos.bytes(path), options: sdr)
+        let original = try ImageDecoder().decode(
+            try SamplePhotos.bytes(HDRToneMappingTests.sample(name + "sdr.png")),
+            options: DecodeOptions(size: .maxPixelSize(128), pixelFormat: .exactly(.rgba8)))
+        // Then the kept thumbnail is the PQ page's light in PQ (page 0 would have made HLG), and the SDR one is the
+        // photo
+        let psnr = PixelCompare.psnr(decoded.bitmap, original.bitmap)
+        print("TIFF page 1 kept: \(kept); SDR \(psnr) dB")
+        #expect(decoded.probe.pageCount == 2 && decoded.probe.hdr?.transfer == "pq")
+        #expect(kept.cicp == [9, 16, 9, 1] && kept.width == 128, "\(kept)")
+        #expect(kept.psnrPQ >= 35, "\(kept.psnrPQ) dB")
+        #expect(psnr >= 30, "\(psnr) dB")
+    }
+
     @Test func aTurnedOrCroppedPQPhotoIsTheSamePictureUpright() throws {
         // Given the PQ photo stored turned (irot), with a clean aperture, and its aperture's region coded alone
         let name = "colorfulcups-2560x1600-highlights-pq"

@@ -37,8 +37,9 @@ extension AVIFDecoder {
     /// not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libavif.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let limits = options.limits
         let container = try Container(bytes, limits: limits)
         let image = container.image  // its colour is known from the container, before the frame is decoded
         guard image.icc.size == 0,

@@ -36,8 +36,9 @@ extension HEIFDecoder {
     /// tone mapper reads (SDR or ICC-described, alpha, a matrix or primaries not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libheif.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let limits = options.limits
         let container = try Container(bytes, limits: limits)
         let handle = container.primary
         guard heif_image_handle_has_alpha_channel(handle) == 0,

@@ -54,8 +54,9 @@ extension JXLDecoder {
     /// The whole of a PQ or HLG JPEG XL reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
     /// off to `target`'s peak), with its CICP primaries; nil when it is not one the tone mapper reads.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let limits = options.limits
         guard
             let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "JPEG XL")
         else { return nil }

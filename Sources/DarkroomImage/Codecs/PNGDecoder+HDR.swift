@@ -50,8 +50,9 @@ extension PNGDecoder {
     /// The whole of a PQ or HLG PNG reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
     /// off to `target`'s peak), with its CICP primaries; nil when it is not one the tone mapper reads.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let limits = options.limits
         guard let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "PNG")
         else { return nil }
         let context = try Self.context(bytes, limits: limits, checksCRC: true)

@@ -17,8 +17,8 @@ extension TIFFDecoder {
         _ handle: Handle, _ image: dr_tiff_image, signal: EmbeddedColor.CICP, plan: DecodePlan,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        guard let layout = RowLayout(image) else {
-            throw DarkroomImageError(.unsupportedFeature, "this HDR TIFF layout is not supported")
+        guard let layout = RowLayout(image), layout.isRGB16 else {
+            throw DarkroomImageError(.unsupportedFeature, "this HDR TIFF layout (not 16-bit RGB) is not supported")
         }
         return try HDRReducedImage.decode(
             sourceWidth: Int(image.width), sourceHeight: Int(image.height), isOpaque: !layout.hasAlpha,
@@ -28,21 +28,27 @@ extension TIFFDecoder {
         }
     }
 
-    /// The whole first page of a 16-bit PQ or HLG TIFF reduced by `d` in linear light for an HDR output
-    /// (``HDRLightImage``, rolled off to `target`'s peak), with its CICP primaries; nil when it is not one the
-    /// tone mapper reads.
+    /// The whole page ``OutputGeometry/page`` of a 16-bit PQ or HLG TIFF reduced by `d` in linear light for an HDR
+    /// output (``HDRLightImage``, rolled off to `target`'s peak), with its CICP primaries; nil when it is not one the
+    /// tone mapper reads. The page itself is read, not a reduced rendition of it.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
+        let limits = options.limits
         let handle = try Handle(bytes, limits: limits)
-        let image = try handle.select(try Self.pages(handle, limits: limits)[0].index)
-        guard let layout = RowLayout(image), Self.hdrSignal(image, limits: limits) != nil,
+        let pages = try Self.pages(handle, limits: limits)
+        guard options.geometry.page >= 0, options.geometry.page < pages.count else {
+            throw DarkroomImageError(
+                .invalidArgument, "page \(options.geometry.page) asked of a TIFF with \(pages.count)")
+        }
+        let image = try handle.select(pages[options.geometry.page].index)
+        guard let layout = RowLayout(image), layout.isRGB16, let hdr = probe.hdr, hdr.toneMapped,
             let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "TIFF")
         else { return nil }
         try Self.rgba16Rows(handle, image, layout: layout, rows: 0..<Int(image.height)) { row, y in
             light.addRGBA16(row, sourceRow: y)
         }
-        return (light, probe.hdr?.primaries ?? 0)
+        return (light, hdr.primaries)
     }
 
     /// Reads source `rows` of a 16-bit RGB page as premultiplied RGBA16 and hands each to `body`, in order.

@@ -174,14 +174,16 @@ struct TIFFDecoder: CodecDecoder {
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, plan: DecodePlan, working: PixelFormat,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        try Self.decode(Handle(bytes, limits: options.limits), plan: plan, options: options, allocate: allocate)
+        try Self.decode(
+            Handle(bytes, limits: options.limits), hdr: probe.hdr, plan: plan, options: options, allocate: allocate)
     }
 
     /// Decodes the page ``OutputGeometry/page`` of an open TIFF (or the smallest rendition of it that covers the
-    /// plan's output), a band of rows at a time.
-    static func decode(_ handle: Handle, plan: DecodePlan, options: DecodeOptions, allocate: BitmapAllocator)
-        throws(DarkroomImageError) -> CodecOutput
-    {
+    /// plan's output), a band of rows at a time. `hdr`: what the probe of that page found of a PQ or HLG profile
+    /// (its signal is not read again); a page it says is tone-mapped is decoded by ``decodeHDR``.
+    static func decode(
+        _ handle: Handle, hdr: HDRDetails?, plan: DecodePlan, options: DecodeOptions, allocate: BitmapAllocator
+    ) throws(DarkroomImageError) -> CodecOutput {
         let pages = try Self.pages(handle, limits: options.limits)
         guard options.geometry.page >= 0, options.geometry.page < pages.count else {
             throw DarkroomImageError(
@@ -198,11 +200,10 @@ struct TIFFDecoder: CodecDecoder {
         let color = Self.reading(try handle.select(page.index), limits: options.limits)
         let image = try handle.select(chosen.index, sub: chosen.sub)
         let levelPlan = plan.retargeted(sourceWidth: Int(image.width), sourceHeight: Int(image.height))
-        if options.colorSpace == .sRGB, let signal = hdrSignal(image, limits: options.limits),
-            HDRTransfer.toneMapped(cicp: signal.transfer, primaries: signal.primaries) != nil
-        {
+        // The page's profile names the signal; a reduced rendition of it (which may carry no profile) holds the same
+        if options.colorSpace == .sRGB, let hdr, hdr.toneMapped {
             var output = try Self.decodeHDR(
-                handle, image, signal: signal, plan: levelPlan, options: options, allocate: allocate)
+                handle, image, signal: hdr.cicp, plan: levelPlan, options: options, allocate: allocate)
             output.usedEmbeddedThumbnail = chosen.index != page.index || chosen.sub >= 0
             return output
         }

@@ -30,9 +30,10 @@ struct HDRRendition: Sendable {
 protocol HDRLightReducing {
     /// The whole image reduced by `d` in linear light (``HDRLightImage``, rolled off to `target`'s peak), with its
     /// CICP primaries; nil when it is not one the tone mapper reads (SDR, ICC-described where the codec does not
-    /// read HDR profiles, transparency, primaries or a matrix not covered).
+    /// read HDR profiles, transparency, primaries or a matrix not covered). The page is `options`' (a TIFF's), the
+    /// limits are `options`'; the rest of the geometry is applied by the caller.
     func reduceHDRLight(
-        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)?
 }
 
@@ -85,7 +86,7 @@ extension ImageDecoder {
             default: nil
             }
         let reduced = try reducer?.reduceHDRLight(
-            bytes, probe: probe, d: d, target: target, limits: options.limits)
+            bytes, probe: probe, d: d, target: target, options: options)
         guard let reduced else {
             throw DarkroomImageError(
                 .unsupportedFeature,

@@ -24,7 +24,7 @@ extension ImageEncoder {
             throw DarkroomImageError(
                 .unsupportedFeature, "an HDR output is the whole image: ask for a size that fits, without a crop")
         }
-        let probe = try ImageProber.probe(bytes, limits: options.limits)
+        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.geometry.page)
         let decoder = ImageDecoder()
         if let hdr = probe.hdr, hdr.toneMapped {
             return try encodeHDRAVIF(
@@ -92,7 +92,7 @@ extension ImageEncoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
         guard options.geometry.isWholeImage else { return nil }
-        let probe = try ImageProber.probe(bytes, limits: options.limits)
+        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.geometry.page)
         guard let hdr = probe.hdr, hdr.toneMapped, !probe.hasAlpha else { return nil }
         return try encodeHDRAVIF(
             ImageDecoder().decodeHDRSignalRendition(
