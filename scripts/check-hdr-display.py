@@ -47,9 +47,12 @@ def bradford(source_white, target_white):
     return np.linalg.inv(BRADFORD) @ np.diag(cone_t / cone_s) @ BRADFORD
 
 
-def source_to_xyz_d65(jpeg):
+def source_to_xyz_d65(source):
     """The source's RGB (linear) to XYZ under D65: from its ICC colorants (stored adapted to D50), or sRGB's."""
-    icc = Image.open(jpeg).info.get("icc_profile")
+    if source.endswith(".heic"):
+        import pillow_heif
+        pillow_heif.register_heif_opener()
+    icc = Image.open(source).info.get("icc_profile")
     srgb = rgb_to_xyz(D65, [(0.64, 0.33), (0.30, 0.60), (0.15, 0.06)])
     if not icc:
         return srgb

@@ -3,7 +3,8 @@
 clean apertures and rotations: heif-enc writes neither, and files from cameras are not ours to copy.
 
     scripts/heif-transform.py IN OUT --item ID --crop X,Y,W,H [--irot N] [--imir AXIS] [--item ID ...]
-    scripts/heif-transform.py IN OUT [--thumbnail-of FROM:TO ...] [--pitm ID]
+    scripts/heif-transform.py IN OUT [--thumbnail-of FROM:TO ...] [--aux-of FROM:TO ...] [--pitm ID]
+    scripts/heif-transform.py IN OUT --item ID --aux URN --aux-of ID:PRIMARY
 
 Each `--item` starts a group of options for that item ID (`primary` for the primary item, `thumbnails` for every
 thumbnail item). The boxes are appended to `ipco` and associated (as essential) in `ipma` in the order the HEIF
@@ -11,7 +12,9 @@ specification requires: clap, then irot, then imir. `--crop` is a rectangle of t
 clap box (ISO/IEC 14496-12 §12.1.4: width, height and the centre's offset from the coded image's centre).
 `--thumbnail-of FROM:TO` adds an `iref` `thmb` reference that makes item FROM a thumbnail of item TO (the `iref`
 box is created when the file has none), and `--pitm ID` names the primary item: together they make the files other
-writers produce, such as a primary item that is itself marked as a thumbnail of another image.
+writers produce, such as a primary item that is itself marked as a thumbnail of another image. `--aux URN` gives an
+item an `auxC` property of that type and `--aux-of FROM:TO` an `auxl` reference, which make it an auxiliary image of
+TO (an iPhone's HDR gain map is `--aux urn:com:apple:photo:2020:aux:hdrgainmap`).
 The `iloc` offsets of data after the `meta` box are moved by the bytes added. Prints nothing; exits 1 on a layout
 it does not know (a `meta` after `mdat` is fine; `iloc` versions 0-2 are handled).
 """
@@ -71,6 +74,7 @@ def main():
     parser.add_argument("input")
     parser.add_argument("output")
     parser.add_argument("--thumbnail-of", action="append", default=[], metavar="FROM:TO")
+    parser.add_argument("--aux-of", action="append", default=[], metavar="FROM:TO")
     parser.add_argument("--pitm", type=int)
     args, rest = parser.parse_known_args()
     groups = []
@@ -148,6 +152,8 @@ def main():
                 new.append(box("irot", bytes([int(group["irot"]) & 3])))
             if "imir" in group:
                 new.append(box("imir", bytes([int(group["imir"]) & 1])))
+            if "aux" in group:
+                new.append(box("auxC", group["aux"].encode() + b"\0", full=0))
             for property_box in new:
                 property_count += 1
                 added += property_box
@@ -167,16 +173,18 @@ def main():
     for name, start, header, end in boxes(data, iprp_start + iprp_header, iprp_end):
         iprp_children += bytes(new_ipco) if name == "ipco" else new_ipma if name == "ipma" else bytes(data[start:end])
     new_iprp = box("iprp", iprp_children)
-    # iref: the thmb references asked for, added to the existing box (or a new one) with the item ID size it uses.
+    # iref: the thmb and auxl references asked for, added to the existing box (or a new one) with the item ID size
+    # it uses.
     iref = next(((start, header, end) for name, start, header, end in boxes(data, body, meta_end) if name == "iref"), None)
     new_iref = None
-    if args.thumbnail_of:
+    if args.thumbnail_of or args.aux_of:
         iref_version = data[iref[0] + iref[1]] if iref else 0
         id_format = ">H" if iref_version == 0 else ">I"
         references = bytes(data[iref[0] + iref[1] + 4:iref[2]]) if iref else b""
-        for pair in args.thumbnail_of:
-            source, target = (int(v) for v in pair.split(":"))
-            references += box("thmb", struct.pack(id_format, source) + struct.pack(">H", 1) + struct.pack(id_format, target))
+        for kind, pairs in (("thmb", args.thumbnail_of), ("auxl", args.aux_of)):
+            for pair in pairs:
+                source, target = (int(v) for v in pair.split(":"))
+                references += box(kind, struct.pack(id_format, source) + struct.pack(">H", 1) + struct.pack(id_format, target))
         new_iref = box("iref", references, full=iref_version << 24)
     # The new meta box: iprp and iref replaced (iref appended when there was none), pitm renamed in place.
     children = []

@@ -3,11 +3,12 @@ import DarkroomImage
 extension FuzzTarget {
     /// The header reader: every format's probe, the animation probe, and the colour summary.
     package static let probe = FuzzTarget(
-        name: "probe", summary: "ImageProber.probe, the animation, colour and gain-map probes"
+        name: "probe", summary: "ImageProber.probe, the animation, colour and gain-map probes, Apple's maker note"
     ) { bytes in
         _ = try? ImageProber.probe(bytes, limits: FuzzLimits.decode)
         _ = ImageProber.colorProfile(of: bytes, limits: FuzzLimits.decode)
         _ = ImageProber.gainMap(of: bytes, limits: FuzzLimits.decode)
+        _ = AppleHDRHeadroom(exif: bytes)  // the EXIF walk an iPhone HEIC's headroom takes
         _ = try? ImageProber.probe(bytes, limits: DecodeLimits(maxFrames: 3, maxAnimationPixels: 1 << 16))
     }
 

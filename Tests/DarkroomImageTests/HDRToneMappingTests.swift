@@ -11,22 +11,11 @@ import Testing
 @Suite(.serialized) struct HDRToneMappingTests {
     /// The samples, made once for the suite: a 2560 × 1600 photo at 640 px, as PQ and HLG, without and with
     /// highlights above SDR white (and the PQ one with highlights stored turned and with a clean aperture).
-    static let samples: Result<String, TestSupportError> = {
-        do {
-            let directory = try TemporaryDirectory.make("hdr")
-            let photo = SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg")
-            for extra in [[], ["--highlights", "--transforms"]] {
-                _ = try PythonReference.script(
-                    "scripts/make-hdr-samples.py",
-                    [photo, directory, "--max-side", "640", "--heif", "--png", "--jxl"] + extra)
-            }
-            return .success(directory)
-        } catch let error as TestSupportError {
-            return .failure(error)
-        } catch {
-            return .failure(TestSupportError("making the HDR samples failed: \(error)"))
-        }
-    }()
+    static let samples = PythonReference.folder(
+        "hdr", madeBy: "scripts/make-hdr-samples.py",
+        runs: [[], ["--highlights", "--transforms"]].map {
+            [SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg"), "--max-side", "640", "--heif", "--png", "--jxl"] + $0
+        })
 
     static func sample(_ name: String) throws -> String { try samples.get() + "/" + name }
 

@@ -8,19 +8,9 @@ package enum GainMapSamples {
     /// The photo's stem, which every sample's name starts with.
     package static let name = "colorfulcups-2560x1600"
 
-    private static let directory: Result<String, TestSupportError> = {
-        do {
-            let directory = try TemporaryDirectory.make("gainmap")
-            _ = try PythonReference.script(
-                "scripts/make-gainmap-samples.py",
-                [SamplePhotos.path("jpeg/\(name).jpg"), directory, "--max-side", "640"])
-            return .success(directory)
-        } catch let error as TestSupportError {
-            return .failure(error)
-        } catch {
-            return .failure(TestSupportError("making the gain-map samples failed: \(error)"))
-        }
-    }()
+    private static let directory = PythonReference.folder(
+        "gainmap", madeBy: "scripts/make-gainmap-samples.py",
+        runs: [[SamplePhotos.path("jpeg/\(name).jpg"), "--max-side", "640"]])
 
     /// The path of `NAME-writer suffix`: `writer` is `iso` or `xmp`, `suffix` `.jpg` (the Ultra HDR file),
     /// `-base.png`, `.json`, `-gain.f32` or `-hdr.f32`. Throws when the samples could not be made.
@@ -45,5 +35,23 @@ package enum GainMapSamples {
         // The primary grew by its XMP, ISO and MPF segments; the gain map JPEG follows it.
         let gainMapStart = bytes.count - (ImageProber.gainMap(of: bytes)?.byteCount ?? 0)
         return (bytes, gainMapStart)
+    }
+}
+
+/// An HEIC laid out as an iPhone writes an HDR photo (a Display P3 photo at 640 px, a half-size gain map as its
+/// `urn:com:apple:photo:2020:aux:hdrgainmap` auxiliary image, the headroom in the EXIF maker note), made once per test
+/// process with apple-hdr-heic's rendition of it beside it (`scripts/make-apple-gainmap-heic.py` lists the files).
+package enum AppleGainMapSamples {
+    /// The photo's stem, which every sample's name starts with.
+    package static let name = "displayp3-kite-1280x800"
+
+    private static let directory = PythonReference.folder(
+        "apple-gainmap", madeBy: "scripts/make-apple-gainmap-heic.py",
+        runs: [[SamplePhotos.path("icc/\(name).png"), "--max-side", "640"]])
+
+    /// The path of `NAME-apple suffix`: `.heic` (the file), `-hdr.f32` (apple-hdr-heic's rendition at full
+    /// headroom) or `.json` (the maker-note values and headroom it read). Throws when the sample could not be made.
+    package static func path(_ suffix: String = ".heic") throws -> String {
+        try directory.get() + "/\(name)-apple\(suffix)"
     }
 }

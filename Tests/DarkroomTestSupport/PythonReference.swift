@@ -56,6 +56,23 @@ package enum PythonReference {
         try ReferenceTool.run("python3", ["-c", script] + arguments)
     }
 
+    /// A new temporary folder (named after `name`) filled by one of the project's scripts, run once per call with
+    /// each of `runs`' argument lists, the folder's path last: for sample sets a suite makes once and keeps in a
+    /// `static let`. A failure is kept as the result, so every test that needs the samples fails with its message.
+    package static func folder(_ name: String, madeBy script: String, runs: [[String]])
+        -> Result<String, TestSupportError>
+    {
+        do {
+            let directory = try TemporaryDirectory.make(name)
+            for arguments in runs { _ = try Self.script(script, arguments + [directory]) }
+            return .success(directory)
+        } catch let error as TestSupportError {
+            return .failure(error)
+        } catch {
+            return .failure(TestSupportError("\(script) failed: \(error)"))
+        }
+    }
+
     /// Runs one of the project's scripts (a path relative to the package root) with `python3`.
     package static func script(_ relativePath: String, _ arguments: [String]) throws -> Data {
         try ReferenceTool.run(

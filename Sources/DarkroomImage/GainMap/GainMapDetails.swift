@@ -1,8 +1,11 @@
 /// A gain map an image carries: where, how large, and how it turns the base image into the other rendition.
 public struct GainMapDetails: Sendable, Hashable, Codable {
-    /// How the file holds it: `jpeg-mpf` (Ultra HDR: a second JPEG listed by the Multi-Picture Format index).
+    /// How the file holds it: `jpeg-mpf` (Ultra HDR: a second JPEG listed by the Multi-Picture Format index) or
+    /// `heif-aux` (an iPhone HEIC's auxiliary image).
     public var container: String
-    /// Where the parameters came from: `iso21496-1` (the binary APP2 record) or `xmp` (Adobe's `hdrgm` XMP).
+    /// Where the parameters came from: `iso21496-1` (the binary APP2 record), `xmp` (Adobe's `hdrgm` XMP), or
+    /// `apple-makernote` (an iPhone's headroom, maker tags 0x21 and 0x30; its map follows Apple's curve, not
+    /// ISO 21496-1's: ``GainMapMetadata`` then records the gain range only).
     public var metadataFormat: String?
     /// The gain map image's stored width; 0 when it could not be read.
     public var width: Int
@@ -10,7 +13,7 @@ public struct GainMapDetails: Sendable, Hashable, Codable {
     public var height: Int
     /// The gain map image's channels: 1 (gray, one gain for R, G and B) or 3; 0 when it could not be read.
     public var channels: Int
-    /// The encoded gain map's length, bytes.
+    /// The encoded gain map's length, bytes; 0 when the container does not say (HEIF).
     public var byteCount: Int
     /// The parameters; nil when the file marks a gain map but its parameters are missing or damaged.
     public var metadata: GainMapMetadata?
@@ -42,14 +45,18 @@ extension ImageProber {
     ///
     /// A file that marks a gain map (an `hdrgm` XMP packet or an ISO 21496-1 record in the primary) whose map or
     /// parameters cannot be found or read gives details with a ``GainMapDetails/warning``; a decode then shows the
-    /// base image, as every SDR reader does. Today: Ultra HDR JPEG (both metadata forms). HEIF and AVIF gain maps
-    /// need libheif 1.19 and libavif 1.1 or later; the system libraries this builds with are older, so a HEIF or
-    /// AVIF gives nil.
+    /// base image, as every SDR reader does. Today: Ultra HDR JPEG (both metadata forms) and iPhone HEIC (Apple's
+    /// auxiliary gain map, its headroom from the EXIF maker note: ``GainMapDetails/metadataFormat``
+    /// `apple-makernote`). ISO 21496-1 gain maps in HEIF and AVIF need libheif 1.19 and libavif 1.1 or later; the
+    /// system libraries this builds with are older, so such a file gives nil.
     public static func gainMap(of bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
         -> GainMapDetails?
     {
-        guard format(of: bytes) == .jpeg else { return nil }
-        return UltraHDRLayout.locate(in: bytes, limits: limits)?.details
+        switch format(of: bytes) {
+        case .jpeg: return UltraHDRLayout.locate(in: bytes, limits: limits)?.details
+        case .heic: return HEIFDecoder.gainMap(bytes, limits: limits)
+        default: return nil
+        }
     }
 
     /// The gain map a byte array carries. See ``gainMap(of:limits:)-(UnsafeRawBufferPointer,_)``.

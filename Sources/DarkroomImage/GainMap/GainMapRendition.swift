@@ -5,25 +5,57 @@ extension ImageDecoder {
     /// white): the base image decoded to the output size and the gain map to at most it (a smaller map is
     /// upsampled while applied, as ``GainMapApplier`` says), then per pixel
     /// `(base + baseOffset) · 2^(weight · log2gain) − alternateOffset`, where `log2gain` interpolates GainMapMin…Max
-    /// by the gain-map sample raised to `1/gamma` (ISO 21496-1). Oriented as the options say, the map turned with
-    /// the base.
+    /// by the gain-map sample raised to `1/gamma` (ISO 21496-1) — or, for an iPhone HEIC, is
+    /// `log2(1 + (headroom − 1) · sRGB_EOTF(sample))` (``AppleHDRHeadroom``). Oriented as the options say, the map
+    /// turned with the base.
     ///
     /// Cost: two decodes at the output size and one pass over its pixels with table look-ups; memory, the two
     /// 8-bit bitmaps and 12 bytes per output pixel.
     ///
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` when the image has no usable gain map (the
     ///   probe's warning says why), or what decoding either image throws.
-    /// - Parameter layout: where the gain map lies, when the caller has located it already; nil locates it.
+    /// - Parameter layout: where an Ultra HDR JPEG's gain map lies, when the caller has located it already; nil
+    ///   locates it (in a JPEG, or an iPhone HEIC's auxiliary image).
     func decodeHDRRendition(
         _ bytes: UnsafeRawBufferPointer, layout: UltraHDRLayout? = nil, options: DecodeOptions,
         displayHeadroom: Double
     ) throws(DarkroomImageError) -> HDRRendition {
+        if layout == nil, ImageProber.format(of: bytes) == .heic {
+            guard let details = HEIFDecoder.gainMap(bytes, limits: options.limits) else {
+                throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
+            }
+            return try applyingGainMap(bytes, details: details, options: options, displayHeadroom: displayHeadroom) {
+                (width, height) throws(DarkroomImageError) in
+                try HEIFDecoder.decodeGainMap(bytes, width: width, height: height, limits: options.limits)
+            }
+        }
         guard let layout = layout ?? UltraHDRLayout.locate(in: bytes, limits: options.limits) else {
             throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
         }
-        guard layout.details.isUsable, let metadata = layout.details.metadata, let range = layout.gainMap else {
+        return try applyingGainMap(
+            bytes, details: layout.details, options: options, displayHeadroom: displayHeadroom
+        ) { (width, height) throws(DarkroomImageError) in
+            guard let range = layout.gainMap else {
+                throw DarkroomImageError(.unsupportedFeature, "the gain map cannot be applied: it is incomplete")
+            }
+            return try decode(
+                UnsafeRawBufferPointer(rebasing: bytes[range]),
+                options: DecodeOptions(
+                    size: .stretch(width: width, height: height), pixelFormat: .exactly(.rgba8),
+                    appliesOrientation: false, filter: .triangle, limits: options.limits, colorSpace: .original)
+            ).bitmap
+        }
+    }
+
+    /// The base image of `bytes` with the gain map `details` describes applied; `map` decodes the map (RGBA8, in
+    /// the stored orientation) to at most the given size.
+    private func applyingGainMap(
+        _ bytes: UnsafeRawBufferPointer, details: GainMapDetails, options: DecodeOptions, displayHeadroom: Double,
+        map: (Int, Int) throws(DarkroomImageError) -> Bitmap
+    ) throws(DarkroomImageError) -> HDRRendition {
+        guard details.isUsable, let metadata = details.metadata else {
             throw DarkroomImageError(
-                .unsupportedFeature, "the gain map cannot be applied: \(layout.details.warning ?? "it is incomplete")")
+                .unsupportedFeature, "the gain map cannot be applied: \(details.warning ?? "it is incomplete")")
         }
         var baseOptions = options
         baseOptions.colorSpace = .original
@@ -33,16 +65,11 @@ extension ImageDecoder {
         // Each side of the map longer than the output's is reduced to it (in stored orientation, then turned as the
         // base was); a shorter side is upsampled while the map is applied, as libultrahdr samples it.
         let (orientation, width, height) = base.storedFrame(options)
-        let map = try decode(
-            UnsafeRawBufferPointer(rebasing: bytes[range]),
-            options: DecodeOptions(
-                size: .stretch(width: min(layout.details.width, width), height: min(layout.details.height, height)),
-                pixelFormat: .exactly(.rgba8), appliesOrientation: false, filter: .triangle, limits: options.limits,
-                colorSpace: .original))
-
+        let mapBitmap = try map(min(details.width, width), min(details.height, height))
         let weight = metadata.weight(displayHeadroom: displayHeadroom)
-        let pixels = GainMapApplier(metadata: metadata, weight: weight).apply(
-            base: base.bitmap, map: try map.bitmap.applying(orientation))
+        let curve: GainMapApplier.Curve = details.metadataFormat == "apple-makernote" ? .apple : .iso21496
+        let pixels = GainMapApplier(metadata: metadata, weight: weight, curve: curve).apply(
+            base: base.bitmap, map: try mapBitmap.applying(orientation))
         return HDRRendition(
             width: base.bitmap.width, height: base.bitmap.height, pixels: pixels,
             primaries: .profile(base.colorProfile), weight: weight)
@@ -70,14 +97,30 @@ struct GainMapApplier: Sendable {
     private let alternateOffset: [Float]
     private static let steps = 1024
 
-    init(metadata: GainMapMetadata, weight: Double) {
+    /// How a gain-map sample becomes a log2 gain.
+    enum Curve {
+        /// ISO 21496-1 (and Adobe's `hdrgm`): GainMapMin…Max interpolated by the sample raised to `1/gamma`.
+        case iso21496
+        /// Apple's: `log2(1 + (headroom − 1) · sRGB_EOTF(sample))`, the headroom `2^gainMapMax`.
+        case apple
+    }
+
+    init(metadata: GainMapMetadata, weight: Double, curve: Curve = .iso21496) {
         baseTable = (0..<3).flatMap { c in
             SRGBTransfer.linearLevels.map { $0 + Float(metadata.baseOffset[c]) }
         }
         gainTable = (0..<3).flatMap { c in
             (0...Self.steps).map { v in
-                let recovery = pow(Double(v) / Double(Self.steps), 1 / metadata.gamma[c])
-                let log2Gain = metadata.gainMapMin[c] + (metadata.gainMapMax[c] - metadata.gainMapMin[c]) * recovery
+                let sample = Double(v) / Double(Self.steps)
+                let log2Gain: Double
+                switch curve {
+                case .iso21496:
+                    let recovery = pow(sample, 1 / metadata.gamma[c])
+                    log2Gain = metadata.gainMapMin[c] + (metadata.gainMapMax[c] - metadata.gainMapMin[c]) * recovery
+                case .apple:
+                    let linear = sample <= 0.04045 ? sample / 12.92 : pow((sample + 0.055) / 1.055, 2.4)
+                    log2Gain = log2(1 + (exp2(metadata.gainMapMax[c]) - 1) * linear)
+                }
                 return Float(exp2(log2Gain * weight))
             }
         }

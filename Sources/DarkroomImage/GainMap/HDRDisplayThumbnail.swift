@@ -2,8 +2,9 @@ extension ImageEncoder {
     /// Encodes a thumbnail for HDR displays (``HDROutputMode/apply``): a 10-bit BT.2100 PQ AVIF (BT.2020 primaries,
     /// 4:4:4, SDR white at BT.2408's 203 nits).
     ///
-    /// - An Ultra HDR JPEG: its gain map applied for a display with `displayHeadroom` (log2 of its peak over SDR
-    ///   white) with ISO 21496-1's weighting; nil applies it in full (the map's alternate headroom).
+    /// - An Ultra HDR JPEG or an iPhone HEIC: its gain map applied for a display with `displayHeadroom` (log2 of its
+    ///   peak over SDR white) with ISO 21496-1's weighting (Apple's gain scaled the same way, in log2); nil applies
+    ///   it in full (the map's alternate headroom).
     /// - A PQ or HLG image (AVIF, HEIF, PNG, JPEG XL or TIFF): its light kept, HLG's as BT.2100's 1,000-nit
     ///   reference display shows it (so HLG becomes PQ); with `displayHeadroom`, light brighter than that display's
     ///   peak rolled off by BT.2390, each pixel's components scaled together. Reduced in blocks and resampled in
@@ -37,6 +38,13 @@ extension ImageEncoder {
             let rendition = try decoder.decodeHDRRendition(
                 bytes, layout: layout, options: options,
                 displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
+            return try encodeHDRAVIF(rendition, options: encode)
+        }
+        if probe.format == .heic, let details = HEIFDecoder.gainMap(bytes, limits: options.limits),
+            details.isUsable, let metadata = details.metadata
+        {
+            let rendition = try decoder.decodeHDRRendition(
+                bytes, options: options, displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
             return try encodeHDRAVIF(rendition, options: encode)
         }
         var sdrOptions = options
