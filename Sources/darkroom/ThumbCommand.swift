@@ -122,7 +122,8 @@ struct ThumbCommand: ParsableCommand {
                         progress.advance()
                         return
                     }
-                    if hdr == .keep, sourceFormat == .jpeg, job.format(hasAlpha: false) == .jpeg,
+                    if hdr == .keep, sourceFormat == .jpeg || sourceFormat == .heic,
+                        job.format(hasAlpha: false) == .jpeg,
                         let encoded = try ImageEncoder.encodeUltraHDRThumbnail(
                             bytes, options: options, encode: baseEncodeOptions)
                     {

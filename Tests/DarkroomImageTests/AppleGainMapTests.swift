@@ -104,3 +104,32 @@ import Testing
         #expect(check.peakNits <= 1.03 * HDRTransfer.referenceWhiteNits * 2, "\(check)")
     }
 }
+
+extension AppleGainMapTests {
+    @Test func aKeptThumbnailIsUltraHDRThatLibultrahdrReads() throws {
+        // Given the HEIC and apple-hdr-heic's rendition of it
+        let source = try AppleGainMapSamples.path()
+        let bytes = try SamplePhotos.bytes(source)
+        // When a 256 px JPEG thumbnail keeps its HDR
+        let thumbnail = try #require(
+            try ImageEncoder.encodeUltraHDRThumbnail(bytes, options: DecodeOptions(size: .maxPixelSize(256))))
+        // Then it is an Ultra HDR JPEG: its map at the source's proportion (half), ISO 21496-1 gains up to the
+        // headroom
+        let details = try #require(ImageProber.gainMap(of: thumbnail))
+        #expect(details.isUsable && details.container == "jpeg-mpf" && details.metadataFormat == "iso21496-1")
+        #expect(details.width == 128 && details.height == 80 && details.channels == 1, "\(details)")
+        let metadata = try #require(details.metadata)
+        #expect(abs(exp2(metadata.alternateHeadroom) - (try Self.reference().headroom)) < 1e-3, "\(metadata)")
+        // and libultrahdr's HDR rendition of it is apple-hdr-heic's reduced, as closely as the SDR ones agree
+        let path = try TemporaryDirectory.make("apple-keep") + "/thumb.jpg"
+        try TemporaryDirectory.write(thumbnail, to: path)
+        let check = try JSONDecoder().decode(
+            GainMapTests.ThumbnailCheck.self,
+            from: PythonReference.script(
+                "scripts/check-ultrahdr-thumbnail.py", [path, source, AppleGainMapSamples.path("-hdr.f32")]))
+        print("apple keep: \(check)")
+        #expect(check.width == 256 && check.height == 160 && check.gainMapWidth == 128)
+        #expect(check.sdrPSNR >= 30, "SDR \(check.sdrPSNR) dB")
+        #expect(check.hdrPSNR >= 30 && check.hdrPSNR >= check.sdrPSNR - 4, "HDR \(check.hdrPSNR), SDR \(check.sdrPSNR)")
+    }
+}

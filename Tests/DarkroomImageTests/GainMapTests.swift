@@ -133,7 +133,8 @@ import Testing
         let height: Int
         let gainMapWidth: Int
         let gainMapHeight: Int
-        let gainMapPSNR: Double
+        /// nil for an iPhone HEIC source, whose map is coded by another rule.
+        let gainMapPSNR: Double?
         let hdrPSNR: Double
         let sdrPSNR: Double
     }
@@ -172,7 +173,7 @@ import Testing
             from: PythonReference.script("scripts/check-ultrahdr-thumbnail.py", [path, source]))
         #expect(check.width == 256 && check.height == 160)
         #expect(check.gainMapWidth == 64 && check.gainMapHeight == 40)
-        #expect(check.gainMapPSNR >= 28, "\(writer): gain map \(check.gainMapPSNR) dB")
+        #expect((check.gainMapPSNR ?? 0) >= 28, "\(writer): gain map \(String(describing: check.gainMapPSNR)) dB")
         #expect(check.sdrPSNR >= 30, "\(writer): SDR \(check.sdrPSNR) dB")
         #expect(
             check.hdrPSNR >= 30 && check.hdrPSNR >= check.sdrPSNR - 4,

@@ -92,6 +92,28 @@ extension HEIFDecoder {
     }
 }
 
+extension HEIFDecoder {
+    /// An Apple gain map (RGBA8, R = G = B) recoded as an ISO 21496-1 map of gains 0 to log2 `headroom`, gamma 1:
+    /// gray8, each sample `s` becoming `log2(1 + (headroom − 1) · sRGB_EOTF(s)) / log2 headroom`, so that
+    /// ``GainMapMetadata/init(appleHeadroom:)`` read as ISO 21496-1 gives Apple's gain. Cost: one pass, a 256-entry
+    /// table.
+    static func isoCoded(_ map: Bitmap, headroom: Double) throws(DarkroomImageError) -> Bitmap {
+        let stops = log2(max(headroom, 1))
+        let table: [UInt8] = (0..<256).map { v in
+            guard stops > 0 else { return 0 }
+            let gain = 1 + (exp2(stops) - 1) * SRGBTransfer.toLinear(Double(v) / 255)
+            return UInt8(min(max((255 * log2(gain) / stops).rounded(), 0), 255))
+        }
+        let out = try Bitmap.allocateOnHeap(width: map.width, height: map.height, format: .gray8, isOpaque: true)
+        for y in 0..<map.height {
+            let source = map.row(y).assumingMemoryBound(to: UInt8.self)
+            let target = out.row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<map.width { target[x] = table[Int(source[4 * x])] }
+        }
+        return out
+    }
+}
+
 extension HEIFDecoder.Container {
     /// The primary image's Apple gain map handle (the caller releases it), or nil when it has none.
     func appleGainMap() -> OpaquePointer? {

@@ -118,8 +118,7 @@ struct GainMapApplier: Sendable {
                     let recovery = pow(sample, 1 / metadata.gamma[c])
                     log2Gain = metadata.gainMapMin[c] + (metadata.gainMapMax[c] - metadata.gainMapMin[c]) * recovery
                 case .apple:
-                    let linear = sample <= 0.04045 ? sample / 12.92 : pow((sample + 0.055) / 1.055, 2.4)
-                    log2Gain = log2(1 + (exp2(metadata.gainMapMax[c]) - 1) * linear)
+                    log2Gain = log2(1 + (exp2(metadata.gainMapMax[c]) - 1) * SRGBTransfer.toLinear(sample))
                 }
                 return Float(exp2(log2Gain * weight))
             }

@@ -1,9 +1,11 @@
+import Foundation
+
 /// What an output does with an HDR source's extra range.
 public enum HDROutputMode: String, Sendable, Hashable, CaseIterable, Codable {
     /// SDR only: PQ and HLG tone-mapped, a gain map's base image alone. The default, and what every reader shows.
     case sdr
-    /// Keep the HDR: a JPEG of an Ultra HDR source is itself Ultra HDR (its gain map resized alongside and its
-    /// parameters carried), so HDR displays show it in HDR and others its SDR base; an AVIF of a PQ or HLG source
+    /// Keep the HDR: a JPEG of an Ultra HDR source or an iPhone HEIC is itself Ultra HDR (its gain map resized
+    /// alongside and its parameters carried), so HDR displays show it in HDR and others its SDR base; an AVIF of a PQ or HLG source
     /// is a 10-bit AVIF in its own transfer (PQ of its light, HLG of its scene light). Other sources, and outputs it cannot
     /// follow (a crop, a cover or fill that crops, another output format, transparency), are written SDR.
     case keep
@@ -14,13 +16,15 @@ public enum HDROutputMode: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 extension ImageEncoder {
-    /// Encodes a JPEG of an Ultra HDR JPEG that is Ultra HDR too: the base image decoded by `options` (its colour
-    /// profile kept and written, since the gain map applies in its colour space) and the gain map decoded to the
-    /// same fraction of the output's size as it is of the source's, oriented as the base, each encoded as JPEG at
-    /// `encode`'s quality, with the parameters as an ISO 21496-1 record and `hdrgm` XMP.
+    /// Encodes a JPEG of an Ultra HDR JPEG or an iPhone HEIC that is Ultra HDR: the base image decoded by `options`
+    /// (its colour profile kept and written, since the gain map applies in its colour space) and the gain map decoded
+    /// to the same fraction of the output's size as it is of the source's, oriented as the base, each encoded as JPEG
+    /// at `encode`'s quality, with the parameters as an ISO 21496-1 record and `hdrgm` XMP. An iPhone's map is
+    /// recoded for ISO 21496-1: each sample `s` becomes `log2(1 + (headroom − 1) · sRGB_EOTF(s)) / log2 headroom`,
+    /// gains 0 to log2 headroom, gamma 1, no offsets, which gives Apple's gain at every 8-bit sample.
     ///
-    /// Cost: a second, smaller decode and encode (the gain map is usually a quarter of the base on each side) and
-    /// a copy of both outputs.
+    /// Cost: a second, smaller decode and encode (the gain map is usually a quarter of the base on each side, an
+    /// iPhone's a half, decoded whole) and a copy of both outputs.
     ///
     /// - Returns: nil when `bytes` has no usable gain map or `options` crops (``HDROutputMode/keep``'s fallback:
     ///   encode the SDR image as usual).
@@ -29,8 +33,10 @@ extension ImageEncoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
         guard options.geometry.isWholeImage else { return nil }
-        guard let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits), layout.details.isUsable,
-            let metadata = layout.details.metadata, let range = layout.gainMap
+        let isHEIF = ImageProber.format(of: bytes) == .heic
+        let layout = isHEIF ? nil : UltraHDRLayout.locate(in: bytes, limits: options.limits)
+        guard let details = isHEIF ? HEIFDecoder.gainMap(bytes, limits: options.limits) : layout?.details,
+            details.isUsable, let metadata = details.metadata, isHEIF || layout?.gainMap != nil
         else { return nil }
 
         var baseOptions = options
@@ -41,17 +47,24 @@ extension ImageEncoder {
 
         // The map's output size in stored orientation, the base's output size in the same proportion.
         let (orientation, storedWidth, storedHeight) = base.storedFrame(options)
-        let mapWidth = max(1, Int((Double(storedWidth * layout.details.width) / Double(base.probe.width)).rounded()))
-        let mapHeight = max(
-            1, Int((Double(storedHeight * layout.details.height) / Double(base.probe.height)).rounded()))
-        let map = try decoder.decode(
-            UnsafeRawBufferPointer(rebasing: bytes[range]),
-            options: DecodeOptions(
-                size: .stretch(width: mapWidth, height: mapHeight),
-                pixelFormat: .exactly(layout.details.channels == 1 ? .gray8 : .bgra8Premultiplied),
-                allowsUpscaling: true, appliesOrientation: false, filter: options.filter, limits: options.limits,
-                colorSpace: .original))
-        let orientedMap = try map.bitmap.applying(orientation)
+        let mapWidth = max(1, Int((Double(storedWidth * details.width) / Double(base.probe.width)).rounded()))
+        let mapHeight = max(1, Int((Double(storedHeight * details.height) / Double(base.probe.height)).rounded()))
+        let map: Bitmap
+        if let range = layout?.gainMap {
+            map = try decoder.decode(
+                UnsafeRawBufferPointer(rebasing: bytes[range]),
+                options: DecodeOptions(
+                    size: .stretch(width: mapWidth, height: mapHeight),
+                    pixelFormat: .exactly(details.channels == 1 ? .gray8 : .bgra8Premultiplied),
+                    allowsUpscaling: true, appliesOrientation: false, filter: options.filter, limits: options.limits,
+                    colorSpace: .original)
+            ).bitmap
+        } else {
+            map = try HEIFDecoder.isoCoded(
+                HEIFDecoder.decodeGainMap(bytes, width: mapWidth, height: mapHeight, limits: options.limits),
+                headroom: exp2(metadata.alternateHeadroom))
+        }
+        let orientedMap = try map.applying(orientation)
 
         var baseEncode = encode
         baseEncode.colorProfile = base.colorProfile?.data

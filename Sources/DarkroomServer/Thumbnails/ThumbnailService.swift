@@ -185,10 +185,11 @@ final class ThumbnailService: Sendable {
                     return (thumbnail, "rendered")
                 }
             }
-            // An Ultra HDR photo asked to stay HDR, as a plain JPEG resize: encoded with its gain map from its bytes
+            // An Ultra HDR photo or an iPhone HEIC asked to stay HDR, as a plain JPEG resize: encoded with its gain
+            // map from its bytes
             if parameters.hdr == .keep, parameters.processors.isEmpty, parameters.keepMetadata == nil,
-                parameters.maxBytes == nil, probe.map({ $0.format == .jpeg }) ?? true,
-                variant.fileFormat(hasAlpha: false, source: .jpeg) == .jpeg
+                parameters.maxBytes == nil, probe.map({ $0.format == .jpeg || $0.format == .heic }) ?? true,
+                variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg) == .jpeg
             {
                 let bytes = try await sourceBytes()
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
