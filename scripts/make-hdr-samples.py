@@ -18,7 +18,8 @@ With --jxl also JPEG XLs and files whose ICC profile says PQ or HLG, as libjxl-t
 NAME-pq.jxl and NAME-hlg.jxl (cjxl, lossy: XYB-coded, their colour signalled as BT.2100 PQ or HLG), NAME-pq.lossless.jxl
 and NAME-hlg.lossless.jxl (lossless: the signal coded as it is), and NAME-pq-icc.tif, NAME-pq-icc.png, NAME-hlg-icc.tif
 and NAME-hlg-icc.png (16-bit, the lossless JPEG XL decoded by djxl, copied by `vips copy`: the ICC profile libjxl made for
-the signal — PQ or HLG tone curves, BT.2020 colorants — and no cICP chunk).
+the signal — PQ or HLG tone curves, BT.2020 colorants — and no cICP chunk), and NAME-{pq,hlg}-icc.avif and .heic with
+that profile (avifenc from the PNG; pillow-heif), whose nclx box gives only the YCbCr matrix.
 
 The conversions are colour-science's (sRGB decoding, BT.709 → BT.2020 in linear light, ST 2084, BT.2100 HLG), not
 Darkroom's, so a test that decodes these files checks Darkroom against an independent implementation. avifenc
@@ -70,14 +71,17 @@ def encode(signal, cicp, out, extra=()):
                         "-s", "6", "-j", "2", *extra, png, out], check=True, stdout=subprocess.DEVNULL)
 
 
-def encode_heif(signal, transfer, out):
+def encode_heif(signal, transfer, out, icc=None):
+    """A 10-bit HEIC of `signal`: described by nclx (BT.2020, `transfer`), or with `icc` by that profile, its nclx
+    box then giving only the YCbCr matrix (BT.2020) and range."""
     import pillow_heif
     pillow_heif.options.SAVE_HDR_TO_12_BIT = False
     data = np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16)
     h, w, _ = data.shape
     heif = pillow_heif.from_bytes(mode="RGB;16", size=(w, h), data=data.tobytes())
-    heif.save(out, quality=95, chroma=420, save_nclx_profile=True, color_primaries=9,
-              transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1)
+    primaries, transfer = (2, 2) if icc else (9, transfer)
+    heif.save(out, quality=95, chroma=420, save_nclx_profile=True, color_primaries=primaries,
+              transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1, icc_profile=icc)
 
 
 def encode_jxl(signal, transfer, out_dir, stem):
@@ -94,6 +98,13 @@ def encode_jxl(signal, transfer, out_dir, stem):
         for extension in ("tif", "png"):
             subprocess.run(["vips", "copy", decoded, os.path.join(out_dir, f"{stem}-{transfer}-icc.{extension}")],
                            check=True)
+        # The same profile in AVIF (avifenc embeds the PNG's; its nclx box then says only BT.2020's matrix) and HEIF
+        icc_png = os.path.join(out_dir, f"{stem}-{transfer}-icc.png")
+        subprocess.run(["avifenc", "-d", "10", "-y", "444", "-r", "full", "--cicp", "2/2/9", "--min", "0", "--max", "4",
+                        "-s", "6", "-j", "2", icc_png, os.path.join(out_dir, f"{stem}-{transfer}-icc.avif")],
+                       check=True, stdout=subprocess.DEVNULL)
+        encode_heif(signal, None, os.path.join(out_dir, f"{stem}-{transfer}-icc.heic"),
+                    icc=Image.open(icc_png).info["icc_profile"])
 
 
 def main():

@@ -146,10 +146,11 @@ import Testing
         #expect(check.referencePeakNits > 1.5 * HDRTransfer.referenceWhiteNits, "\(check)")
     }
 
-    @Test(arguments: ["pq", "hlg"], [".jxl", ".lossless.jxl", "-icc.tif", "-icc.png"])
+    @Test(arguments: ["pq", "hlg"], [".jxl", ".lossless.jxl", "-icc.tif", "-icc.png", "-icc.avif", "-icc.heic"])
     func jpegXLAndICCDescribedSourcesKeepTheirLight(_ transfer: String, _ file: String) throws {
         // Given the highlights photo's PQ or HLG signal as JPEG XL (cjxl, lossy and lossless) and as 16-bit TIFF
-        // and PNG described by libjxl's ICC profile alone, and the 16-bit PNG with cICP of the same signal
+        // and PNG and 10-bit AVIF and HEIC described by libjxl's ICC profile alone, and the 16-bit PNG with cICP of
+        // the same signal
         let name = "colorfulcups-2560x1600-highlights-\(transfer)"
         let source = try HDRToneMappingTests.sample(name + file)
         let reference = try HDRToneMappingTests.sample(name + ".png")
@@ -161,7 +162,9 @@ import Testing
         // Then it is a 10-bit PQ AVIF of the PNG's display light resized by Pillow, as bright at its peak
         #expect(check.cicp == [9, 16, 9, 1] && check.depth == 10 && check.width == 128 && check.height == 80)
         #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
-        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+        // (the HEIC is 4:2:0, the reference the PNG's full chroma: its brightest channel moves by up to 6 %)
+        let tolerance = file.hasSuffix(".heic") ? 0.07 : 0.05
+        #expect(abs(check.peakNits - check.referencePeakNits) <= tolerance * check.referencePeakNits, "\(check)")
     }
 
     @Test func theChosenPageOfAnHDRTIFFIsTheOneKeptAndToneMapped() throws {

@@ -93,13 +93,16 @@ import Testing
     }
 
     /// The HDR files `make-hdr-samples.py` writes of one signal, by the end of their names.
-    static let hdrFiles = [".avif", ".heic", ".png", ".jxl", ".lossless.jxl", "-icc.tif", "-icc.png"]
+    static let hdrFiles = [
+        ".avif", ".heic", ".png", ".jxl", ".lossless.jxl", "-icc.tif", "-icc.png", "-icc.avif", "-icc.heic",
+    ]
 
     @Test(arguments: ["pq", "hlg"], hdrFiles)
     func sdrContentCarriedInHDRComesBackAsTheOriginal(_ transfer: String, _ file: String) throws {
         // Given an SDR photo carried in BT.2020 PQ or HLG, its white at 203 nits, as AVIF (avifenc), HEIC (libheif
         // through pillow-heif), 16-bit PNG with a cICP chunk, JPEG XL (cjxl: lossy, XYB-coded, and lossless), or
-        // 16-bit TIFF and PNG whose only colour is the ICC profile libjxl made for the signal (djxl, then vips)
+        // 16-bit TIFF and PNG, 10-bit AVIF and HEIC, whose only colour is the ICC profile libjxl made for the signal
+        // (djxl, then vips; avifenc; pillow-heif)
         let path = try Self.sample("colorfulcups-2560x1600-\(transfer)\(file)")
         let hdr = try Self.decode(path)
         // When it is decoded to a 256 px thumbnail, and the SDR original too

@@ -1,13 +1,24 @@
 import CAVIF
 
 extension AVIFDecoder {
-    /// The HDR transfer of an image to tone-map to SDR sRGB, or nil to decode it as SDR: a CICP PQ or HLG image,
-    /// without an ICC profile (which would take precedence), whose primaries ``HDRToneMapper`` knows, asked for in
-    /// sRGB.
-    static func hdrTransfer(_ image: avifImage, options: DecodeOptions) -> HDRTransfer? {
-        guard options.colorSpace == .sRGB, image.icc.size == 0 else { return nil }
-        return HDRTransfer.toneMapped(
-            cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries))
+    /// What an image's colour says of HDR: its CICP PQ or HLG, or, when it has an ICC profile (which takes
+    /// precedence over CICP), the PQ or HLG signal the profile describes (``ICCHDRSignal``, read for 10- and 12-bit
+    /// colour images only); nil for SDR. The one reading the decode follows: a probe that says tone-mapped is decoded
+    /// by ``decodeHDR``.
+    static func hdrDetails(_ image: avifImage, lightLevel: (maxCLL: Int, maxFALL: Int)?, limits: DecodeLimits)
+        -> HDRDetails?
+    {
+        if image.icc.size > 0, image.depth > 8, image.yuvFormat != AVIF_PIXEL_FORMAT_YUV400,
+            image.icc.size <= limits.maxColorProfileBytes, let data = image.icc.data,
+            let signal = ICCHDRSignal.cicp(UnsafeRawBufferPointer(start: data, count: image.icc.size))
+        {
+            return HDRDetails(
+                primaries: signal.primaries, transfer: signal.transfer, hasICC: false, lightLevel: lightLevel)
+        }
+        // CICP's PQ or HLG, not tone-mapped when an SDR profile takes precedence
+        return HDRDetails(
+            primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
+            hasICC: image.icc.size > 0, lightLevel: lightLevel)
     }
 
     /// Decodes a PQ or HLG image to SDR sRGB at the plan's size, through an ``HDRReducedImage`` at the strongest
@@ -15,13 +26,14 @@ extension AVIFDecoder {
     /// without a clean aperture is reduced from its planes; others through libavif's 16-bit RGB conversion, 16 rows
     /// at a time.
     func decodeHDR(
-        _ container: Container, probe: ImageProbe, plan: DecodePlan, options: DecodeOptions,
+        _ container: Container, hdr: HDRDetails, probe: ImageProbe, plan: DecodePlan, options: DecodeOptions,
         allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
         let full = container.image
+        // The signal as the probe read it (CICP, or an ICC profile's), the YCbCr coding as the file states it
         let cicp = EmbeddedColor.CICP(
-            primaries: Int(full.colorPrimaries), transfer: Int(full.transferCharacteristics),
-            matrix: Int(full.matrixCoefficients), fullRange: full.yuvRange == AVIF_RANGE_FULL)
+            primaries: hdr.primaries, transfer: hdr.cicp.transfer, matrix: Int(full.matrixCoefficients),
+            fullRange: full.yuvRange == AVIF_RANGE_FULL)
         return try HDRReducedImage.decode(
             sourceWidth: probe.width, sourceHeight: probe.height, isOpaque: !probe.hasAlpha, signal: cicp, plan: plan,
             options: options, allocate: allocate, what: "AVIF"
@@ -33,18 +45,16 @@ extension AVIFDecoder {
     }
 
     /// The whole of a PQ or HLG image reduced by `d` in linear light for an HDR output (``HDRLightImage``, rolled
-    /// off to `target`'s peak), or nil when it is not one the tone mapper reads (SDR, an ICC profile, primaries
-    /// not covered).
+    /// off to `target`'s peak), or nil when the probe says it is not one the tone mapper reads (SDR, an SDR ICC
+    /// profile, primaries not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libavif.
     func reduceHDRLight(
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
     ) throws(DarkroomImageError) -> (light: HDRLightImage, primaries: Int)? {
         let limits = options.limits
         let container = try Container(bytes, limits: limits)
-        let image = container.image  // its colour is known from the container, before the frame is decoded
-        guard image.icc.size == 0,
-            let transfer = HDRTransfer.toneMapped(
-                cicp: Int(image.transferCharacteristics), primaries: Int(image.colorPrimaries))
+        guard let hdr = probe.hdr, hdr.toneMapped,
+            let transfer = HDRTransfer.toneMapped(cicp: hdr.cicp.transfer, primaries: hdr.primaries)
         else { return nil }
         let planeBytes = Self.planeBytes(
             width: Int(container.image.width), height: Int(container.image.height), hasAlpha: probe.hasAlpha,
@@ -62,7 +72,7 @@ extension AVIFDecoder {
         guard
             let light = try HDRLightImage(
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
-                primaries: Int(image.colorPrimaries), target: target, limits: remaining, what: "AVIF")
+                primaries: hdr.primaries, target: target, limits: remaining, what: "AVIF")
         else { return nil }
         try Self.check(avifDecoderNextImage(container.decoder), container.decoder, "decoding")
         let frame = container.image
@@ -72,7 +82,7 @@ extension AVIFDecoder {
         try reduce(
             container, hasAlpha: probe.hasAlpha, rows: 0..<probe.height, width: probe.width, height: probe.height,
             into: light)
-        return (light, Int(image.colorPrimaries))
+        return (light, hdr.primaries)
     }
 
     /// Reduces source rows `needed` of the decoded frame into `reduced`: an opaque image without a clean aperture

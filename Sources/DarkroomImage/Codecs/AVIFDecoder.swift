@@ -92,9 +92,7 @@ package struct AVIFDecoder: CodecDecoder {
             isGrayscale: image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400,
             frameCount: max(1, Int(container.decoder.pointee.imageCount)), hasICCProfile: image.icc.size > 0,
             bitDepth: Int(image.depth), heif: details)
-        probe.hdr = HDRDetails(
-            primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
-            hasICC: image.icc.size > 0, lightLevel: ISOBMFFBoxes.contentLightLevel(bytes))
+        probe.hdr = Self.hdrDetails(image, lightLevel: ISOBMFFBoxes.contentLightLevel(bytes), limits: limits)
         return probe
     }
 
@@ -155,8 +153,8 @@ package struct AVIFDecoder: CodecDecoder {
                 .corrupt,
                 "the AV1 frame is \(image.width)×\(image.height), the container says \(codedWidth)×\(codedHeight)")
         }
-        if Self.hdrTransfer(image, options: options) != nil {
-            return try decodeHDR(container, probe: probe, plan: plan, options: options, allocate: allocate)
+        if options.colorSpace == .sRGB, let hdr = probe.hdr, hdr.toneMapped {
+            return try decodeHDR(container, hdr: hdr, probe: probe, plan: plan, options: options, allocate: allocate)
         }
         let destination = try RowDestination(
             plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied,

@@ -1,16 +1,17 @@
 import CHeif
 
 extension HEIFDecoder {
-    /// Decodes a PQ or HLG image (its `nclx` colour says so, asked for in sRGB, opaque) to SDR sRGB at the plan's
-    /// size: libheif's Y'CbCr planes are reduced at the strongest shrink denominator (8, 4 or 2) that keeps the
-    /// shrink-on-load margin, then tone-mapped (``HDRReducedImage``). Returns nil for anything else (an SDR or
-    /// ICC-described image, alpha, a matrix or primaries not covered): the caller decodes it as SDR.
+    /// Decodes a PQ or HLG image (its `nclx` colour or its ICC profile says so, asked for in sRGB, opaque) to SDR
+    /// sRGB at the plan's size: libheif's Y'CbCr planes are reduced at the strongest shrink denominator (8, 4 or 2)
+    /// that keeps the shrink-on-load margin, then tone-mapped (``HDRReducedImage``). Returns nil for anything else
+    /// (an SDR image, alpha, a matrix or primaries not covered): the caller decodes it as SDR.
     func decodeHDR(
         _ handle: OpaquePointer, reading: ColorReading, width: Int, height: Int, hasAlpha: Bool, plan: DecodePlan,
         options: DecodeOptions, decodeOptions: UnsafeMutablePointer<heif_decoding_options>,
         allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
-        guard options.colorSpace == .sRGB, !hasAlpha, let (transfer, cicp) = Self.hdrSignal(reading) else {
+        guard options.colorSpace == .sRGB, !hasAlpha, let (transfer, cicp) = Self.hdrSignal(handle, reading: reading)
+        else {
             return nil
         }
         let d = plan.shrinkOnLoadDenominator(options)
@@ -33,7 +34,7 @@ extension HEIFDecoder {
 
     /// The whole primary image of a PQ or HLG HEIF reduced by `d` in linear light for an HDR output
     /// (``HDRLightImage``, rolled off to `target`'s peak), with its CICP primaries; nil when it is not one the
-    /// tone mapper reads (SDR or ICC-described, alpha, a matrix or primaries not covered).
+    /// tone mapper reads (SDR, alpha, a matrix or primaries not covered).
     /// - Throws: ``DarkroomImageError`` `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``, or from libheif.
     func reduceHDRLight(
         _ bytes: UnsafeRawBufferPointer, probe: ImageProbe, d: Int, target: HDRLightTarget, options: DecodeOptions
@@ -42,7 +43,7 @@ extension HEIFDecoder {
         let container = try Container(bytes, limits: limits)
         let handle = container.primary
         guard heif_image_handle_has_alpha_channel(handle) == 0,
-            let (transfer, cicp) = Self.hdrSignal(Self.readColor(handle, limits: limits))
+            let (transfer, cicp) = Self.hdrSignal(handle, reading: Self.readColor(handle, limits: limits))
         else { return nil }
         let depth = max(8, Int(heif_image_handle_get_luma_bits_per_pixel(handle)))
         let frameBytes = Self.workingBytes(width: probe.width, height: probe.height, hasAlpha: false, bitDepth: depth)
@@ -71,9 +72,36 @@ extension HEIFDecoder {
         return (light, cicp.primaries)
     }
 
-    /// The transfer and CICP colour of an `nclx`-described PQ or HLG image the tone mapper reads, else nil.
-    private static func hdrSignal(_ reading: ColorReading) -> (HDRTransfer, EmbeddedColor.CICP)? {
-        guard case .cicp(let cicp)? = reading.color,
+    /// The PQ or HLG signal of `handle`'s colour (`reading`, as ``readColor(_:limits:)-(OpaquePointer,_)`` read it):
+    /// its `nclx`, or the signal its ICC profile describes (``ICCHDRSignal``; 10- and 12-bit images only), coded with
+    /// the matrix and range of its `nclx` box when it has one besides, else libheif's default (BT.601, full range).
+    /// Nil for SDR.
+    static func hdrCICP(_ handle: OpaquePointer, reading: ColorReading) -> EmbeddedColor.CICP? {
+        switch reading.color {
+        case .cicp(let cicp)?:
+            return HDRTransfer(cicp: cicp.transfer) != nil ? cicp : nil
+        case .icc(let icc)?:
+            guard heif_image_handle_get_luma_bits_per_pixel(handle) > 8,
+                let signal = icc.withUnsafeBytes({ ICCHDRSignal.cicp($0) })
+            else { return nil }
+            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
+                return EmbeddedColor.CICP(
+                    primaries: signal.primaries, transfer: signal.transfer, matrix: 6, fullRange: true)
+            }
+            defer { heif_nclx_color_profile_free(nclx) }
+            return EmbeddedColor.CICP(
+                primaries: signal.primaries, transfer: signal.transfer,
+                matrix: Int(nclx.pointee.matrix_coefficients.rawValue), fullRange: nclx.pointee.full_range_flag != 0)
+        default:
+            return nil
+        }
+    }
+
+    /// The transfer and CICP colour of a PQ or HLG image the tone mapper reads (``hdrCICP(_:reading:)``), else nil.
+    private static func hdrSignal(_ handle: OpaquePointer, reading: ColorReading) -> (HDRTransfer, EmbeddedColor.CICP)?
+    {
+        guard let cicp = hdrCICP(handle, reading: reading),
             let transfer = HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries)
         else { return nil }
         return (transfer, cicp)
