@@ -69,6 +69,17 @@ def compare(darkroom, source, ffmpeg_source, primaries, work, name, sdr_original
         subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", ffmpeg_source, "-vf", chain,
                         target], check=True)
         renders["ffmpeg_" + operator] = target
+    # A source larger than 1,280 px: Darkroom's output is its thumbnail; ffmpeg's (full size) and the source's light
+    # are resized to it (Lanczos; the light in linear light) before they are compared
+    size = Image.open(renders["darkroom"]).size
+    for key, path in list(renders.items()):
+        if Image.open(path).size != size:
+            resized = os.path.join(work, f"{name}-{key}-{size[0]}.png")
+            Image.open(path).convert("RGB").resize(size, Image.LANCZOS).save(resized)
+            renders[key] = resized
+    if nits.shape[1::-1] != size:
+        nits = np.stack([np.asarray(Image.fromarray(nits[..., c].astype(np.float32), "F").resize(size, Image.LANCZOS))
+                         for c in range(3)], axis=-1).astype(np.float64)
     brightest = nits.max(axis=-1)
     regions = {"all": np.ones_like(brightest, bool), "below_half_white": brightest < 101.5,
                "to_white": (brightest >= 101.5) & (brightest <= 203), "above_white": brightest > 203}
