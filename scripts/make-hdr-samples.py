@@ -6,10 +6,13 @@
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
-heif-enc writes no colour box), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
+heif-enc writes no colour box) and, without --highlights, NAME-pq-alpha.heic (with an alpha plane falling from opaque at
+the left edge to transparent at the right) and NAME-sdr-alpha.png (the SDR original with that alpha), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
 9/16/0/1 or 9/18/0/1 and a `cLLi` chunk of the content's light level, PNG's third edition), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
 NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
-alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). SDR white becomes BT.2408's
+alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). With --png and
+without --highlights also NAME-sdr-gray.png (the original's luma), and its light in PQ as NAME-pq-gray.png (16-bit gray)
+and NAME-pq-gray.avif (4:0:0). SDR white becomes BT.2408's
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
 on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
 as real HDR content has: the SDR original is then no longer the answer.
@@ -44,13 +47,14 @@ HLG_PEAK = 1000.0
 
 
 def write_png16(path, arr, cicp=None, light_level=None):
-    h, w, _ = arr.shape
+    """A 16-bit PNG of `arr` (h × w × 3, or h × w for gray), with a cICP chunk and a cLLi chunk when given."""
+    h, w = arr.shape[:2]
     raw = b"".join(b"\0" + arr[y].astype(">u2").tobytes() for y in range(h))
 
     def chunk(t, d):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
 
-    ihdr = struct.pack(">IIBBBBB", w, h, 16, 2, 0, 0, 0)
+    ihdr = struct.pack(">IIBBBBB", w, h, 16, 2 if arr.ndim == 3 else 0, 0, 0, 0)
     colour = chunk(b"cICP", bytes(cicp)) if cicp else b""
     if light_level:  # cLLi: the brightest pixel and the frame's average, in units of 0.0001 nits
         colour += chunk(b"cLLi", struct.pack(">II", *(round(v * 10000) for v in light_level)))
@@ -71,14 +75,21 @@ def encode(signal, cicp, out, extra=()):
                         "-s", "6", "-j", "2", *extra, png, out], check=True, stdout=subprocess.DEVNULL)
 
 
-def encode_heif(signal, transfer, out, icc=None):
+def alpha_ramp(h, w):
+    """Transparency for the samples with alpha: opaque at the left edge, fully transparent at the right."""
+    return np.broadcast_to(np.linspace(1, 0, w)[None, :], (h, w))
+
+
+def encode_heif(signal, transfer, out, icc=None, alpha=None):
     """A 10-bit HEIC of `signal`: described by nclx (BT.2020, `transfer`), or with `icc` by that profile, its nclx
-    box then giving only the YCbCr matrix (BT.2020) and range."""
+    box then giving only the YCbCr matrix (BT.2020) and range; with `alpha` (0…1), that alpha plane besides."""
     import pillow_heif
     pillow_heif.options.SAVE_HDR_TO_12_BIT = False
+    if alpha is not None:
+        signal = np.concatenate([signal, alpha[..., None]], axis=-1)
     data = np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16)
     h, w, _ = data.shape
-    heif = pillow_heif.from_bytes(mode="RGB;16", size=(w, h), data=data.tobytes())
+    heif = pillow_heif.from_bytes(mode="RGB;16" if alpha is None else "RGBA;16", size=(w, h), data=data.tobytes())
     primaries, transfer = (2, 2) if icc else (9, transfer)
     heif.save(out, quality=95, chroma=420, save_nclx_profile=True, color_primaries=primaries,
               transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1, icc_profile=icc)
@@ -140,10 +151,26 @@ def main():
     encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq.avif"))
     if args.heif:
         encode_heif(pq, 16, os.path.join(args.out, f"{name}{suffix}-pq.heic"))
+        if not args.highlights:
+            # The same with transparency, and the SDR original with that alpha (8-bit RGBA PNG) to compare with
+            alpha = alpha_ramp(*pq.shape[:2])
+            encode_heif(pq, 16, os.path.join(args.out, f"{name}-pq-alpha.heic"), alpha=alpha)
+            rgba = np.concatenate([srgb, alpha[..., None]], axis=-1)
+            Image.fromarray(np.round(rgba * 255).astype(np.uint8), "RGBA").save(
+                os.path.join(args.out, f"{name}-sdr-alpha.png"))
     brightest = nits.max(axis=-1)
     light_level = (float(brightest.max()), float(brightest.mean()))
     if args.png:
         write_png16(os.path.join(args.out, f"{name}{suffix}-pq.png"), to16(pq), (9, 16, 0, 1), light_level)
+        if not args.highlights:
+            # Gray: the original's sRGB luma as SDR, and its light in PQ as a gray 16-bit PNG and a 4:0:0 AVIF
+            gray = np.asarray(img.convert("L"), np.float64) / 255
+            Image.fromarray(np.round(gray * 255).astype(np.uint8), "L").save(
+                os.path.join(args.out, f"{name}-sdr-gray.png"))
+            gray_pq = colour.models.eotf_inverse_ST2084(colour.cctf_decoding(gray, function="sRGB") * REFERENCE_WHITE)
+            write_png16(os.path.join(args.out, f"{name}-pq-gray.png"), to16(gray_pq), (9, 16, 0, 1))
+            encode(np.repeat(gray_pq[..., None], 3, axis=-1), "9/16/9", os.path.join(args.out, f"{name}-pq-gray.avif"),
+                   ["-y", "400"])
     if args.transforms:
         # irot 1 turns the stored picture a quarter anticlockwise for display: store it turned clockwise
         encode(np.rot90(pq, -1), "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-irot.avif"), ["--irot", "1"])

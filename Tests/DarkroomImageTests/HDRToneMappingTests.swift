@@ -126,6 +126,36 @@ import Testing
         }
     }
 
+    @Test(arguments: [".png", ".avif"])
+    func aGrayPQImageComesBackAsTheOriginal(_ file: String) throws {
+        // Given the photo's luma carried in PQ at 203 nits as a 16-bit gray PNG with cICP and a 4:0:0 AVIF, and the
+        // luma as SDR
+        let path = try Self.sample("colorfulcups-2560x1600-pq-gray" + file)
+        // When both are decoded to 256 px
+        let hdr = try Self.decode(path)
+        let original = try Self.decode(Self.sample("colorfulcups-2560x1600-sdr-gray.png"))
+        // Then they agree, and the probe says the gray image is tone-mapped
+        let psnr = PixelCompare.psnr(hdr.bitmap, original.bitmap)
+        print("gray PQ\(file): \(psnr) dB")
+        #expect(psnr >= 30, "\(psnr) dB")
+        #expect(hdr.probe.isGrayscale && hdr.probe.hdr?.toneMapped == true && hdr.convertedToSRGB)
+    }
+
+    @Test func aTransparentPQHEICKeepsItsAlpha() throws {
+        // Given the photo in PQ as a HEIC with an alpha plane falling from opaque to transparent across it, and the SDR
+        // original with the same alpha
+        let path = try Self.sample("colorfulcups-2560x1600-pq-alpha.heic")
+        // When both are decoded to 256 px, premultiplied
+        let hdr = try Self.decode(path)
+        let original = try Self.decode(Self.sample("colorfulcups-2560x1600-sdr-alpha.png"))
+        // Then they agree, colour and alpha, and the probe says the HEIC is tone-mapped
+        let psnr = PixelCompare.psnr(hdr.bitmap, original.bitmap)
+        print("transparent PQ HEIC: \(psnr) dB")
+        #expect(!hdr.bitmap.isOpaque && hdr.bitmap.width == original.bitmap.width)
+        #expect(psnr >= 30, "\(psnr) dB")
+        #expect(hdr.probe.hasAlpha && hdr.probe.hdr?.toneMapped == true && hdr.convertedToSRGB)
+    }
+
     @Test func anICCProfileNamesItsSignalByACICPTagOrByItsCurves() throws {
         // Given sRGB profiles made by lcms2, one with a cicp tag (ICC.1:2022) saying BT.2020 PQ and one without,
         // and the profile libjxl made for an HLG image (in the TIFF vips wrote)

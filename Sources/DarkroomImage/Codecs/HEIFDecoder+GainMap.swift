@@ -48,8 +48,9 @@ extension HEIFDecoder {
     }
 
     /// Decodes the gain map of a HEIC to `width` × `height` (at most its own size), gray in RGBA8 (R = G = B),
-    /// libheif applying the map's own transformations. Cost: one HEVC decode of the map and a resample.
-    /// - Throws: ``DarkroomImageError`` when there is no gain map or it cannot be decoded.
+    /// libheif applying the map's own transformations. Cost: one HEVC decode of the whole map (its decoder's plane
+    /// and libheif's, counted against ``DecodeLimits/maxDecodedBytes``) and a resample.
+    /// - Throws: ``DarkroomImageError`` when there is no gain map, it is over the limits, or it cannot be decoded.
     static func decodeGainMap(
         _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, limits: DecodeLimits
     ) throws(DarkroomImageError) -> Bitmap {
@@ -58,6 +59,15 @@ extension HEIFDecoder {
             throw DarkroomImageError(.unsupportedFeature, "the HEIC has no gain map")
         }
         defer { heif_image_handle_release(map) }
+        let frameBytes = 2 * Int(heif_image_handle_get_width(map)) * Int(heif_image_handle_get_height(map))
+        guard frameBytes <= limits.maxDecodedBytes else {
+            throw DarkroomImageError(
+                .limitExceeded,
+                "decoding the gain map needs \(frameBytes) bytes of frames, over maxDecodedBytes (\(limits.maxDecodedBytes))"
+            )
+        }
+        let meter = PixelMemory.allocated(frameBytes)  // the HEVC decoder's plane and libheif's, while they exist
+        defer { PixelMemory.released(frameBytes, meter: meter) }
         guard let decodeOptions = heif_decoding_options_alloc() else {
             throw DarkroomImageError(.outOfMemory, "could not allocate HEIF decoding options")
         }

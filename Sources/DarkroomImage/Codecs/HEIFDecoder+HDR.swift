@@ -1,18 +1,28 @@
 import CHeif
 
 extension HEIFDecoder {
-    /// Decodes a PQ or HLG image (its `nclx` colour or its ICC profile says so, asked for in sRGB, opaque) to SDR
-    /// sRGB at the plan's size: libheif's Y'CbCr planes are reduced at the strongest shrink denominator (8, 4 or 2)
-    /// that keeps the shrink-on-load margin, then tone-mapped (``HDRReducedImage``). Returns nil for anything else
-    /// (an SDR image, alpha, a matrix or primaries not covered): the caller decodes it as SDR.
+    /// Decodes a PQ or HLG image (its `nclx` colour or its ICC profile says so, asked for in sRGB) to SDR sRGB at the
+    /// plan's size: libheif's Y'CbCr planes (with transparency, its 16-bit RGBA) are reduced at the strongest shrink
+    /// denominator (8, 4 or 2) that keeps the shrink-on-load margin, then tone-mapped (``HDRReducedImage``). Returns
+    /// nil for anything else (an SDR image, a matrix or primaries not covered): the caller decodes it as SDR.
     func decodeHDR(
         _ handle: OpaquePointer, reading: ColorReading, width: Int, height: Int, hasAlpha: Bool, plan: DecodePlan,
         options: DecodeOptions, decodeOptions: UnsafeMutablePointer<heif_decoding_options>,
         allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
-        guard options.colorSpace == .sRGB, !hasAlpha, let (transfer, cicp) = Self.hdrSignal(handle, reading: reading)
-        else {
+        guard options.colorSpace == .sRGB, let (transfer, cicp) = Self.hdrSignal(handle, reading: reading) else {
             return nil
+        }
+        if hasAlpha {
+            // With transparency, libheif's 16-bit RGBA conversion, the alpha plane applied to the colour
+            return try HDRReducedImage.decode(
+                sourceWidth: width, sourceHeight: height, isOpaque: false, signal: cicp, plan: plan, options: options,
+                allocate: allocate, what: "HEIF"
+            ) { reduced, rows throws(DarkroomImageError) in
+                try Self.rgba16Rows(handle, width: width, height: height, rows: rows, decodeOptions: decodeOptions) {
+                    reduced.addRGBA16($0, sourceRow: $1)
+                }
+            }
         }
         let d = plan.shrinkOnLoadDenominator(options)
         let reducedHeight = (height + d - 1) / d
@@ -105,6 +115,37 @@ extension HEIFDecoder {
             let transfer = HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries)
         else { return nil }
         return (transfer, cicp)
+    }
+
+    /// Decodes `handle` to 16-bit RGBA through libheif and hands source `rows` to `body` as premultiplied RGBA16
+    /// (samples scaled from the image's bit depth to 16 bits), in order.
+    private static func rgba16Rows(
+        _ handle: OpaquePointer, width: Int, height: Int, rows: Range<Int>,
+        decodeOptions: UnsafeMutablePointer<heif_decoding_options>, _ body: (UnsafePointer<UInt16>, Int) -> Void
+    ) throws(DarkroomImageError) {
+        var image: OpaquePointer?
+        let error = heif_decode_image(
+            handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RRGGBBAA_LE, decodeOptions)
+        guard error.code == heif_error_Ok, let image else { throw failure(error, "decoding") }
+        defer { heif_image_release(image) }
+        var stride: Int32 = 0
+        let depth = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved))
+        guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride),
+            (8...16).contains(depth), Int(heif_image_get_primary_width(image)) == width,
+            Int(heif_image_get_primary_height(image)) == height
+        else { throw DarkroomImageError(.corrupt, "libheif returned an image of an unexpected size or layout") }
+        let premultiplied = heif_image_is_premultiplied_alpha(image) != 0
+        let maximum = UInt32(1) << depth - 1
+        let row = try ScratchBuffer<UInt16>(count: width * 4, zeroed: false)
+        for y in rows {
+            let source = UnsafeRawPointer(plane + y * Int(stride))
+            for i in 0..<(width * 4) {
+                let v = UInt32(UInt16(littleEndian: source.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)))
+                row.pointer[i] = UInt16((min(v, maximum) * 65535 + maximum / 2) / maximum)
+            }
+            if !premultiplied { HDRReducedImage.premultiplyRGBA16(row.pointer, width: width) }
+            body(row.pointer, y)
+        }
     }
 
     /// Decodes `handle` to Y'CbCr 4:2:0 planes and reduces source rows `needed` into `reduced`; false when

@@ -132,13 +132,10 @@ package struct HEIFDecoder: CodecDecoder {
             format: .heic, width: width, height: height, hasAlpha: heif_image_handle_has_alpha_channel(h) != 0,
             hasICCProfile: hasICC, bitDepth: max(8, Int(heif_image_handle_get_luma_bits_per_pixel(h))),
             heif: details)
-        if let cicp = hdrCICP(h, reading: readColor(h, limits: limits)),
-            var hdr = HDRDetails(
+        if let cicp = hdrCICP(h, reading: readColor(h, limits: limits)) {
+            probe.hdr = HDRDetails(
                 primaries: cicp.primaries, transfer: cicp.transfer, hasICC: false,
                 lightLevel: ISOBMFFBoxes.contentLightLevel(bytes))
-        {
-            hdr.toneMapped = hdr.toneMapped && !probe.hasAlpha  // decodeHDR takes opaque images only
-            probe.hdr = hdr
         }
         return probe
     }
