@@ -73,7 +73,7 @@ package final class MotoServer: Sendable {
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     private static func listening(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // no child inherits it
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()

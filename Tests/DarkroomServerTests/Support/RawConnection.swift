@@ -16,7 +16,9 @@ final class RawConnection: @unchecked Sendable {
 
     /// Connects to `127.0.0.1:port` from `source` (any 127.x.y.z address is loopback on Linux).
     init(port: Int, from source: String = "127.0.0.1") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a reference tool another suite starts meanwhile must not inherit the socket, or closing it
+        // here would not close the connection at the server while that child lives
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
