@@ -87,8 +87,7 @@ final class CellBinder {
     func update(items: [LibraryItem], layout: GridLayout, scroll: inout ScrollModel, recorder: inout FrameRecorder) {
         guard scroll.shouldBindCells(layout: layout) else { return }
         let visible = layout.visibleCells(offset: scroll.offset)
-        let margin = layout.columns
-        let wanted = max(0, visible.lowerBound - margin)..<min(items.count, visible.upperBound + margin)
+        let wanted = Self.boundCells(visible: visible, layout: layout, count: items.count)
         if wanted != boundRange {
             let now = recorder.now
             for (index, cell) in bound where !wanted.contains(index) { unbind(cell, now: now, recorder: &recorder) }
@@ -111,6 +110,13 @@ final class CellBinder {
                 of: index, visible: visible.contains(index), layout: layout, offset: scroll.offset, speed: speed)
             if task.priority != wanted { task.priority = wanted }
         }
+    }
+
+    /// The cells kept bound while `visible` is on screen: those and a row of margin above and below, within the
+    /// `count` items known.
+    static func boundCells(visible: Range<Int>, layout: GridLayout, count: Int) -> Range<Int> {
+        let lower = max(0, visible.lowerBound - layout.columns)
+        return lower..<max(lower, min(count, visible.upperBound + layout.columns))
     }
 
     /// A bound cell's priority: `.high` on screen, `.normal` in the margin rows — unless the grid scrolls at `speed`

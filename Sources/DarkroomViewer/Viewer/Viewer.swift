@@ -203,11 +203,13 @@ public final class Viewer {
         guard options.strategy == .pipeline, options.firstScreenWait > 0 else { return }
         let deadline = MonotonicClock.seconds() + options.firstScreenWait
         let screenful = layout.columns * (layout.height / layout.rowHeight + 1)
-        // The first screen's files, and their desktop thumbnails, known before any cell is bound
+        // The first screen's files, and the desktop thumbnails of every cell the first binding binds (the margin rows
+        // too: one bound before its lookup is done decodes its file), known before any cell is bound
         while MonotonicClock.seconds() < deadline {
             takeNewItems()
             let visible = layout.visibleCells(offset: scroll.offset)
-            if scanFinished || visible.count >= screenful, desktop?.isDone(visible) ?? true { break }
+            let bound = CellBinder.boundCells(visible: visible, layout: layout, count: items.count)
+            if scanFinished || visible.count >= screenful, desktop?.isDone(bound) ?? true { break }
             Thread.sleep(forTimeInterval: 0.001)
         }
         while MonotonicClock.seconds() < deadline {
