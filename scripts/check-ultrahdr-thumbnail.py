@@ -45,9 +45,10 @@ def gain_map(data):
 
 def heif_renditions(path, hdr_path):
     """An iPhone HEIC's SDR rendition (pillow-heif's decode, linear) and its HDR one (the .f32 beside it)."""
+    import colour  # colour-science, imported only here: it takes a second
     import pillow_heif
     coded = np.asarray(pillow_heif.open_heif(path), np.float64)[..., :3] / 255
-    sdr = np.where(coded <= 0.04045, coded / 12.92, ((coded + 0.055) / 1.055) ** 2.4)
+    sdr = colour.cctf_decoding(coded, function="sRGB")
     hdr = np.fromfile(hdr_path, "<f4").astype(np.float64).reshape(sdr.shape)
     return {"hdr": hdr, "sdr": sdr}
 

@@ -2,16 +2,16 @@
 """Makes HDR AVIFs from an SDR photo, as a camera or a web tool carries SDR content in an HDR container.
 
     scripts/make-hdr-samples.py SDR_IMAGE OUT_DIR [--max-side N] [--highlights] [--heif] [--png] [--transforms]
-                                [--jxl]
+                                [--jxl] [--variants]
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
-heif-enc writes no colour box) and, without --highlights, NAME-pq-alpha.heic (with an alpha plane falling from opaque at
+heif-enc writes no colour box) and, with --variants (not with --highlights), NAME-pq-alpha.heic (with an alpha plane falling from opaque at
 the left edge to transparent at the right) and NAME-sdr-alpha.png (the SDR original with that alpha), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
 9/16/0/1 or 9/18/0/1 and a `cLLi` chunk of the content's light level, PNG's third edition), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
 NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
 alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). With --png and
-without --highlights also NAME-sdr-gray.png (the original's luma), and its light in PQ as NAME-pq-gray.png (16-bit gray)
+--variants also NAME-sdr-gray.png (the original's luma), and its light in PQ as NAME-pq-gray.png (16-bit gray)
 and NAME-pq-gray.avif (4:0:0). SDR white becomes BT.2408's
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
 on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
@@ -128,7 +128,10 @@ def main():
     ap.add_argument("--png", action="store_true")
     ap.add_argument("--transforms", action="store_true")
     ap.add_argument("--jxl", action="store_true")
+    ap.add_argument("--variants", action="store_true", help="also transparent and gray samples (not with --highlights)")
     args = ap.parse_args()
+    if args.variants and args.highlights:
+        ap.error("--variants makes samples of the SDR original, which --highlights changes")
     os.makedirs(args.out, exist_ok=True)
     name = os.path.splitext(os.path.basename(args.image))[0]
     img = Image.open(args.image).convert("RGB")
@@ -151,7 +154,7 @@ def main():
     encode(pq, "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq.avif"))
     if args.heif:
         encode_heif(pq, 16, os.path.join(args.out, f"{name}{suffix}-pq.heic"))
-        if not args.highlights:
+        if args.variants:
             # The same with transparency, and the SDR original with that alpha (8-bit RGBA PNG) to compare with
             alpha = alpha_ramp(*pq.shape[:2])
             encode_heif(pq, 16, os.path.join(args.out, f"{name}-pq-alpha.heic"), alpha=alpha)
@@ -162,7 +165,7 @@ def main():
     light_level = (float(brightest.max()), float(brightest.mean()))
     if args.png:
         write_png16(os.path.join(args.out, f"{name}{suffix}-pq.png"), to16(pq), (9, 16, 0, 1), light_level)
-        if not args.highlights:
+        if args.variants:
             # Gray: the original's sRGB luma as SDR, and its light in PQ as a gray 16-bit PNG and a 4:0:0 AVIF
             gray = np.asarray(img.convert("L"), np.float64) / 255
             Image.fromarray(np.round(gray * 255).astype(np.uint8), "L").save(

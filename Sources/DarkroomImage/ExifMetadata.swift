@@ -51,22 +51,17 @@ public enum ExifMetadata {
     /// `tiff` made true for an upright thumbnail: `.all` with Orientation set to 1, `.copyright` a new block with
     /// only Artist and Copyright; `nil` when the block is damaged or (for `.copyright`) has neither tag.
     public static func prepared(_ tiff: [UInt8], keep: Keep) -> [UInt8]? {
-        guard let ifd = IFD(tiff) else { return nil }
+        guard let read = IFD0(tiff) else { return nil }
         switch keep {
         case .all:
             var out = tiff
-            if let entry = ifd.entry(0x0112), ifd.u16(entry + 2) == 3 { ifd.put16(1, at: entry + 8, in: &out) }
+            if let entry = read.orientation {
+                (out[entry + 8], out[entry + 9]) = read.littleEndian ? (1, 0) : (0, 1)
+            }
             return out
         case .copyright:
             // Each tag's ASCII bytes, copied into a little-endian TIFF of one IFD with the values after it
-            var values: [(tag: Int, bytes: [UInt8])] = []
-            for tag in [0x013B, 0x8298] {
-                guard let entry = ifd.entry(tag), ifd.u16(entry + 2) == 2 else { continue }
-                let count = ifd.u32(entry + 4)
-                let start = count <= 4 ? entry + 8 : ifd.u32(entry + 8)
-                guard count > 0, count < 1 << 16, start + count <= tiff.count else { continue }
-                values.append((tag, Array(tiff[start..<(start + count)])))
-            }
+            let values = read.text
             guard !values.isEmpty else { return nil }
             var out: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0]
             func le16(_ v: Int) { out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
@@ -111,44 +106,47 @@ public enum ExifMetadata {
             return encoded
         }
     }
+}
 
-    /// IFD0 of a TIFF block, read with its byte order.
-    private struct IFD {
-        let bytes: [UInt8]
-        let littleEndian: Bool
+/// What ``ExifMetadata`` changes or keeps of a TIFF block's IFD0.
+private struct IFD0 {
+    /// The offset of the Orientation entry, when it is a SHORT.
+    var orientation: Int?
+    var littleEndian: Bool
+    /// The Artist and Copyright tags' ASCII values (each under 64 KiB), in that order.
+    var text: [(tag: Int, bytes: [UInt8])] = []
 
-        init?(_ bytes: [UInt8]) {
-            guard bytes.count >= 8 else { return nil }
-            self.bytes = bytes
-            switch (bytes[0], bytes[1]) {
-            case (0x49, 0x49): littleEndian = true
-            case (0x4D, 0x4D): littleEndian = false
-            default: return nil
-            }
-            let ifd = u32(4)
-            guard u16(2) == 42, ifd + 2 <= bytes.count, ifd + 2 + 12 * u16(ifd) <= bytes.count else { return nil }
-        }
+    /// Reads `tiff`'s IFD0; nil when the header or the entry table is damaged.
+    init?(_ tiff: [UInt8]) {
+        guard
+            let read = tiff.withUnsafeBytes({ raw -> IFD0? in
+                guard let ifd = IFDReader(tiff: raw) else { return nil }
+                do throws(ProbeStop) {
+                    let ifd0 = try ifd.firstIFD()
+                    try ifd.requireIFD(at: ifd0)
+                    var read = IFD0(orientation: nil, littleEndian: ifd.littleEndian)
+                    if let entry = try ifd.entry(0x0112, inIFDAt: ifd0), try ifd.type(of: entry) == 3 {
+                        read.orientation = entry
+                    }
+                    for tag in [0x013B, 0x8298] {
+                        guard let entry = try ifd.entry(tag, inIFDAt: ifd0), try ifd.type(of: entry) == 2,
+                            try ifd.count(of: entry) < 1 << 16, let range = try ifd.valueRange(of: entry, size: 1),
+                            !range.isEmpty
+                        else { continue }
+                        read.text.append((tag, Array(tiff[range])))
+                    }
+                    return read
+                } catch {
+                    return nil
+                }
+            })
+        else { return nil }
+        self = read
+    }
 
-        func u16(_ i: Int) -> Int {
-            guard i + 2 <= bytes.count else { return 0 }
-            return littleEndian ? Int(bytes[i]) | Int(bytes[i + 1]) << 8 : Int(bytes[i]) << 8 | Int(bytes[i + 1])
-        }
-
-        func u32(_ i: Int) -> Int {
-            guard i + 4 <= bytes.count else { return 0 }
-            return littleEndian ? u16(i) | u16(i + 2) << 16 : u16(i) << 16 | u16(i + 2)
-        }
-
-        func put16(_ v: Int, at i: Int, in out: inout [UInt8]) {
-            (out[i], out[i + 1]) = littleEndian ? (UInt8(v & 0xFF), UInt8(v >> 8)) : (UInt8(v >> 8), UInt8(v & 0xFF))
-        }
-
-        /// The offset of IFD0's entry for `tag`.
-        func entry(_ tag: Int) -> Int? {
-            let ifd = u32(4)
-            for index in 0..<u16(ifd) where u16(ifd + 2 + 12 * index) == tag { return ifd + 2 + 12 * index }
-            return nil
-        }
+    private init(orientation: Int?, littleEndian: Bool) {
+        self.orientation = orientation
+        self.littleEndian = littleEndian
     }
 }
 

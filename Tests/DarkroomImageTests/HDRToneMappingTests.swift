@@ -10,10 +10,11 @@ import Testing
 /// made by colour-science and avifenc from SDR photos (`scripts/make-hdr-samples.py`).
 @Suite(.serialized) struct HDRToneMappingTests {
     /// The samples, made once for the suite: a 2560 × 1600 photo at 640 px, as PQ and HLG, without and with
-    /// highlights above SDR white (and the PQ one with highlights stored turned and with a clean aperture).
+    /// highlights above SDR white (and the PQ one with highlights stored turned and with a clean aperture), and the
+    /// one without as a transparent HEIC and in gray.
     static let samples = PythonReference.folder(
         "hdr", madeBy: "scripts/make-hdr-samples.py",
-        runs: [[], ["--highlights", "--transforms"]].map {
+        runs: [["--variants"], ["--highlights", "--transforms"]].map {
             [SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg"), "--max-side", "640", "--heif", "--png", "--jxl"] + $0
         })
 

@@ -47,12 +47,12 @@ extension HEIFDecoder {
         return details
     }
 
-    /// Decodes the gain map of a HEIC to `width` × `height` (at most its own size), gray in RGBA8 (R = G = B),
-    /// libheif applying the map's own transformations. Cost: one HEVC decode of the whole map (its decoder's plane
-    /// and libheif's, counted against ``DecodeLimits/maxDecodedBytes``) and a resample.
+    /// Decodes the gain map of a HEIC to `width` × `height` (at most its own size) in gray8, libheif applying the
+    /// map's own transformations. Cost: one HEVC decode of the whole map (its decoder's plane and libheif's, counted
+    /// against ``DecodeLimits/maxDecodedBytes``) and a resample.
     /// - Throws: ``DarkroomImageError`` when there is no gain map, it is over the limits, or it cannot be decoded.
     static func decodeGainMap(
-        _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, limits: DecodeLimits
+        _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, filter: ResamplingFilter, limits: DecodeLimits
     ) throws(DarkroomImageError) -> Bitmap {
         let container = try Container(bytes, limits: limits)
         guard let map = container.appleGainMap() else {
@@ -86,24 +86,17 @@ extension HEIFDecoder {
             size: .stretch(width: min(width, mapWidth), height: min(height, mapHeight)), appliesOrientation: false
         ).plan(for: ImageProbe(format: .heic, width: mapWidth, height: mapHeight))
         let destination = try RowDestination(
-            plan: plan, sourceWidth: mapWidth, sourceHeight: mapHeight, format: .rgba8, isOpaque: true,
-            filter: .triangle, allocate: Bitmap.allocateOnHeap)
-        let row = try ScratchBuffer<UInt8>(count: mapWidth * 4, zeroed: false)
+            plan: plan, sourceWidth: mapWidth, sourceHeight: mapHeight, format: .gray8, isOpaque: true,
+            filter: filter, allocate: Bitmap.allocateOnHeap)
         for y in destination.requiredRows.clamped(to: 0..<mapHeight) {
-            let source = plane + y * Int(stride)
-            for x in 0..<mapWidth {
-                let v = source[x]
-                (row.pointer[4 * x], row.pointer[4 * x + 1], row.pointer[4 * x + 2], row.pointer[4 * x + 3]) =
-                    (v, v, v, 255)
-            }
-            destination.consume(row: row.pointer, y: y)
+            destination.consume(row: plane + y * Int(stride), y: y)
         }
         return destination.finish()
     }
 }
 
 extension HEIFDecoder {
-    /// An Apple gain map (RGBA8, R = G = B) recoded as an ISO 21496-1 map of gains 0 to log2 `headroom`, gamma 1:
+    /// An Apple gain map (gray8) recoded as an ISO 21496-1 map of gains 0 to log2 `headroom`, gamma 1:
     /// gray8, each sample `s` becoming `log2(1 + (headroom − 1) · sRGB_EOTF(s)) / log2 headroom`, so that
     /// ``GainMapMetadata/init(appleHeadroom:)`` read as ISO 21496-1 gives Apple's gain. Cost: one pass, a 256-entry
     /// table.
@@ -118,7 +111,7 @@ extension HEIFDecoder {
         for y in 0..<map.height {
             let source = map.row(y).assumingMemoryBound(to: UInt8.self)
             let target = out.row(y).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<map.width { target[x] = table[Int(source[4 * x])] }
+            for x in 0..<map.width { target[x] = table[Int(source[x])] }
         }
         return out
     }

@@ -1,18 +1,17 @@
 import CHeif
 
 extension HEIFDecoder {
-    /// Decodes a PQ or HLG image (its `nclx` colour or its ICC profile says so, asked for in sRGB) to SDR sRGB at the
-    /// plan's size: libheif's Y'CbCr planes (with transparency, its 16-bit RGBA) are reduced at the strongest shrink
-    /// denominator (8, 4 or 2) that keeps the shrink-on-load margin, then tone-mapped (``HDRReducedImage``). Returns
-    /// nil for anything else (an SDR image, a matrix or primaries not covered): the caller decodes it as SDR.
+    /// Decodes a PQ or HLG image (`signal`, as ``hdrSignal(_:reading:)`` or ``hdrSignal(_:details:)`` read it; asked
+    /// for in sRGB) to SDR sRGB at the plan's size: libheif's Y'CbCr planes (with transparency, its 16-bit RGBA) are
+    /// reduced at the strongest shrink denominator (8, 4 or 2) that keeps the shrink-on-load margin, then tone-mapped
+    /// (``HDRReducedImage``). Returns nil for anything else (an SDR image, a matrix or primaries not covered): the
+    /// caller decodes it as SDR. `reading` is the colour the output reports.
     func decodeHDR(
-        _ handle: OpaquePointer, reading: ColorReading, width: Int, height: Int, hasAlpha: Bool, plan: DecodePlan,
-        options: DecodeOptions, decodeOptions: UnsafeMutablePointer<heif_decoding_options>,
-        allocate: BitmapAllocator
+        _ handle: OpaquePointer, signal: (HDRTransfer, EmbeddedColor.CICP)?, reading: ColorReading, width: Int,
+        height: Int, hasAlpha: Bool, plan: DecodePlan, options: DecodeOptions,
+        decodeOptions: UnsafeMutablePointer<heif_decoding_options>, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput? {
-        guard options.colorSpace == .sRGB, let (transfer, cicp) = Self.hdrSignal(handle, reading: reading) else {
-            return nil
-        }
+        guard options.colorSpace == .sRGB, let (transfer, cicp) = signal else { return nil }
         if hasAlpha {
             // With transparency, libheif's 16-bit RGBA conversion, the alpha plane applied to the colour
             return try HDRReducedImage.decode(
@@ -52,8 +51,8 @@ extension HEIFDecoder {
         let limits = options.limits
         let container = try Container(bytes, limits: limits)
         let handle = container.primary
-        guard heif_image_handle_has_alpha_channel(handle) == 0,
-            let (transfer, cicp) = Self.hdrSignal(handle, reading: Self.readColor(handle, limits: limits))
+        guard heif_image_handle_has_alpha_channel(handle) == 0, let hdr = probe.hdr,
+            let (transfer, cicp) = Self.hdrSignal(handle, details: hdr)
         else { return nil }
         let depth = max(8, Int(heif_image_handle_get_luma_bits_per_pixel(handle)))
         let frameBytes = Self.workingBytes(width: probe.width, height: probe.height, hasAlpha: false, bitDepth: depth)
@@ -83,9 +82,8 @@ extension HEIFDecoder {
     }
 
     /// The PQ or HLG signal of `handle`'s colour (`reading`, as ``readColor(_:limits:)-(OpaquePointer,_)`` read it):
-    /// its `nclx`, or the signal its ICC profile describes (``ICCHDRSignal``; 10- and 12-bit images only), coded with
-    /// the matrix and range of its `nclx` box when it has one besides, else libheif's default (BT.601, full range).
-    /// Nil for SDR.
+    /// its `nclx`, or the signal its ICC profile describes (``ICCHDRSignal``, an lcms2 parse; 10- and 12-bit images
+    /// only), coded as ``coding(_:primaries:transfer:)`` says. Nil for SDR.
     static func hdrCICP(_ handle: OpaquePointer, reading: ColorReading) -> EmbeddedColor.CICP? {
         switch reading.color {
         case .cicp(let cicp)?:
@@ -94,27 +92,41 @@ extension HEIFDecoder {
             guard heif_image_handle_get_luma_bits_per_pixel(handle) > 8,
                 let signal = icc.withUnsafeBytes({ ICCHDRSignal.cicp($0) })
             else { return nil }
-            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
-                return EmbeddedColor.CICP(
-                    primaries: signal.primaries, transfer: signal.transfer, matrix: 6, fullRange: true)
-            }
-            defer { heif_nclx_color_profile_free(nclx) }
-            return EmbeddedColor.CICP(
-                primaries: signal.primaries, transfer: signal.transfer,
-                matrix: Int(nclx.pointee.matrix_coefficients.rawValue), fullRange: nclx.pointee.full_range_flag != 0)
+            return coding(handle, primaries: signal.primaries, transfer: signal.transfer)
         default:
             return nil
         }
     }
 
-    /// The transfer and CICP colour of a PQ or HLG image the tone mapper reads (``hdrCICP(_:reading:)``), else nil.
-    private static func hdrSignal(_ handle: OpaquePointer, reading: ColorReading) -> (HDRTransfer, EmbeddedColor.CICP)?
-    {
-        guard let cicp = hdrCICP(handle, reading: reading),
-            let transfer = HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries)
-        else { return nil }
-        return (transfer, cicp)
+    /// The signal `primaries` and `transfer` with the Y'CbCr coding of `handle`'s samples: the matrix and range of
+    /// its `nclx` box, else libheif's default (BT.601, full range).
+    private static func coding(_ handle: OpaquePointer, primaries: Int, transfer: Int) -> EmbeddedColor.CICP {
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
+            return EmbeddedColor.CICP(primaries: primaries, transfer: transfer, matrix: 6, fullRange: true)
+        }
+        defer { heif_nclx_color_profile_free(nclx) }
+        return EmbeddedColor.CICP(
+            primaries: primaries, transfer: transfer, matrix: Int(nclx.pointee.matrix_coefficients.rawValue),
+            fullRange: nclx.pointee.full_range_flag != 0)
+    }
+
+    /// The transfer and CICP colour of a PQ or HLG image the tone mapper reads (``hdrCICP(_:reading:)``), else nil:
+    /// for an image the probe has not read (a thumbnail item, which has its own colour).
+    static func hdrSignal(_ handle: OpaquePointer, reading: ColorReading) -> (HDRTransfer, EmbeddedColor.CICP)? {
+        guard let cicp = hdrCICP(handle, reading: reading) else { return nil }
+        return toneMapped(cicp)
+    }
+
+    /// The transfer and CICP colour of the primary image, following the probe's reading of it (`details`) rather than
+    /// reading its profile again; nil when the tone mapper does not read it.
+    static func hdrSignal(_ handle: OpaquePointer, details: HDRDetails) -> (HDRTransfer, EmbeddedColor.CICP)? {
+        guard details.toneMapped else { return nil }
+        return toneMapped(coding(handle, primaries: details.primaries, transfer: details.cicp.transfer))
+    }
+
+    private static func toneMapped(_ cicp: EmbeddedColor.CICP) -> (HDRTransfer, EmbeddedColor.CICP)? {
+        HDRTransfer.toneMapped(cicp: cicp.transfer, primaries: cicp.primaries).map { ($0, cicp) }
     }
 
     /// Decodes `handle` to 16-bit RGBA through libheif and hands source `rows` to `body` as premultiplied RGBA16

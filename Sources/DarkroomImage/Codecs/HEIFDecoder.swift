@@ -222,10 +222,15 @@ package struct HEIFDecoder: CodecDecoder {
         let meter = PixelMemory.allocated(frameBytes)  // libheif's frames, counted while they exist
         defer { PixelMemory.released(frameBytes, meter: meter) }
         let colorReading = Self.readColor(container.primary, limits: options.limits)
+        // The primary's signal as the probe read it; a thumbnail item has its own colour, read here
+        let handleReading = chosen == nil ? colorReading : Self.readColor(handle, limits: options.limits)
+        let signal =
+            chosen == nil
+            ? probe.hdr.flatMap { Self.hdrSignal(handle, details: $0) }
+            : Self.hdrSignal(handle, reading: handleReading)
         if let hdr = try decodeHDR(
-            handle, reading: chosen == nil ? colorReading : Self.readColor(handle, limits: options.limits),
-            width: width, height: height, hasAlpha: hasAlpha, plan: plan, options: options,
-            decodeOptions: decodeOptions, allocate: allocate)
+            handle, signal: signal, reading: handleReading, width: width, height: height, hasAlpha: hasAlpha,
+            plan: plan, options: options, decodeOptions: decodeOptions, allocate: allocate)
         {
             return CodecOutput(
                 bitmap: hdr.bitmap, shrinkDenominator: hdr.shrinkDenominator, colorReading: hdr.colorReading,

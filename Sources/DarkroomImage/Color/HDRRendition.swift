@@ -1,7 +1,7 @@
 import Foundation
 
 /// An image's HDR rendition, for an HDR output: linear light, RGB, 1.0 at SDR white (203 nits), at the output size,
-/// upright. Made by applying a gain map (``ImageDecoder/decodeHDRRendition(_:layout:options:displayHeadroom:)``)
+/// upright. Made by applying a gain map (``ImageDecoder/decodeHDRRendition(_:source:options:displayHeadroom:)``)
 /// or from a PQ or HLG signal (``ImageDecoder/decodeHDRSignalRendition(_:probe:options:displayHeadroom:)``).
 struct HDRRendition: Sendable {
     /// The colour space linear light is in, to convert it to an output's primaries.

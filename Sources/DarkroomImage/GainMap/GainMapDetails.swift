@@ -52,11 +52,7 @@ extension ImageProber {
     public static func gainMap(of bytes: UnsafeRawBufferPointer, limits: DecodeLimits = .default)
         -> GainMapDetails?
     {
-        switch format(of: bytes) {
-        case .jpeg: return UltraHDRLayout.locate(in: bytes, limits: limits)?.details
-        case .heic: return HEIFDecoder.gainMap(bytes, limits: limits)
-        default: return nil
-        }
+        GainMapSource.locate(in: bytes, limits: limits)?.details
     }
 
     /// The gain map a byte array carries. See ``gainMap(of:limits:)-(UnsafeRawBufferPointer,_)``.

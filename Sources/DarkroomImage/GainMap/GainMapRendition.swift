@@ -14,48 +14,18 @@ extension ImageDecoder {
     ///
     /// - Throws: ``DarkroomImageError`` `.unsupportedFeature` when the image has no usable gain map (the
     ///   probe's warning says why), or what decoding either image throws.
-    /// - Parameter layout: where an Ultra HDR JPEG's gain map lies, when the caller has located it already; nil
-    ///   locates it (in a JPEG, or an iPhone HEIC's auxiliary image).
+    /// - Parameter source: the gain map, when the caller has located it already; nil locates it.
     func decodeHDRRendition(
-        _ bytes: UnsafeRawBufferPointer, layout: UltraHDRLayout? = nil, options: DecodeOptions,
+        _ bytes: UnsafeRawBufferPointer, source: GainMapSource? = nil, options: DecodeOptions,
         displayHeadroom: Double
     ) throws(DarkroomImageError) -> HDRRendition {
-        if layout == nil, ImageProber.format(of: bytes) == .heic {
-            guard let details = HEIFDecoder.gainMap(bytes, limits: options.limits) else {
-                throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
-            }
-            return try applyingGainMap(bytes, details: details, options: options, displayHeadroom: displayHeadroom) {
-                (width, height) throws(DarkroomImageError) in
-                try HEIFDecoder.decodeGainMap(bytes, width: width, height: height, limits: options.limits)
-            }
-        }
-        guard let layout = layout ?? UltraHDRLayout.locate(in: bytes, limits: options.limits) else {
+        guard let source = source ?? GainMapSource.locate(in: bytes, limits: options.limits) else {
             throw DarkroomImageError(.unsupportedFeature, "the image has no gain map")
         }
-        return try applyingGainMap(
-            bytes, details: layout.details, options: options, displayHeadroom: displayHeadroom
-        ) { (width, height) throws(DarkroomImageError) in
-            guard let range = layout.gainMap else {
-                throw DarkroomImageError(.unsupportedFeature, "the gain map cannot be applied: it is incomplete")
-            }
-            return try decode(
-                UnsafeRawBufferPointer(rebasing: bytes[range]),
-                options: DecodeOptions(
-                    size: .stretch(width: width, height: height), pixelFormat: .exactly(.rgba8),
-                    appliesOrientation: false, filter: .triangle, limits: options.limits, colorSpace: .original)
-            ).bitmap
-        }
-    }
-
-    /// The base image of `bytes` with the gain map `details` describes applied; `map` decodes the map (RGBA8, in
-    /// the stored orientation) to at most the given size.
-    private func applyingGainMap(
-        _ bytes: UnsafeRawBufferPointer, details: GainMapDetails, options: DecodeOptions, displayHeadroom: Double,
-        map: (Int, Int) throws(DarkroomImageError) -> Bitmap
-    ) throws(DarkroomImageError) -> HDRRendition {
-        guard details.isUsable, let metadata = details.metadata else {
+        guard let metadata = source.usableMetadata else {
             throw DarkroomImageError(
-                .unsupportedFeature, "the gain map cannot be applied: \(details.warning ?? "it is incomplete")")
+                .unsupportedFeature,
+                "the gain map cannot be applied: \(source.details.warning ?? "it is incomplete")")
         }
         var baseOptions = options
         baseOptions.colorSpace = .original
@@ -65,17 +35,17 @@ extension ImageDecoder {
         // Each side of the map longer than the output's is reduced to it (in stored orientation, then turned as the
         // base was); a shorter side is upsampled while the map is applied, as libultrahdr samples it.
         let (orientation, width, height) = base.storedFrame(options)
-        let mapBitmap = try map(min(details.width, width), min(details.height, height))
+        let map = try source.decodeMap(
+            bytes, width: min(source.details.width, width), height: min(source.details.height, height),
+            limits: options.limits)
         let weight = metadata.weight(displayHeadroom: displayHeadroom)
-        let curve: GainMapApplier.Curve = details.metadataFormat == "apple-makernote" ? .apple : .iso21496
-        let pixels = GainMapApplier(metadata: metadata, weight: weight, curve: curve).apply(
-            base: base.bitmap, map: try mapBitmap.applying(orientation))
+        let pixels = GainMapApplier(metadata: metadata, weight: weight, curve: source.curve).apply(
+            base: base.bitmap, map: try map.applying(orientation))
         return HDRRendition(
             width: base.bitmap.width, height: base.bitmap.height, pixels: pixels,
             primaries: .profile(base.colorProfile), weight: weight)
     }
 }
-
 extension DecodedImage {
     /// The orientation `options` turned this image by, and its bitmap's size before that turn: the frame a gain map
     /// is decoded in before it is turned as the base was.
@@ -126,9 +96,12 @@ struct GainMapApplier: Sendable {
         alternateOffset = metadata.alternateOffset.map(Float.init)
     }
 
-    /// Linear RGB of `base` (RGBA8) with `map` (RGBA8, at most the base's size; a gray map has R = G = B) applied.
+    /// Linear RGB of `base` (RGBA8) with `map` (RGBA8, or gray8 for one gain for R, G and B; at most the base's
+    /// size) applied.
     func apply(base: Bitmap, map: Bitmap) -> [Float] {
         precondition(map.width <= base.width && map.height <= base.height)
+        precondition(map.format == .rgba8 || map.format == .gray8)
+        let (pixelStep, channelStep) = map.format == .gray8 ? (1, 0) : (4, 1)
         let columns = Self.samplePositions(count: base.width, mapCount: map.width)
         let rows = Self.samplePositions(count: base.height, mapCount: map.height)
         let steps = Float(Self.steps)
@@ -145,12 +118,12 @@ struct GainMapApplier: Sendable {
                         for x in 0..<base.width {
                             let column = columns[x]
                             let w = Self.weights(column.fraction, row.fraction)
-                            let i00 = 4 * column.lower
-                            let i10 = 4 * column.upper
                             for c in 0..<3 {
+                                let i00 = pixelStep * column.lower + channelStep * c
+                                let i10 = pixelStep * column.upper + channelStep * c
                                 let sample =
-                                    (w.0 * Float(m0[i00 + c]) + w.1 * Float(m0[i10 + c]) + w.2 * Float(m1[i00 + c])
-                                        + w.3 * Float(m1[i10 + c])) / 255
+                                    (w.0 * Float(m0[i00]) + w.1 * Float(m0[i10]) + w.2 * Float(m1[i00])
+                                        + w.3 * Float(m1[i10])) / 255
                                 let position = min(max(sample, 0), 1) * steps
                                 let index = Int(position)
                                 let upper = min(index + 1, Self.steps)

@@ -32,19 +32,12 @@ extension ImageEncoder {
                 decoder.decodeHDRSignalRendition(
                     bytes, probe: probe, options: options, displayHeadroom: displayHeadroom), options: encode)
         }
-        if let layout = UltraHDRLayout.locate(in: bytes, limits: options.limits), layout.details.isUsable,
-            let metadata = layout.details.metadata
+        if let source = GainMapSource.locate(in: bytes, limits: options.limits),
+            let metadata = source.usableMetadata
         {
             let rendition = try decoder.decodeHDRRendition(
-                bytes, layout: layout, options: options,
+                bytes, source: source, options: options,
                 displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
-            return try encodeHDRAVIF(rendition, options: encode)
-        }
-        if probe.format == .heic, let details = HEIFDecoder.gainMap(bytes, limits: options.limits),
-            details.isUsable, let metadata = details.metadata
-        {
-            let rendition = try decoder.decodeHDRRendition(
-                bytes, options: options, displayHeadroom: displayHeadroom ?? metadata.alternateHeadroom)
             return try encodeHDRAVIF(rendition, options: encode)
         }
         var sdrOptions = options

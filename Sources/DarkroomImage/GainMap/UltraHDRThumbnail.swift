@@ -33,11 +33,10 @@ extension ImageEncoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
         guard options.geometry.isWholeImage else { return nil }
-        let isHEIF = ImageProber.format(of: bytes) == .heic
-        let layout = isHEIF ? nil : UltraHDRLayout.locate(in: bytes, limits: options.limits)
-        guard let details = isHEIF ? HEIFDecoder.gainMap(bytes, limits: options.limits) : layout?.details,
-            details.isUsable, let metadata = details.metadata, isHEIF || layout?.gainMap != nil
+        guard let source = GainMapSource.locate(in: bytes, limits: options.limits),
+            let metadata = source.usableMetadata
         else { return nil }
+        let details = source.details
 
         var baseOptions = options
         baseOptions.colorSpace = .original
@@ -49,21 +48,9 @@ extension ImageEncoder {
         let (orientation, storedWidth, storedHeight) = base.storedFrame(options)
         let mapWidth = max(1, Int((Double(storedWidth * details.width) / Double(base.probe.width)).rounded()))
         let mapHeight = max(1, Int((Double(storedHeight * details.height) / Double(base.probe.height)).rounded()))
-        let map: Bitmap
-        if let range = layout?.gainMap {
-            map = try decoder.decode(
-                UnsafeRawBufferPointer(rebasing: bytes[range]),
-                options: DecodeOptions(
-                    size: .stretch(width: mapWidth, height: mapHeight),
-                    pixelFormat: .exactly(details.channels == 1 ? .gray8 : .bgra8Premultiplied),
-                    allowsUpscaling: true, appliesOrientation: false, filter: options.filter, limits: options.limits,
-                    colorSpace: .original)
-            ).bitmap
-        } else {
-            map = try HEIFDecoder.isoCoded(
-                HEIFDecoder.decodeGainMap(bytes, width: mapWidth, height: mapHeight, limits: options.limits),
-                headroom: exp2(metadata.alternateHeadroom))
-        }
+        let map = try source.decodeMap(
+            bytes, width: mapWidth, height: mapHeight, coding: .iso21496, colorFormat: .bgra8Premultiplied,
+            filter: options.filter, limits: options.limits)
         let orientedMap = try map.applying(orientation)
 
         var baseEncode = encode
