@@ -11,7 +11,9 @@ The inputs are made once into .build-bench/hdr/ by scripts/make-hdr-samples.py (
 4:4:4, BT.2020) from the 12 MP photos in ../shared/photos/jpeg-12mp: each as PQ and as HLG, with its highlights pushed
 up to 1,000 nits (--highlights), --count files of each cycled as hard links. Reports the median wall time of each
 tool over all files (--jobs 2 for darkroom, 2 vipsthumbnail processes via xargs -P 2), the kept AVIF's time over the
-SDR AVIF's, the tone map's cost as a ratio (of the medians, and of the fastest runs, the least disturbed by other programs), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
+SDR AVIF's, the tone map's cost as a ratio (of the wall-time medians, of the fastest runs, the least disturbed by other
+programs, and of the median CPU seconds, user and system over all threads: the work added, which other programs
+disturb least), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
 jpeg_thumb_ms). Then agreement: a 2560 × 1600 SDR photo carried in PQ and HLG (AVIF, and HEIC through pillow-heif) at
 1,280 px, white at 203 nits, thumbnailed to 256 px beside the SDR original: PSNR against it, tone-mapped and not; and
 the kept AVIFs of the first 12 MP photo with highlights against its light resized by Pillow in linear light (HLG:
@@ -44,16 +46,21 @@ def main():
                 return vips_thumbnails(files, out)
             extra = {"keep": ["--keep-color-profile"], "sdr_avif": ["--format", "avif"],
                      "kept_avif": ["--hdr", "keep", "--format", "avif"]}.get(kind, [])
-            return timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out, "--jobs", "2",
-                          *extra])
+            wall, mib, seconds = timed([args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out,
+                                        "--jobs", "2", *extra], cpu=True)
+            cpu.setdefault(kind, []).append(seconds)
+            return wall, mib
 
+        cpu = {}
         runs, rss, _ = alternate(args.rounds, ["tonemap", "keep", "vips", "sdr_avif", "kept_avif"], run, work)
         med = {k: statistics.median(v) for k, v in runs.items()}
         best = {k: min(v) for k, v in runs.items()}
+        cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
         result["transfers"][transfer] = {
-            "median_s": med, "min_s": best, "runs_s": runs, "peak_rss_mib": rss,
+            "median_s": med, "min_s": best, "runs_s": runs, "cpu_s": cpu, "peak_rss_mib": rss,
             "tonemap_cost": round(med["tonemap"] / med["keep"] - 1, 4),
             "tonemap_cost_min": round(best["tonemap"] / best["keep"] - 1, 4),
+            "tonemap_cost_cpu": round(cpu_med["tonemap"] / cpu_med["keep"] - 1, 4),
             "darkroom_vs_vips": round(med["vips"] / med["tonemap"], 3),
             "kept_avif_vs_sdr_avif": round(med["kept_avif"] / med["sdr_avif"], 3),
             "kept_avif_vs_sdr_avif_min": round(best["kept_avif"] / best["sdr_avif"], 3),

@@ -10,9 +10,10 @@ heif-enc writes no colour box) and, with --variants (not with --highlights), NAM
 the left edge to transparent at the right) and NAME-sdr-alpha.png (the SDR original with that alpha), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
 9/16/0/1 or 9/18/0/1 and a `cLLi` chunk of the content's light level, PNG's third edition), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
 NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
-alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). With --png and
---variants also NAME-sdr-gray.png (the original's luma), and its light in PQ as NAME-pq-gray.png (16-bit gray)
-and NAME-pq-gray.avif (4:0:0). SDR white becomes BT.2408's
+alone), and OUT_DIR/NAME-sdr.png (the sRGB original those were made from, resized as they were). With --variants
+also NAME-sdr-gray.png (the original's luma) and its light in PQ: with --png as NAME-pq-gray.png (16-bit gray, cICP)
+and NAME-pq-gray.avif (4:0:0), with --heif as NAME-pq-gray.heic (4:0:0, nclx), with --jxl as NAME-pq-gray.jxl,
+NAME-pq-gray.lossless.jxl, and NAME-pq-gray-icc.png and .tif (libjxl's gray PQ profile). SDR white becomes BT.2408's
 reference white, 203 nits: in PQ directly, in HLG through BT.2100's inverse OOTF for a 1,000-nit display (so it lands
 on the 75 % signal). With --highlights, the brightest tenth of the photo is pushed above SDR white (up to 1,000 nits),
 as real HDR content has: the SDR original is then no longer the answer.
@@ -81,34 +82,43 @@ def alpha_ramp(h, w):
 
 
 def encode_heif(signal, transfer, out, icc=None, alpha=None):
-    """A 10-bit HEIC of `signal`: described by nclx (BT.2020, `transfer`), or with `icc` by that profile, its nclx
-    box then giving only the YCbCr matrix (BT.2020) and range; with `alpha` (0…1), that alpha plane besides."""
+    """A 10-bit HEIC of `signal` (h × w × 3, or h × w for gray: 4:0:0): described by nclx (BT.2020, `transfer`), or
+    with `icc` by that profile, its nclx box then giving only the YCbCr matrix (BT.2020) and range; with `alpha` (0…1),
+    that alpha plane besides."""
     import pillow_heif
     pillow_heif.options.SAVE_HDR_TO_12_BIT = False
     if alpha is not None:
         signal = np.concatenate([signal, alpha[..., None]], axis=-1)
     data = np.clip(np.round(signal * 65535), 0, 65535).astype(np.uint16)
-    h, w, _ = data.shape
-    heif = pillow_heif.from_bytes(mode="RGB;16" if alpha is None else "RGBA;16", size=(w, h), data=data.tobytes())
+    h, w = data.shape[:2]
+    mode = "L;16" if data.ndim == 2 else "RGB;16" if alpha is None else "RGBA;16"
+    heif = pillow_heif.from_bytes(mode=mode, size=(w, h), data=data.tobytes())
     primaries, transfer = (2, 2) if icc else (9, transfer)
-    heif.save(out, quality=95, chroma=420, save_nclx_profile=True, color_primaries=primaries,
-              transfer_characteristics=transfer, matrix_coefficients=9, full_range_flag=1, icc_profile=icc)
+    chroma = {} if data.ndim == 2 else {"chroma": 420}
+    heif.save(out, quality=95, save_nclx_profile=True, color_primaries=primaries, transfer_characteristics=transfer,
+              matrix_coefficients=9, full_range_flag=1, icc_profile=icc, **chroma)
 
 
-def encode_jxl(signal, transfer, out_dir, stem):
-    hint = "color_space=RGB_D65_202_Rel_" + ("PeQ" if transfer == "pq" else "HLG")
+def encode_jxl(signal, transfer, out_dir, stem, suffix=""):
+    """STEM-TRANSFER[SUFFIX].jxl (lossy) and .lossless.jxl, and the lossless one decoded by djxl into -icc.tif and
+    -icc.png (the ICC profile libjxl makes for the signal); for RGB `signal` also -icc.avif and -icc.heic with that
+    profile. Gray (h × w) is coded as gray."""
+    gray = signal.ndim == 2
+    hint = "color_space=" + ("Gra_D65_Rel_" if gray else "RGB_D65_202_Rel_") + ("PeQ" if transfer == "pq" else "HLG")
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, "in.png")
         write_png16(png, to16(signal))
-        lossless = os.path.join(out_dir, f"{stem}-{transfer}.lossless.jxl")
-        for out, distance in ((os.path.join(out_dir, f"{stem}-{transfer}.jxl"), "0.3"), (lossless, "0")):
+        lossless = os.path.join(out_dir, f"{stem}-{transfer}{suffix}.lossless.jxl")
+        for out, distance in ((os.path.join(out_dir, f"{stem}-{transfer}{suffix}.jxl"), "0.3"), (lossless, "0")):
             subprocess.run(["cjxl", png, out, "-d", distance, "-e", "3", "-x", hint], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         decoded = os.path.join(tmp, "decoded.png")
         subprocess.run(["djxl", lossless, decoded], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for extension in ("tif", "png"):
-            subprocess.run(["vips", "copy", decoded, os.path.join(out_dir, f"{stem}-{transfer}-icc.{extension}")],
+            subprocess.run(["vips", "copy", decoded, os.path.join(out_dir, f"{stem}-{transfer}{suffix}-icc.{extension}")],
                            check=True)
+        if gray:
+            return
         # The same profile in AVIF (avifenc embeds the PNG's; its nclx box then says only BT.2020's matrix) and HEIF
         icc_png = os.path.join(out_dir, f"{stem}-{transfer}-icc.png")
         subprocess.run(["avifenc", "-d", "10", "-y", "444", "-r", "full", "--cicp", "2/2/9", "--min", "0", "--max", "4",
@@ -165,15 +175,20 @@ def main():
     light_level = (float(brightest.max()), float(brightest.mean()))
     if args.png:
         write_png16(os.path.join(args.out, f"{name}{suffix}-pq.png"), to16(pq), (9, 16, 0, 1), light_level)
-        if args.variants:
-            # Gray: the original's sRGB luma as SDR, and its light in PQ as a gray 16-bit PNG and a 4:0:0 AVIF
-            gray = np.asarray(img.convert("L"), np.float64) / 255
-            Image.fromarray(np.round(gray * 255).astype(np.uint8), "L").save(
-                os.path.join(args.out, f"{name}-sdr-gray.png"))
-            gray_pq = colour.models.eotf_inverse_ST2084(colour.cctf_decoding(gray, function="sRGB") * REFERENCE_WHITE)
+    if args.variants:
+        # Gray: the original's sRGB luma as SDR, and its light in PQ as a gray 16-bit PNG (cICP), a 4:0:0 AVIF and HEIC,
+        # and JPEG XLs and ICC-described PNG and TIFF
+        gray = np.asarray(img.convert("L"), np.float64) / 255
+        Image.fromarray(np.round(gray * 255).astype(np.uint8), "L").save(os.path.join(args.out, f"{name}-sdr-gray.png"))
+        gray_pq = colour.models.eotf_inverse_ST2084(colour.cctf_decoding(gray, function="sRGB") * REFERENCE_WHITE)
+        if args.png:
             write_png16(os.path.join(args.out, f"{name}-pq-gray.png"), to16(gray_pq), (9, 16, 0, 1))
             encode(np.repeat(gray_pq[..., None], 3, axis=-1), "9/16/9", os.path.join(args.out, f"{name}-pq-gray.avif"),
                    ["-y", "400"])
+        if args.heif:
+            encode_heif(gray_pq, 16, os.path.join(args.out, f"{name}-pq-gray.heic"))
+        if args.jxl:
+            encode_jxl(gray_pq, "pq", args.out, name, suffix="-gray")
     if args.transforms:
         # irot 1 turns the stored picture a quarter anticlockwise for display: store it turned clockwise
         encode(np.rot90(pq, -1), "9/16/9", os.path.join(args.out, f"{name}{suffix}-pq-irot.avif"), ["--irot", "1"])

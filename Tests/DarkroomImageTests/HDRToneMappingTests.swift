@@ -127,10 +127,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [".png", ".avif"])
+    @Test(arguments: [".png", ".avif", ".heic", ".jxl", ".lossless.jxl", "-icc.png", "-icc.tif"])
     func aGrayPQImageComesBackAsTheOriginal(_ file: String) throws {
-        // Given the photo's luma carried in PQ at 203 nits as a 16-bit gray PNG with cICP and a 4:0:0 AVIF, and the
-        // luma as SDR
+        // Given the photo's luma carried in PQ at 203 nits as a 16-bit gray PNG with cICP, a 4:0:0 AVIF and HEIC,
+        // lossy and lossless gray JPEG XLs, and a PNG and a TIFF described by libjxl's gray PQ profile; and the luma
+        // as SDR
         let path = try Self.sample("colorfulcups-2560x1600-pq-gray" + file)
         // When both are decoded to 256 px
         let hdr = try Self.decode(path)
@@ -139,7 +140,9 @@ import Testing
         let psnr = PixelCompare.psnr(hdr.bitmap, original.bitmap)
         print("gray PQ\(file): \(psnr) dB")
         #expect(psnr >= 30, "\(psnr) dB")
-        #expect(hdr.probe.isGrayscale && hdr.probe.hdr?.toneMapped == true && hdr.convertedToSRGB)
+        #expect(hdr.probe.hdr?.toneMapped == true && hdr.convertedToSRGB)
+        // (libheif 1.15 tells a handle's chroma format only once decoded: a HEIC's probe does not say gray)
+        #expect(hdr.probe.isGrayscale || file == ".heic")
     }
 
     @Test func aTransparentPQHEICKeepsItsAlpha() throws {

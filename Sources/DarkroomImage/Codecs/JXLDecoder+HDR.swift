@@ -1,19 +1,20 @@
 import CJXL
 
 extension JXLDecoder {
-    /// The colour a JPEG XL was coded in, when it is PQ or HLG RGB in libjxl's enumerated form (as cjxl and
+    /// The colour a JPEG XL was coded in, when it is PQ or HLG RGB or gray in libjxl's enumerated form (as cjxl and
     /// libjxl's encoder write HDR): its CICP code points (libjxl's transfer numbers are H.273's; P3 primaries with a
-    /// D65 white are Display P3, 12) and the encoding, to ask libjxl for the pixels in it. Nil for SDR, gray, or a
-    /// colour only an ICC profile describes.
+    /// D65 white are Display P3, 12; gray with a D65 white is given BT.2020's, which keep it gray) and the encoding, to
+    /// ask libjxl for the pixels in it. Nil for SDR, or a colour only an ICC profile describes.
     static func hdrSignal(_ decoder: OpaquePointer) -> (cicp: EmbeddedColor.CICP, encoding: JxlColorEncoding)? {
         var e = JxlColorEncoding()
         guard
             JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &e) == JXL_DEC_SUCCESS,
-            e.color_space == JXL_COLOR_SPACE_RGB,
+            e.color_space == JXL_COLOR_SPACE_RGB || e.color_space == JXL_COLOR_SPACE_GRAY,
             e.transfer_function == JXL_TRANSFER_FUNCTION_PQ || e.transfer_function == JXL_TRANSFER_FUNCTION_HLG
         else { return nil }
         let primaries: Int =
             switch (e.primaries, e.white_point) {
+            case (_, JXL_WHITE_POINT_D65) where e.color_space == JXL_COLOR_SPACE_GRAY: 9
             case (JXL_PRIMARIES_SRGB, JXL_WHITE_POINT_D65): 1
             case (JXL_PRIMARIES_2100, JXL_WHITE_POINT_D65): 9
             case (JXL_PRIMARIES_P3, JXL_WHITE_POINT_DCI): 11

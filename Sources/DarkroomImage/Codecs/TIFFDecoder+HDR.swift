@@ -1,10 +1,10 @@
 import CDarkroomTIFF
 
 extension TIFFDecoder {
-    /// The PQ or HLG signal of a 16-bit RGB page whose ICC profile says so (``ICCHDRSignal``); nil otherwise. The
+    /// The PQ or HLG signal of a 16-bit RGB or gray page whose ICC profile says so (``ICCHDRSignal``); nil otherwise. The
     /// profile is read from `image` (a directory just selected: its tag data is freed when another is read).
     static func hdrSignal(_ image: dr_tiff_image, limits: DecodeLimits) -> EmbeddedColor.CICP? {
-        guard let layout = RowLayout(image), layout.isRGB16,
+        guard let layout = RowLayout(image), layout.isHDR16,
             image.icc_length > 0, Int(image.icc_length) <= limits.maxColorProfileBytes, let icc = image.icc
         else { return nil }
         return ICCHDRSignal.cicp(UnsafeRawBufferPointer(start: icc, count: Int(image.icc_length)))
@@ -17,8 +17,9 @@ extension TIFFDecoder {
         _ handle: Handle, _ image: dr_tiff_image, signal: EmbeddedColor.CICP, plan: DecodePlan,
         options: DecodeOptions, allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> CodecOutput {
-        guard let layout = RowLayout(image), layout.isRGB16 else {
-            throw DarkroomImageError(.unsupportedFeature, "this HDR TIFF layout (not 16-bit RGB) is not supported")
+        guard let layout = RowLayout(image), layout.isHDR16 else {
+            throw DarkroomImageError(
+                .unsupportedFeature, "this HDR TIFF layout (not 16-bit RGB or gray) is not supported")
         }
         return try HDRReducedImage.decode(
             sourceWidth: Int(image.width), sourceHeight: Int(image.height), isOpaque: !layout.hasAlpha,
@@ -42,7 +43,7 @@ extension TIFFDecoder {
                 .invalidArgument, "page \(options.geometry.page) asked of a TIFF with \(pages.count)")
         }
         let image = try handle.select(pages[options.geometry.page].index)
-        guard let layout = RowLayout(image), layout.isRGB16, let hdr = probe.hdr, hdr.toneMapped,
+        guard let layout = RowLayout(image), layout.isHDR16, let hdr = probe.hdr, hdr.toneMapped,
             let light = try HDRLightImage(probe: probe, d: d, target: target, limits: limits, what: "TIFF")
         else { return nil }
         try Self.rgba16Rows(handle, image, layout: layout, rows: 0..<Int(image.height)) { row, y in
@@ -51,7 +52,7 @@ extension TIFFDecoder {
         return (light, hdr.primaries)
     }
 
-    /// Reads source `rows` of a 16-bit RGB page as premultiplied RGBA16 and hands each to `body`, in order.
+    /// Reads source `rows` of a 16-bit RGB or gray page as premultiplied RGBA16 and hands each to `body`, in order.
     private static func rgba16Rows(
         _ handle: Handle, _ image: dr_tiff_image, layout: RowLayout, rows: Range<Int>,
         _ body: (UnsafePointer<UInt16>, Int) -> Void
@@ -70,17 +71,19 @@ extension TIFFDecoder {
 }
 
 extension TIFFDecoder.RowLayout {
-    /// 16-bit unsigned RGB, with or without alpha: the layout an HDR TIFF is read in.
-    var isRGB16: Bool { kind == .rgb && bits == 16 && !isFloat && !isSigned }
+    /// 16-bit unsigned RGB or gray (black is zero), with or without alpha: the layouts an HDR TIFF is read in.
+    var isHDR16: Bool { (kind == .rgb || (kind == .gray && !whiteIsZero)) && bits == 16 && !isFloat && !isSigned }
 
-    /// One stored 16-bit RGB(A) row to premultiplied RGBA16.
+    /// One stored 16-bit RGB(A) or gray (with alpha) row to premultiplied RGBA16, gray in R, G and B.
     func convertRGBA16(_ source: UnsafeRawPointer, _ out: UnsafeMutablePointer<UInt16>, width: Int) {
         for x in 0..<width {
             for c in 0..<3 {
-                out[4 * x + c] = source.loadUnaligned(fromByteOffset: 2 * (x * samples + c), as: UInt16.self)
+                let sample = kind == .gray ? 0 : c
+                out[4 * x + c] = source.loadUnaligned(fromByteOffset: 2 * (x * samples + sample), as: UInt16.self)
             }
             out[4 * x + 3] =
-                alpha != 0 ? source.loadUnaligned(fromByteOffset: 2 * (x * samples + 3), as: UInt16.self) : 65535
+                alpha != 0
+                ? source.loadUnaligned(fromByteOffset: 2 * (x * samples + colorSamples), as: UInt16.self) : 65535
         }
         if alpha == 2 { HDRReducedImage.premultiplyRGBA16(out, width: width) }
     }

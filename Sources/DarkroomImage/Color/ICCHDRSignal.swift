@@ -9,7 +9,9 @@ import Foundation
 ///   are;
 /// - an RGB matrix/TRC profile from before that tag (libjxl 0.7 writes these for PQ and HLG images): each tone curve
 ///   is PQ's EOTF over 10,000 nits or HLG's inverse OETF within 0.5 % at five signal levels, and the colorants are
-///   BT.2020, Display P3 or BT.709's, adapted to D50 by Bradford, within 0.003.
+///   BT.2020, Display P3 or BT.709's, adapted to D50 by Bradford, within 0.003;
+/// - a gray profile whose one tone curve is such a curve (libjxl writes these for gray PQ and HLG images): its signal
+///   is given BT.2020 primaries, which leave a gray pixel gray as any D65 primaries would.
 enum ICCHDRSignal {
     /// The profile's PQ or HLG signal as CICP code points (RGB, full range); nil for any other profile.
     static func cicp(_ icc: UnsafeRawBufferPointer) -> EmbeddedColor.CICP? {
@@ -17,7 +19,8 @@ enum ICCHDRSignal {
             return nil
         }
         defer { cmsCloseProfile(profile) }
-        guard cmsGetColorSpace(profile) == cmsSigRgbData else { return nil }
+        let space = cmsGetColorSpace(profile)
+        guard space == cmsSigRgbData || space == cmsSigGrayData else { return nil }
         if let tag = cmsReadTag(profile, cmsSigcicpTag) {
             let signal = tag.assumingMemoryBound(to: cmsVideoSignalType.self).pointee
             let transfer = Int(signal.TransferCharacteristics)
@@ -26,18 +29,25 @@ enum ICCHDRSignal {
                 primaries: Int(signal.ColourPrimaries), transfer: transfer, matrix: 0,
                 fullRange: signal.VideoFullRangeFlag != 0)
         }
-        guard let transfer = curvesTransfer(profile), let primaries = colorantPrimaries(profile) else { return nil }
+        if space == cmsSigGrayData {
+            return curvesTransfer(profile, tags: [cmsSigGrayTRCTag]).map {
+                EmbeddedColor.CICP(primaries: 9, transfer: $0, matrix: 0, fullRange: true)
+            }
+        }
+        guard let transfer = curvesTransfer(profile, tags: [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag]),
+            let primaries = colorantPrimaries(profile)
+        else { return nil }
         return EmbeddedColor.CICP(primaries: primaries, transfer: transfer, matrix: 0, fullRange: true)
     }
 
-    /// 16 (PQ) or 18 (HLG) when all three tone curves are that transfer's signal-to-light curve.
-    private static func curvesTransfer(_ profile: cmsHPROFILE) -> Int? {
+    /// 16 (PQ) or 18 (HLG) when all the tone curves `tags` name are that transfer's signal-to-light curve.
+    private static func curvesTransfer(_ profile: cmsHPROFILE, tags: [cmsTagSignature]) -> Int? {
         let levels: [Double] = [0.1, 0.25, 0.5, 0.75, 0.9]
         let references: [(Int, (Double) -> Double)] = [
             (16, { HDRTransfer.pqToNits($0) / 10_000 }), (18, HDRTransfer.hlgToScene),
         ]
         var found: Int?
-        for signature in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
+        for signature in tags {
             guard let tag = cmsReadTag(profile, signature) else { return nil }
             let curve = OpaquePointer(tag)
             let match = references.first { _, reference in

@@ -119,12 +119,12 @@ extension ImageProber {
         return true
     }
 
-    /// The PQ or HLG signal a 16-bit RGB PNG's `iCCP` profile describes (``ICCHDRSignal``; the profile inflated by
+    /// The PQ or HLG signal a 16-bit RGB or gray PNG's `iCCP` profile describes (``ICCHDRSignal``; the profile inflated by
     /// libspng, once, for such files only); nil for other files.
     private static func hdrProfileSignal(_ bytes: UnsafeRawBufferPointer, _ probe: ImageProbe, limits: DecodeLimits)
         -> EmbeddedColor.CICP?
     {
-        guard probe.hasICCProfile, probe.bitDepth == 16, !probe.isGrayscale,
+        guard probe.hasICCProfile, probe.bitDepth == 16,
             case .icc(let icc) = EmbeddedColor.readPNG(bytes, limits: limits).color
         else { return nil }
         return icc.withUnsafeBytes { ICCHDRSignal.cicp($0) }
