@@ -106,7 +106,9 @@ struct ThumbCommand: ParsableCommand {
                     return
                 }
                 let image: DecodedImage
-                if sourceFormat == .tiff {
+                // A TIFF kept HDR is read whole, as the other formats are: the HDR output reads its light from bytes
+                let keepsHDRAVIF = hdr == .keep && job.format(hasAlpha: false) == .avif
+                if sourceFormat == .tiff, !keepsHDRAVIF {
                     image = try ImageDecoder().decodeTIFF(fileAt: job.input, options: options)
                 } else {
                     let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
@@ -131,7 +133,7 @@ struct ThumbCommand: ParsableCommand {
                         progress.advance()
                         return
                     }
-                    if hdr == .keep, job.format(hasAlpha: false) == .avif,
+                    if keepsHDRAVIF,
                         let encoded = try ImageEncoder.encodeHDRSignalThumbnail(
                             bytes, options: options, encode: baseEncodeOptions)
                     {

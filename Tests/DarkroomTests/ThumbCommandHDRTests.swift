@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `darkroom thumb --hdr`, run as a child process: an Ultra HDR JPEG kept as Ultra HDR and applied as a PQ AVIF, a
-/// PQ AVIF kept as PQ.
+/// PQ AVIF and a PQ TIFF kept as PQ.
 @Suite struct ThumbCommandHDRTests {
     /// Runs `darkroom thumb` and answers its exit status and standard error.
     static func thumb(_ arguments: [String]) throws -> (status: Int32, error: String) {
@@ -66,6 +66,29 @@ import Testing
         let kept = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/keep/pq.avif"))
         #expect(kept.width == 128 && kept.bitDepth == 10 && kept.hdr?.transfer == "pq", "\(kept)")
         let sdr = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/sdr/pq.avif"))
+        #expect(sdr.width == 128 && sdr.bitDepth == 8 && sdr.hdr == nil, "\(sdr)")
+    }
+
+    @Test func keepOfAPQTIFFAsAVIFStaysPQ() throws {
+        // Given a 16-bit TIFF whose ICC profile says BT.2100 PQ (libjxl's, copied by libvips; 320 px)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try PythonReference.script(
+            "scripts/make-hdr-samples.py",
+            [SamplePhotos.path("jpeg/colorfulcups-2560x1600.jpg"), directory.path, "--max-side", "320", "--jxl"])
+        let input = directory.path + "/colorfulcups-2560x1600-pq-icc.tif"
+        // When it is thumbnailed to 128 px as AVIF with --hdr keep, and without
+        for (folder, mode) in [("keep", ["--hdr", "keep"]), ("sdr", [])] {
+            let run = try Self.thumb(
+                [input, "--max-pixel-size", "128", "--format", "avif", "--out", directory.path + "/" + folder] + mode)
+            #expect(run.status == 0, "\(folder): \(run.error)")
+        }
+        // Then keep writes a 10-bit PQ AVIF (the TIFF read whole, as other sources are), and the default an 8-bit SDR
+        // one
+        let name = "/colorfulcups-2560x1600-pq-icc.avif"
+        let kept = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/keep" + name))
+        #expect(kept.width == 128 && kept.bitDepth == 10 && kept.hdr?.transfer == "pq", "\(kept)")
+        let sdr = try ImageProber.probe(SamplePhotos.bytes(directory.path + "/sdr" + name))
         #expect(sdr.width == 128 && sdr.bitDepth == 8 && sdr.hdr == nil, "\(sdr)")
     }
 
