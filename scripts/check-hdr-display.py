@@ -68,8 +68,9 @@ def pq(nits):
 
 
 def hdr_light(path, width, height, scene=False):
-    """A BT.2020 PQ or HLG image's display light at width × height, 1.0 = SDR white. With `scene`, an HLG image is
-    resized in scene light and then shown (the OOTF after the resize), as an HLG output is made."""
+    """A BT.2020 PQ or HLG image's display light at width × height, 1.0 = SDR white (a gray PNG's as RGB). With
+    `scene`, an HLG image is resized in scene light and then shown (the OOTF after the resize), as an HLG output is
+    made."""
     data = open(path, "rb").read()
     if path.endswith(".avif"):
         coded, box = imagecodecs.avif_decode(data), colour_box(data)
@@ -77,6 +78,8 @@ def hdr_light(path, width, height, scene=False):
         signal = coded[..., :3].astype(np.float64) / (1023 if coded.dtype == np.uint16 else 255)
     elif path.endswith(".png"):
         coded = imagecodecs.png_decode(data)
+        if coded.ndim == 2:  # gray: the one sample is R, G and B
+            coded = np.repeat(coded[..., None], 3, axis=-1)
         transfer = data[data.find(b"cICP") + 5]
         signal = coded[..., :3].astype(np.float64) / (65535 if coded.dtype == np.uint16 else 255)
     else:

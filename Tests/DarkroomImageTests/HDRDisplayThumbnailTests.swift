@@ -167,6 +167,22 @@ import Testing
         #expect(abs(check.peakNits - check.referencePeakNits) <= tolerance * check.referencePeakNits, "\(check)")
     }
 
+    @Test(arguments: [".avif", ".heic", ".lossless.jxl", "-icc.tif", "-icc.png"])
+    func grayPQSourcesKeepTheirLightAsGray(_ file: String) throws {
+        // Given the photo's luma in PQ as a 4:0:0 AVIF and HEIC, a lossless gray JPEG XL and a 16-bit gray TIFF and
+        // PNG described by libjxl's gray PQ profile, and the gray 16-bit PNG with cICP of the same signal
+        let name = "colorfulcups-2560x1600-pq-gray"
+        let source = try HDRToneMappingTests.sample(name + file)
+        let reference = try HDRToneMappingTests.sample(name + ".png")
+        // When its HDR-display thumbnail is made at 128 px
+        let check = try Self.check(source, reference: reference, options: DecodeOptions(size: .maxPixelSize(128)))
+        print("hdr keep gray\(file): \(check.psnrPQ) dB, peak \(check.peakNits) of \(check.referencePeakNits) nits")
+        // Then it is a 10-bit PQ AVIF of the gray PNG's light resized by Pillow, as bright at its peak
+        #expect(check.cicp == [9, 16, 9, 1] && check.depth == 10 && check.width == 128 && check.height == 80)
+        #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
+        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+    }
+
     @Test func theChosenPageOfAnHDRTIFFIsTheOneKeptAndToneMapped() throws {
         // Given a two-page TIFF (tiffcp): an SDR photo's HLG signal, then its PQ signal, each 16-bit RGB described
         // by libjxl's ICC profile alone
