@@ -7,8 +7,7 @@ import subprocess
 
 def timed(cmd, shell=False, cpu=False):
     """Runs `cmd` (a list, or a shell line with shell=True): (wall seconds, peak RSS MiB) from /usr/bin/time, and with
-    cpu=True the CPU seconds (user + system, all threads) third: the work done, which other programs on a shared
-    machine disturb far less than the wall time."""
+    cpu=True the CPU seconds (user + system, all threads) third: the work done, however its threads were scheduled."""
     p = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M %U %S"] + (["sh", "-c", cmd] if shell else cmd),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, VIPS_WARNING="0"))
     if p.returncode != 0:

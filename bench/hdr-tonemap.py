@@ -12,8 +12,8 @@ The inputs are made once into .build-bench/hdr/ by scripts/make-hdr-samples.py (
 up to 1,000 nits (--highlights), --count files of each cycled as hard links. Reports the median wall time of each
 tool over all files (--jobs 2 for darkroom, 2 vipsthumbnail processes via xargs -P 2), the kept AVIF's time over the
 SDR AVIF's, the tone map's cost as a ratio (of the wall-time medians, of the fastest runs, the least disturbed by other
-programs, and of the median CPU seconds, user and system over all threads: the work added, which other programs
-disturb least), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
+programs, and of the median CPU seconds, user and system over all threads: the work added, however the jobs were
+scheduled), Darkroom against vips, and this machine's yardstick: a 12 MP JPEG → 256 px (`darkroom bench decode`,
 jpeg_thumb_ms). Then agreement: a 2560 × 1600 SDR photo carried in PQ and HLG (AVIF, and HEIC through pillow-heif) at
 1,280 px, white at 203 nits, thumbnailed to 256 px beside the SDR original: PSNR against it, tone-mapped and not; and
 the kept AVIFs of the first 12 MP photo with highlights against its light resized by Pillow in linear light (HLG:
