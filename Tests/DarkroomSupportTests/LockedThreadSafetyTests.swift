@@ -4,7 +4,7 @@ import Testing
 @testable import DarkroomSupport
 
 /// `Locked`'s two ways in, from two threads (run under ThreadSanitizer with the other thread-safety suites).
-@Suite("Locked", .timeLimit(.minutes(1)))
+@Suite("Locked", .timeLimit(.minutes(5)))
 struct LockedThreadSafetyTests {
     @Test("withLockIfAvailable returns nil at once while another thread holds the lock, and runs when it is free")
     func ifAvailableNeverWaits() {

@@ -9,7 +9,7 @@ import Testing
 
 /// The animation player on a simulated clock: timing, the frame budget, falling behind, memory pressure, and
 /// animated requests through the pipeline.
-@Suite("Animation player", .timeLimit(.minutes(1)))
+@Suite("Animation player", .timeLimit(.minutes(5)))
 struct AnimationPlayerTests {
     static let tick = 1.0 / 60
 

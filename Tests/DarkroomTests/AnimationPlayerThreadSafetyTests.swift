@@ -8,7 +8,7 @@ import Testing
 
 /// Players hammered from several threads at once (run under ThreadSanitizer by `make tsan`): render-loop lookups,
 /// memory-pressure callbacks and stops racing the decode jobs.
-@Suite("Animation player thread safety", .timeLimit(.minutes(1)))
+@Suite("Animation player thread safety", .timeLimit(.minutes(5)))
 struct AnimationPlayerThreadSafetyTests {
     @Test("lookups, memory pressure and stop from many threads while frames decode")
     func concurrentUse() async throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import Darkroom
 
 @Suite(
-    "Cancellation: no delivery after cancel; the transfer stops when the last waiter leaves", .timeLimit(.minutes(1)))
+    "Cancellation: no delivery after cancel; the transfer stops when the last waiter leaves", .timeLimit(.minutes(5)))
 struct CancellationTests {
     @Test(
         "Cancelling the only waiter delivers cancelled once, never the image, and stops the transfer (also when the shared work learns of it on the control thread)",

@@ -8,7 +8,7 @@ import Testing
 
 /// `.embeddedThumbnailPreview`: the pipeline shows a photo's own EXIF thumbnail at the request's size before the
 /// photo itself, hands it to waiters who join later, never caches it, and a target never shows it over the image.
-@Suite("Embedded-thumbnail previews", .timeLimit(.minutes(1)))
+@Suite("Embedded-thumbnail previews", .timeLimit(.minutes(5)))
 struct EmbeddedThumbnailPreviewTests {
     /// A target that records what it was asked to show, in order.
     final class RecordingTarget: ImageTarget {

@@ -7,7 +7,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("HTTP: timeouts, limits, statuses, redirects, content sniffing, retries, revalidation", .timeLimit(.minutes(1)))
+@Suite("HTTP: timeouts, limits, statuses, redirects, content sniffing, retries, revalidation", .timeLimit(.minutes(5)))
 struct HTTPTests {
     func failure(_ pipeline: ImagePipeline, _ url: URL) async -> DarkroomError? {
         do {

@@ -24,7 +24,7 @@ final class TestTables: ImageTableCaching {
     }
 }
 
-@Suite("Flow through the layers, origins, timings and the three APIs", .timeLimit(.minutes(1)))
+@Suite("Flow through the layers, origins, timings and the three APIs", .timeLimit(.minutes(5)))
 struct PipelineFlowTests {
     @Test("Each layer answers in turn: network → memory → processed disk → original disk → table")
     func layers() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Priorities and bounded work", .timeLimit(.minutes(1)))
+@Suite("Priorities and bounded work", .timeLimit(.minutes(5)))
 struct PriorityAndLimitTests {
     @Test("The work queue starts the highest priority first, FIFO within a level, and honours a change in flight")
     func workQueueOrder() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Progressive previews: one per scan that arrived, each closer to the final image", .timeLimit(.minutes(1)))
+@Suite("Progressive previews: one per scan that arrived, each closer to the final image", .timeLimit(.minutes(5)))
 struct ProgressivePreviewTests {
     @Test("A progressive JPEG sent scan by scan gives a preview per complete scan, PSNR rising, then the exact image")
     func previewPerScan() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("With DarkroomCache's MemoryCache and DiskCache plugged in", .timeLimit(.minutes(1)))
+@Suite("With DarkroomCache's MemoryCache and DiskCache plugged in", .timeLimit(.minutes(5)))
 struct RealCachesTests {
     /// A pipeline with a fresh memory cache over `disk` (one DiskCache per directory: it locks its manifest).
     func pipeline(_ disk: DiskCache) throws -> ImagePipeline {

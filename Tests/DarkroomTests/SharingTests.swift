@@ -7,7 +7,7 @@ import Testing
 
 @testable import Darkroom
 
-@Suite("Sharing: identical requests share one task; sizes share the fetch", .timeLimit(.minutes(1)))
+@Suite("Sharing: identical requests share one task; sizes share the fetch", .timeLimit(.minutes(5)))
 struct SharingTests {
     @Test("50 identical concurrent requests → 1 network fetch and 1 decode")
     func fiftyIdentical() async throws {

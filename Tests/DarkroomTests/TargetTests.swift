@@ -56,7 +56,7 @@ final class TestCell: ImageTarget {
     var settled: Bool { state.withLock { $0.bound == $0.shown } }
 }
 
-@Suite("Targets: generation counter, placeholders, failure images", .timeLimit(.minutes(1)))
+@Suite("Targets: generation counter, placeholders, failure images", .timeLimit(.minutes(5)))
 struct TargetTests {
     @Test("10,000 rapid re-bindings of 20 reused targets: zero stale deliveries, every target ends on its last binding")
     func rebindStress() async throws {
@@ -136,7 +136,7 @@ struct TargetTests {
     }
 }
 
-@Suite("Prefetcher", .timeLimit(.minutes(1)))
+@Suite("Prefetcher", .timeLimit(.minutes(5)))
 struct PrefetcherTests {
     @Test("Prefetches 6 images 2 at a time into the memory cache, delivering nothing")
     func prefetchesIntoCache() async throws {

@@ -10,7 +10,7 @@ import Testing
 
 /// Hammers the shared machinery from many threads at once. Run under ThreadSanitizer:
 /// `swift test --sanitize=thread --filter ThreadSafetyTests`.
-@Suite("Thread safety (run under TSan)", .timeLimit(.minutes(2)))
+@Suite("Thread safety (run under TSan)", .timeLimit(.minutes(5)))
 struct ThreadSafetyTests {
     @Test("Job pool: concurrent subscribe, re-prioritise, preview, cancel and finish; every waiter hears exactly once")
     func jobPool() async {
