@@ -142,8 +142,9 @@ struct TIFFDecoder: CodecDecoder {
             hasICCProfile: image.icc_length > 0, bitDepth: Int(image.bits_per_sample),
             isCMYK: image.photometric == 5 && image.ink_set == 1 && base >= 4)
         probe.pageCount = pages.count
-        // Only a 16-bit RGB or gray page with a profile is read again for it (the listing's profile pointer may be gone)
-        if image.icc_length > 0, image.bits_per_sample == 16, image.photometric == 2 || image.photometric == 1,
+        // Only a page in a layout the HDR decode reads, with a profile, is read again for it (the listing's profile
+        // pointer may be gone)
+        if image.icc_length > 0, RowLayout(image)?.isHDR16 == true,
             let signal = hdrSignal(try handle.select(pages[page].index), limits: limits)
         {
             probe.hdr = HDRDetails(
