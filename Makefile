@@ -52,7 +52,7 @@ TESTBUILD  ?= .build-test
 PHASE      := scripts/phase.sh
 test: deps
 	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
-		libavif-bin libheif-examples libimage-exiftool-perl \
+		libavif-bin libheif-examples libimage-exiftool-perl ffmpeg \
 		xvfb xauth
 	@scripts/install-pydeps.sh
 	$(PHASE) build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)

@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "DarkroomCache", targets: ["DarkroomCache"]),
         .library(name: "DarkroomTables", targets: ["DarkroomTables"]),
         .library(name: "Darkroom", targets: ["Darkroom"]),
+        .library(name: "DarkroomVideo", targets: ["DarkroomVideo"]),
         .library(name: "DarkroomServer", targets: ["DarkroomServer"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
     ],
@@ -82,6 +83,19 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // FFmpeg, for videos: containers, codecs, scaling, and the utilities they share
+        .systemLibrary(
+            name: "CAVFormat", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev"]), .brew(["ffmpeg"])]),
+        .systemLibrary(
+            name: "CAVCodec", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev"]), .brew(["ffmpeg"])]),
+        .systemLibrary(
+            name: "CSwscale", pkgConfig: "libswscale",
+            providers: [.apt(["libswscale-dev"]), .brew(["ffmpeg"])]),
+        .systemLibrary(
+            name: "CAVUtil", pkgConfig: "libavutil",
+            providers: [.apt(["libavutil-dev"]), .brew(["ffmpeg"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
@@ -89,6 +103,7 @@ let package = Package(
         .target(name: "CDarkroomTIFF", dependencies: ["CTIFF"]),
         .target(name: "CDarkroomSVG", dependencies: ["CRSVG"]),
         .target(name: "CDarkroomSQLite", dependencies: ["CSQLite"]),
+        .target(name: "CDarkroomVideo", dependencies: ["CAVFormat", "CAVCodec", "CSwscale", "CAVUtil"]),
 
         // MARK: Swift modules
         // What several modules share (locks, clocks): `package` access, not a product.
@@ -102,6 +117,9 @@ let package = Package(
             ]),
         .target(name: "DarkroomCache", dependencies: ["DarkroomSupport", "CSQLite", "CDarkroomSQLite"]),
         .target(name: "DarkroomTables", dependencies: ["DarkroomSupport", "DarkroomImage"]),
+        // Videos as images: a poster frame (or the frame at a time) at display size, through FFmpeg, behind
+        // DarkroomImage's decoder seam. The only module that links FFmpeg.
+        .target(name: "DarkroomVideo", dependencies: ["DarkroomSupport", "DarkroomImage", "CDarkroomVideo"]),
         .target(
             name: "Darkroom",
             dependencies: [
@@ -161,7 +179,7 @@ let package = Package(
             name: "darkroom",
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
-                "DarkroomServer", "DarkroomDesktop", "DarkroomViewer",
+                "DarkroomServer", "DarkroomDesktop", "DarkroomViewer", "DarkroomVideo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -188,6 +206,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "DarkroomSupportTests", dependencies: ["DarkroomSupport"]),
+        .testTarget(
+            name: "DarkroomVideoTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomVideo", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(

@@ -149,6 +149,7 @@ public struct DesktopThumbnailCache: Sendable {
         case .svg: "image/svg+xml"
         case .bmp: "image/bmp"
         case .ico: "image/vnd.microsoft.icon"
+        case .video: "video/mp4"
         }
     }
 

@@ -46,6 +46,17 @@ public struct DecodeLimits: Sendable, Hashable {
     /// one is not parsed; the gain map is then ignored with a warning. Default 64 KiB (a JPEG segment's own bound;
     /// real records are a few hundred bytes, packets a few KB).
     public var maxGainMapMetadataBytes: Int = 64 << 10
+    /// Longest one video decode may take (opening the file, seeking, decoding the frames it needs, scaling); past
+    /// it FFmpeg is interrupted and the decode fails with `.limitExceeded`. Default 10 s (a poster frame of a 4K
+    /// clip takes a small fraction of a second on one core).
+    public var maxVideoDecodeSeconds: Double = 10
+    /// Most frames one video decode may decode to reach the frame it shows: the frames from the keyframe before a
+    /// requested time up to it, or the keyframes tried for a poster frame that is not blank. Past it the last good
+    /// frame is shown. Default 600 (ten seconds at 60 frames a second; phones write a keyframe every second or two).
+    public var maxVideoFramesDecoded: Int = 600
+    /// Most packets (of any stream) read for one video frame; past it the decode fails with `.limitExceeded`.
+    /// Default 20,000: a stream with no decodable frame cannot make the decoder read a whole long file.
+    public var maxVideoPacketsPerFrame: Int = 20_000
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()

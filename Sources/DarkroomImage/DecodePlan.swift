@@ -8,7 +8,7 @@ package struct DecodePlan: Sendable, Hashable {
     package var outputWidth: Int
     package var outputHeight: Int
     /// The part of the full-resolution stored image that maps onto the output.
-    var sourceRect: SourceRect
+    package var sourceRect: SourceRect
     /// Source size as stored.
     var sourceWidth: Int
     var sourceHeight: Int
@@ -42,7 +42,7 @@ package struct DecodePlan: Sendable, Hashable {
 
     /// The strongest shrink-on-load denominator among `denominators` (e.g. JPEG's 8, 4, 2) that keeps the
     /// cropped source at least `margin ×` the output on both axes; 1 when none does.
-    func shrinkDenominator(from denominators: [Int], margin: Double) -> Int {
+    package func shrinkDenominator(from denominators: [Int], margin: Double) -> Int {
         for d in denominators.sorted(by: >) where d > 1 {
             let w = sourceRect.width / Double(d)
             let h = sourceRect.height / Double(d)
@@ -53,12 +53,12 @@ package struct DecodePlan: Sendable, Hashable {
 
     /// The 8, 4 or 2 (else 1) a decoder that can shrink by powers of two on load uses: JPEG's DCT scaling, the HDR
     /// decoders' block averages. Keeps the cropped source at least ``DecodeOptions/shrinkOnLoadMargin`` × the output.
-    func shrinkOnLoadDenominator(_ options: DecodeOptions) -> Int {
+    package func shrinkOnLoadDenominator(_ options: DecodeOptions) -> Int {
         shrinkDenominator(from: [8, 4, 2], margin: max(options.shrinkOnLoadMargin, 1))
     }
 
     /// Bytes of the output bitmap in `format`.
-    func outputBytes(_ format: PixelFormat) -> Int {
+    package func outputBytes(_ format: PixelFormat) -> Int {
         Bitmap.alignedBytesPerRow(width: outputWidth, format: format) * outputHeight
     }
 }

@@ -77,17 +77,23 @@ extension ImageDecoder {
 extension ImageProber {
     /// The format named by the first 64 KiB of the file at `path` (see ``format(of:)``), nil when they match none.
     /// Cost: one open and one read of at most 64 KiB.
-    /// - Throws: `.notFound`/`.io` when the file cannot be read, `.limitExceeded` past ``DecodeLimits/maxInputBytes``.
+    /// - Throws: `.notFound`/`.io` when the file cannot be read, `.limitExceeded` past ``DecodeLimits/maxInputBytes``
+    ///   unless it is a video (whose decoder reads only the parts it needs, however long the file).
     public static func format(ofFileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError)
         -> ImageFileFormat?
     {
-        let (fd, size) = try FileBytes.openRegularFile(path, limit: limits.maxInputBytes)
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { close(fd) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(size, initialPrefixBytes), alignment: 16)
         defer { buffer.deallocate() }
         guard let read = POSIXIO.read(fd, into: buffer, at: 0) else {
             throw FileBytes.ioError("cannot read \(path)")
         }
-        return format(of: UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
+        let format = format(of: UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
+        guard size <= limits.maxInputBytes || format == .video else {
+            throw DarkroomImageError(
+                .limitExceeded, "\(path) is \(size) bytes, over the input limit (\(limits.maxInputBytes))")
+        }
+        return format
     }
 }

@@ -80,7 +80,7 @@ public struct ImageDecoder: Sendable {
                 .limitExceeded,
                 "input of \(bytes.count) bytes exceeds maxInputBytes (\(options.limits.maxInputBytes))")
         }
-        let probe = try ImageProber.probe(bytes, limits: options.limits, page: options.geometry.page)
+        let probe = try probe(bytes, limits: options.limits, page: options.geometry.page)
         try Self.checkSource(probe, options.limits)
         guard options.geometry.page == 0 || probe.pageCount > 1 else {
             throw DarkroomImageError(
@@ -175,6 +175,19 @@ public struct ImageDecoder: Sendable {
             colorProfile: color.profile, convertedToSRGB: color.converted, colorProblem: color.problem)
         result.usedEmbeddedThumbnail = output.usedEmbeddedThumbnail
         return result
+    }
+
+    /// The header of `bytes`: the built-in prober's, or for data it recognizes but does not read (a video), the
+    /// first custom decoder's that reads it.
+    func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, page: Int) throws(DarkroomImageError)
+        -> ImageProbe
+    {
+        if ImageProber.format(of: bytes) == .video {
+            for custom in customDecoders {
+                if let probe = try custom.probe(bytes, limits: limits) { return probe }
+            }
+        }
+        return try ImageProber.probe(bytes, limits: limits, page: page)
     }
 
     /// Decodes a byte array. See ``decode(_:options:)-(UnsafeRawBufferPointer,_)``.

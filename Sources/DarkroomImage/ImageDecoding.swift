@@ -9,6 +9,16 @@ public protocol ImageDecoding: Sendable {
     /// Decodes `bytes`, whose header is `probe`, into an upright bitmap of the requested size and format.
     func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions) throws(DarkroomImageError)
         -> Bitmap
+    /// Reads the header of data the built-in prober recognizes but does not read (``ImageFileFormat/video``), or
+    /// returns nil when this decoder does not read it either. The default returns nil.
+    func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe?
+}
+
+extension ImageDecoding {
+    /// Reads nothing: a decoder of formats the built-in prober reads needs no probe of its own.
+    public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe? {
+        nil
+    }
 }
 
 /// What a built-in codec hands back before orientation and format conversion.

@@ -13,8 +13,13 @@ public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
     case bmp
     /// Windows icons and cursors (ICO, CUR).
     case ico
+    /// A video: ISO BMFF (MP4, MOV, 3GP, M4V), Matroska (MKV, WebM) or AVI, recognized here and read by
+    /// DarkroomVideo's `VideoDecoder` (a decoder given to ``ImageDecoder/customDecoders``); its probe's
+    /// ``ImageProbe/video`` names the container and codec.
+    case video
 
-    /// The usual file extension, without a dot.
+    /// The usual file extension, without a dot (for ``video``, MP4's: ``VideoDetails/fileExtension`` names the
+    /// container's own).
     public var fileExtension: String {
         switch self {
         case .jpeg: "jpg"
@@ -29,15 +34,17 @@ public enum ImageFileFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .svg: "svg"
         case .bmp: "bmp"
         case .ico: "ico"
+        case .video: "mp4"
         }
     }
 
-    /// The MIME type.
+    /// The MIME type (for ``video``, MP4's: ``VideoDetails/mimeType`` names the container's own).
     public var mimeType: String {
         switch self {
         case .svg: "image/svg+xml"
         case .ico: "image/x-icon"
         case .raw: "image/x-dcraw"
+        case .video: "video/mp4"
         default: "image/\(rawValue)"
         }
     }
@@ -113,6 +120,11 @@ public struct ImageProbe: Sendable, Hashable, Codable {
     /// (``ImageProber/gainMap(of:limits:)-(UnsafeRawBufferPointer,_)``); nil from a plain probe and for images
     /// without one.
     public var gainMap: GainMapDetails?
+    /// A video (``ImageFileFormat/video``): its container, codec, duration, frame rate, rotation and pixel aspect;
+    /// nil for images. The probe's size is then the displayed size of a frame before rotation (the coded size with
+    /// non-square pixels made square), ``orientation`` the rotation, and ``frameCount`` 1: a video decodes to one
+    /// still frame.
+    public var video: VideoDetails?
 
     /// Creates a probe result.
     public init(

@@ -1,6 +1,6 @@
 /// What a decode produces, as one value: the size and how the image is fitted to it, the region of the source kept
 /// before the resize, the smallest result, whether it may enlarge, the pixel format, whether the EXIF orientation is
-/// applied, and which page of the file.
+/// applied, which page of the file, and which frame of a video.
 ///
 /// Every layer carries this value whole — ``DecodeOptions/geometry``, an image request's and a cache key's geometry,
 /// the server's parsed parameters — so a new property of the output is declared here once. It holds the one sizing
@@ -26,12 +26,16 @@ public struct OutputGeometry: Sendable, Hashable {
     /// Which page of a multi-page file (TIFF) to decode, from 0. Default 0, the first; other formats have one page
     /// and refuse any other value with `.invalidArgument`.
     public var page: Int
+    /// For a video: the frame shown at this many seconds from its start (the last frame at or before it; the last
+    /// frame when past the end). Default `nil`, the poster frame, chosen as thumbnailers do (a keyframe near a tenth
+    /// of the way in that is not black or blank). Images ignore it.
+    public var time: Double?
 
     /// Creates a geometry; omitted values take their documented defaults.
     public init(
         size: TargetSize = .original, crop: CropRegion? = nil, minimumSize: MinimumSize? = nil,
         allowsUpscaling: Bool = false, pixelFormat: PixelFormatPreference = .auto, appliesOrientation: Bool = true,
-        page: Int = 0
+        page: Int = 0, time: Double? = nil
     ) {
         self.size = size
         self.crop = crop
@@ -40,10 +44,12 @@ public struct OutputGeometry: Sendable, Hashable {
         self.pixelFormat = pixelFormat
         self.appliesOrientation = appliesOrientation
         self.page = page
+        self.time = time
     }
 
     /// A short stable string of every property, for memory, disk and sharing keys (`fill256x256|bgra8Premultiplied`,
-    /// with the crop, minimum size, `up`, `stored` orientation and page in front when they are not the defaults).
+    /// with the crop, minimum size, `up`, `stored` orientation, page and video time in front when they are not the
+    /// defaults).
     /// Cost: a few small string appends.
     public var key: String {
         var key = ""
@@ -52,6 +58,7 @@ public struct OutputGeometry: Sendable, Hashable {
         if allowsUpscaling { key += "up|" }
         if !appliesOrientation { key += "stored|" }
         if page != 0 { key += "page\(page)|" }
+        if let time { key += "t\(time)|" }
         return key + size.key + "|" + pixelFormat.key
     }
 

@@ -1,25 +1,36 @@
 import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
+import DarkroomVideo
 import Foundation
 
 /// `darkroom probe PATH... [--json]`: header facts without decoding pixels.
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Print each image's format, size, orientation, alpha and frames without decoding it.")
+        abstract: """
+            Print each image's format, size, orientation, alpha and frames without decoding it (for a video: its \
+            container, codec, duration, frame rate and rotation).
+            """)
 
-    @Argument(help: "Image files.") var paths: [String]
+    @Argument(help: "Image and video files.") var paths: [String]
     @Flag(help: "One JSON object per line.") var json = false
 
     func run() throws {
         var failed = false
         for path in paths {
             do throws(DarkroomImageError) {
-                let p = try ImageProber.probe(fileAt: path)
-                let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
-                let color = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0) }
-                let gainMap = bytes.withUnsafeBytes { ImageProber.gainMap(of: $0) }
+                let p: ImageProbe
+                var color: ColorProfileSummary?
+                var gainMap: GainMapDetails?
+                if try ImageProber.format(ofFileAt: path) == .video {
+                    p = try VideoDecoder().probe(fileAt: path)
+                } else {
+                    p = try ImageProber.probe(fileAt: path)
+                    let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
+                    color = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0) }
+                    gainMap = bytes.withUnsafeBytes { ImageProber.gainMap(of: $0) }
+                }
                 if json {
                     var object: [String: Any] = [
                         "path": path, "format": p.format.rawValue, "width": p.width, "height": p.height,
@@ -31,6 +42,7 @@ struct ProbeCommand: ParsableCommand {
                     if let heif = p.heif { object["heif"] = JSONLine.object(heif) }
                     if let hdr = p.hdr { object["hdr"] = JSONLine.object(hdr) }
                     if let gainMap { object["gainMap"] = JSONLine.object(gainMap) }
+                    if let video = p.video { object["video"] = JSONLine.object(video) }
                     print(JSONLine.encode(object))
                 } else {
                     var line =
@@ -38,6 +50,17 @@ struct ProbeCommand: ParsableCommand {
                         + "alpha=\(p.hasAlpha ? "yes" : "no") frames=\(p.frameCount) progressive=\(p.isProgressive ? "yes" : "no") "
                         + "gray=\(p.isGrayscale ? "yes" : "no") icc=\(p.hasICCProfile ? "yes" : "no") depth=\(p.bitDepth)"
                     if p.isCMYK { line += " cmyk=yes" }
+                    if let video = p.video {
+                        line +=
+                            " container=\(video.fileExtension) codec=\(video.codec)"
+                            + (video.duration.map { " duration=\(String(format: "%.3f", $0))s" } ?? "")
+                            + (video.frameRate.map { " fps=\(String(format: "%.3f", $0))" } ?? "")
+                            + " rotation=\(video.rotation)\(video.mirrored ? " mirrored" : "")"
+                            + " coded=\(video.codedWidth)x\(video.codedHeight)"
+                            + (video.pixelAspect == [1, 1]
+                                ? "" : " pixel-aspect=\(video.pixelAspect[0]):\(video.pixelAspect[1])")
+                            + " audio=\(video.hasAudio ? "yes" : "no")"
+                    }
                     if p.pageCount > 1 { line += " pages=\(p.pageCount)" }
                     if let hdr = p.hdr {
                         line +=

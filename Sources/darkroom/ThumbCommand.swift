@@ -1,6 +1,7 @@
 import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
+import DarkroomVideo
 import Foundation
 import Synchronization
 
@@ -44,6 +45,11 @@ struct ThumbCommand: ParsableCommand {
             """) var headroom: Double?
     @Option(help: "Which page of a multi-page file (TIFF) to thumbnail, from 0; a file without it fails.")
     var page: Int = 0
+    @Option(
+        help: """
+            Videos: the frame at this many seconds from the start (the first at or after it) instead of the poster \
+            frame (a keyframe near a tenth of the way in that is not black or blank).
+            """) var time: Double?
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
     @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
@@ -56,6 +62,7 @@ struct ThumbCommand: ParsableCommand {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
+        if let time, !(time >= 0 && time.isFinite) { throw ValidationError("--time must be a number of seconds ≥ 0") }
         if frames != nil && still { throw ValidationError("--frames and --still exclude each other") }
         if let headroom {
             guard hdr == .apply else { throw ValidationError("--headroom needs --hdr apply") }
@@ -74,7 +81,7 @@ struct ThumbCommand: ParsableCommand {
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
         let failures = Locked<[(String, DarkroomImageError)]>(plan.failures)
         let options = DecodeOptions(
-            geometry: OutputGeometry(size: .maxPixelSize(maxPixelSize), page: page),
+            geometry: OutputGeometry(size: .maxPixelSize(maxPixelSize), page: page, time: time),
             colorSpace: keepColorProfile ? .original : .sRGB)
         let baseEncodeOptions = EncodeOptions(quality: quality, speed: avifSpeed)
         let jobs = plan.jobs
@@ -88,20 +95,25 @@ struct ThumbCommand: ParsableCommand {
                 // A camera RAW is read by libraw itself, which needs its preview, not the whole file; a TIFF by
                 // libtiff, a strip or tile at a time
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
+                // A video by FFmpeg, which reads the parts of the file it needs (the frame comes back SDR whatever
+                // --hdr says)
+                if sourceFormat == .video || (sourceFormat == .raw && hdr != .apply) {
+                    let image =
+                        sourceFormat == .video
+                        ? try VideoDecoder().decode(fileAt: job.input, options: options)
+                        : try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
+                    let format = job.format(hasAlpha: false)
+                    try FileBytes.writeAtomically(
+                        ImageEncoder.encode(image.bitmap, as: format, options: baseEncodeOptions),
+                        to: job.output(format))
+                    progress.advance()
+                    return
+                }
                 if hdr == .apply {
                     let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
                     let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
                         bytes, options: options, displayHeadroom: headroom, encode: baseEncodeOptions)
                     try FileBytes.writeAtomically(encoded, to: job.output(.avif))
-                    progress.advance()
-                    return
-                }
-                if sourceFormat == .raw {
-                    let image = try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
-                    let format = job.format(hasAlpha: false)
-                    try FileBytes.writeAtomically(
-                        ImageEncoder.encode(image.bitmap, as: format, options: baseEncodeOptions),
-                        to: job.output(format))
                     progress.advance()
                     return
                 }

@@ -87,7 +87,7 @@ public enum ImageEncoder {
         case .ico: return try encodeICO(bitmap, options)
         case .gif: throw DarkroomImageError(.invalidArgument, "GIF encoding is not supported; use PNG or WebP")
         case .heic: throw DarkroomImageError(.invalidArgument, "HEIC encoding is not supported; use AVIF")
-        case .tiff, .raw, .svg, .bmp:
+        case .tiff, .raw, .svg, .bmp, .video:
             throw DarkroomImageError(
                 .invalidArgument, "\(format.rawValue) encoding is not supported; use JPEG, PNG, WebP, AVIF or JPEG XL")
         }

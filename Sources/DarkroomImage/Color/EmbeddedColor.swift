@@ -52,7 +52,7 @@ extension EmbeddedColor {
         case .jxl: JXLDecoder.readColor(bytes, limits: limits)
         case .tiff: TIFFDecoder.readColor(bytes, limits: limits)
         case .bmp: BMPDecoder.readColor(bytes, limits: limits)
-        case .gif, .raw, .svg, .ico: .none
+        case .gif, .raw, .svg, .ico, .video: .none
         }
     }
 

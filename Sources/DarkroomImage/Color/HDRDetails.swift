@@ -29,7 +29,7 @@ extension HDRDetails {
     /// The details of an image with CICP `primaries`/`transfer`, or nil when the transfer is SDR. `hasICC`: an ICC
     /// profile takes precedence over CICP; `level`: the content light level the file states (HEIF/AVIF `clli`, PNG
     /// `cLLi`), nits.
-    init?(primaries: Int, transfer: Int, hasICC: Bool, lightLevel level: (maxCLL: Int, maxFALL: Int)?) {
+    package init?(primaries: Int, transfer: Int, hasICC: Bool, lightLevel level: (maxCLL: Int, maxFALL: Int)?) {
         guard let hdr = HDRTransfer(cicp: transfer) else { return nil }
         self.init(
             transfer: hdr == .pq ? "pq" : "hlg", primaries: primaries, maxContentLightLevel: level?.maxCLL,

@@ -5,7 +5,7 @@
 /// on the reduced pixels only, as the ICC step runs on the output. The brightest reduced pixel is the roll-off's
 /// source peak: a still image is measured whole, as libplacebo's peak detection measures video frames. Memory: 8
 /// bytes a reduced pixel (checked against ``DecodeLimits/maxDecodedBytes``), and 16 more while tone-mapping.
-final class HDRReducedImage: HDRBlockReducer {
+package final class HDRReducedImage: HDRBlockReducer {
     let width: Int, height: Int
     /// The shrink denominator: each reduced pixel averages a `d × d` block of the source.
     let d: Int
@@ -202,6 +202,33 @@ final class HDRReducedImage: HDRBlockReducer {
             throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(signal.primaries) are not supported")
         }
         return .toneMapped(destination.finish(), shrinkDenominator: d, color: ColorReading(color: .cicp(signal)))
+    }
+
+    /// A `width × height` PQ or HLG picture that `fill` writes as straight RGBA16 signal (alpha 65,535; rows of
+    /// `width × 8` bytes), tone-mapped to opaque BGRA8 sRGB in memory `allocate` supplies, peak measured over the
+    /// picture: the tail of a decoder that scales the signal itself (a video frame scaled by libswscale).
+    /// - Throws: `.unsupportedFeature` for a transfer that is not PQ or HLG, or primaries the tone mapper does not
+    ///   convert; `.limitExceeded` past ``DecodeLimits/maxDecodedBytes``; what `fill` throws.
+    package static func toneMapped(
+        width: Int, height: Int, transfer: Int, primaries: Int, limits: DecodeLimits, allocate: BitmapAllocator,
+        fill: (_ pixels: UnsafeMutablePointer<UInt16>, _ bytesPerRow: Int) throws(DarkroomImageError) -> Void
+    ) throws(DarkroomImageError) -> Bitmap {
+        guard let signal = HDRTransfer(cicp: transfer) else {
+            throw DarkroomImageError(.unsupportedFeature, "transfer \(transfer) is not PQ or HLG")
+        }
+        let picture = try HDRReducedImage(
+            sourceWidth: width, sourceHeight: height, d: 1, limits: limits, what: "video frame")
+        try fill(picture.pixels.pointer, width * 8)
+        let whole = SourceRect(x: 0, y: 0, width: Double(width), height: Double(height))
+        let plan = DecodePlan(
+            outputWidth: width, outputHeight: height, sourceRect: whole, sourceWidth: width, sourceHeight: height)
+        let destination = try RowDestination(
+            plan: plan, sourceWidth: width, sourceHeight: height, format: .bgra8Premultiplied, isOpaque: true,
+            filter: .lanczos3, allocate: allocate)
+        guard try picture.toneMap(transfer: signal, primaries: primaries, rows: 0..<height, into: destination) else {
+            throw DarkroomImageError(.unsupportedFeature, "the HDR primaries \(primaries) are not supported")
+        }
+        return destination.finish()
     }
 
     // MARK: Tone mapping

@@ -19,6 +19,7 @@ public enum ImageProber {
     public static func format(of bytes: UnsafeRawBufferPointer) -> ImageFileFormat? {
         let reader = ByteReader(bytes)
         if let isobmff = isoBrandFormat(reader) { return isobmff }
+        if VideoSignature.matches(reader) { return .video }
         if let a = try? reader.u16be(0), a == 0xFFD8, let b = try? reader.u8(2), b == 0xFF { return .jpeg }
         if let a = try? reader.u16be(0), a == 0xFF0A { return .jxl }  // a bare JPEG XL codestream
         if JXLDecoder.hasContainerSignature(reader) { return .jxl }
@@ -119,6 +120,12 @@ public enum ImageProber {
         case .svg: return try SVGDecoder.probe(bytes, isComplete: isComplete, limits: limits)
         case .bmp: return try BMPDecoder.probe(reader)
         case .ico: return try ICODecoder.probe(reader)
+        case .video:
+            throw .failed(
+                DarkroomImageError(
+                    .unsupportedFormat,
+                    "the data is a video (\(VideoSignature.containerName(reader))): DarkroomVideo's VideoDecoder reads it"
+                ))
         case nil:
             if let needed = signaturePrefixLength(reader) { throw .needMoreData(atLeast: needed) }
             throw .failed(

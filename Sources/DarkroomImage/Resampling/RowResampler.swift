@@ -1,6 +1,6 @@
 /// A rectangle in source pixel coordinates (fractional).
-struct SourceRect: Sendable, Hashable {
-    var x: Double, y: Double, width: Double, height: Double
+package struct SourceRect: Sendable, Hashable {
+    package var x: Double, y: Double, width: Double, height: Double
 }
 
 /// Where resampled rows go: `height` rows of `width` pixels with `channels` bytes each, row y at base + y*bytesPerRow.

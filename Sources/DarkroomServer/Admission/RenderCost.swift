@@ -59,6 +59,9 @@ enum RenderCost {
             decoder = 0  // rendered at the output's size
         case .bmp, .ico:
             decoder = w * 4 + (probe.bitDepth <= 8 ? pixels : 0)
+        case .video:
+            // FFmpeg's decoded frame and the reference frames it keeps (a few, in 4:2:0 at up to 16 bits)
+            decoder = pixels * 3 / 2 * max(1, probe.bitDepth / 8) * 6
         }
         let output = outputPixels(probe: probe, parameters: parameters) * 4 * 2
         if probe.frameCount > 1 && !parameters.still {

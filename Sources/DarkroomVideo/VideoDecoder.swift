@@ -1,0 +1,68 @@
+import DarkroomImage
+
+/// Decodes a video to one still frame at display size: the poster frame (chosen as the good thumbnailers choose it)
+/// or the frame at ``OutputGeometry/time``, through FFmpeg's libraries.
+///
+/// The seam is DarkroomImage's: give one to ``ImageDecoder/customDecoders`` and every decode of in-memory bytes
+/// reads videos too (``ImageDecoder/init(customDecoders:)``); ``decode(fileAt:options:)`` reads a file without
+/// loading it. A value without state: share it across threads; each decode opens its own FFmpeg handle.
+///
+/// Cost: opening reads the container's header; the poster frame is one keyframe decoded (a few more when the first
+/// ones are black or blank, up to ``DecodeLimits/maxVideoFramesDecoded``), a frame at a time up to that many frames
+/// from the keyframe before it. The frame is scaled straight to the output size by libswscale (Lanczos), its colour
+/// converted with the stream's own matrix and range, PQ and HLG tone-mapped to SDR as HDR photos are. Memory: one
+/// decoded frame (FFmpeg's) and the output. Time: bounded by ``DecodeLimits/maxVideoDecodeSeconds``.
+public struct VideoDecoder: ImageDecoding {
+    /// Creates a decoder.
+    public init() {}
+
+    /// An ``ImageDecoder`` that reads videos as well as images: the built-in codecs with this one among its custom
+    /// decoders.
+    public static var imageDecoder: ImageDecoder { ImageDecoder(customDecoders: [VideoDecoder()]) }
+
+    /// Whether `probe` is a video's.
+    public func canDecode(_ probe: ImageProbe) -> Bool { probe.format == .video }
+
+    /// A video's header, or nil when `bytes` are not a video. Opens the container (see the type's costs).
+    /// - Throws: ``DarkroomImageError`` for a video FFmpeg cannot open, or one over the limits.
+    public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError)
+        -> ImageProbe?
+    {
+        guard ImageProber.format(of: bytes) == .video else { return nil }
+        return try VideoFile(bytes: bytes, limits: limits).probe
+    }
+
+    /// The header of the video file at `path`, reading only what the container's header needs.
+    /// - Throws: `.notFound`/`.io` when the file cannot be read, `.unsupportedFormat` when it is not a video, and
+    ///   what ``probe(_:limits:)`` throws.
+    public func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
+        try requireVideo(path, limits)
+        return try VideoFile(path: path, limits: limits).probe
+    }
+
+    /// Decodes the frame `options` ask for (see the type's summary) as an upright bitmap.
+    public func decode(_ bytes: UnsafeRawBufferPointer, probe: ImageProbe, options: DecodeOptions)
+        throws(DarkroomImageError) -> Bitmap
+    {
+        try FrameRenderer(video: VideoFile(bytes: bytes, limits: options.limits), options: options).render().bitmap
+    }
+
+    /// Decodes a frame of the video file at `path` without reading the file whole.
+    /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for an unreadable file, `.unsupportedFormat` for one that
+    ///   is not a video, `.unsupportedFeature` for a codec Darkroom does not decode, `.corrupt`/`.truncated` for a
+    ///   damaged one with no frame to show, `.limitExceeded` past ``DecodeLimits``.
+    public func decode(fileAt path: String, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        try requireVideo(path, options.limits)
+        return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
+    }
+
+    private func requireVideo(_ path: String, _ limits: DecodeLimits) throws(DarkroomImageError) {
+        let format = try ImageProber.format(ofFileAt: path, limits: limits)
+        guard format == .video else {
+            throw DarkroomImageError(
+                .unsupportedFormat, "\(path) is not a video (it is \(format?.rawValue ?? "no format Darkroom reads"))")
+        }
+    }
+}

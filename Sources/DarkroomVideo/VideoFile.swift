@@ -1,0 +1,186 @@
+import CDarkroomVideo
+import DarkroomImage
+import Foundation
+
+/// One open video: FFmpeg's handle over in-memory bytes or a file Darkroom opened itself, with the budgets of
+/// ``DecodeLimits`` set on it. FFmpeg reads only these bytes (see the C shim's contract).
+///
+/// Not thread-safe: a decode opens one, uses it on its own thread and drops it (the handle is freed in `deinit`).
+/// Opening reads the container's header (for an MP4 its sample tables, whose size grows with the clip's length);
+/// no frame is decoded until asked.
+final class VideoFile {
+    private let handle: OpaquePointer
+    /// What the header says.
+    let info: dr_video_info
+    /// The file this opened, closed with the handle; -1 for bytes.
+    private let descriptor: Int32
+    private let limits: DecodeLimits
+
+    /// Opens `bytes`, which must outlive this object.
+    init(bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            throw DarkroomImageError(.empty, "the video data is empty")
+        }
+        guard bytes.count <= limits.maxInputBytes else {
+            throw DarkroomImageError(
+                .limitExceeded, "the input is \(bytes.count) bytes, over the limit of \(limits.maxInputBytes)")
+        }
+        var budget = Self.budget(limits)
+        var opened: OpaquePointer?
+        var info = dr_video_info()
+        let message = Self.message { msg, len in
+            dr_video_open_memory(
+                base.assumingMemoryBound(to: UInt8.self), bytes.count, &budget, &opened, &info, msg, len)
+        }
+        guard let handle = opened else { throw Self.error(message.status, message.text, "open the video") }
+        self.handle = handle
+        self.info = info
+        self.descriptor = -1
+        self.limits = limits
+        try checkSize()
+    }
+
+    /// Opens the file at `path` (read with `pread` as FFmpeg asks; never read whole). A video file may be larger
+    /// than ``DecodeLimits/maxInputBytes``: only what the decode needs is read.
+    init(path: String, limits: DecodeLimits) throws(DarkroomImageError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw DarkroomImageError(
+                code == ENOENT ? .notFound : .io, "cannot open \(path): \(String(cString: strerror(code)))")
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_size > 0 else {
+            close(fd)
+            throw DarkroomImageError(.empty, "\(path) is empty or unreadable")
+        }
+        var budget = Self.budget(limits)
+        var opened: OpaquePointer?
+        var info = dr_video_info()
+        let message = Self.message { msg, len in
+            dr_video_open_file(fd, Int64(status.st_size), &budget, &opened, &info, msg, len)
+        }
+        guard let handle = opened else {
+            close(fd)
+            throw Self.error(message.status, message.text, "open the video")
+        }
+        self.handle = handle
+        self.info = info
+        self.descriptor = fd
+        self.limits = limits
+        try checkSize()
+    }
+
+    deinit {
+        dr_video_close(handle)
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    private func checkSize() throws(DarkroomImageError) {
+        let longest = max(Int(info.coded_width), Int(info.coded_height))
+        guard longest <= limits.maxDimension else {
+            throw DarkroomImageError(
+                .limitExceeded,
+                "the video's frames are \(longest) pixels long, over maxDimension (\(limits.maxDimension))")
+        }
+    }
+
+    /// The C shim's budgets for `limits`: the deadline starts now.
+    private static func budget(_ limits: DecodeLimits) -> dr_video_limits {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let deadline =
+            Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+            + Int64(max(0, limits.maxVideoDecodeSeconds) * 1e9)
+        return dr_video_limits(
+            deadline_ns: deadline, max_packets: Int64(max(1, limits.maxVideoPacketsPerFrame)),
+            max_pixels: Int64(limits.maxSourcePixels), threads: 1)
+    }
+
+    // MARK: Decoding
+
+    /// Opens the decoder, asking it for 1/2^`lowres` of the coded size where it can decode smaller.
+    func openDecoder(lowres: Int) throws(DarkroomImageError) {
+        try run("open the decoder") { msg, len in dr_video_open_decoder(handle, Int32(lowres), msg, len) }
+    }
+
+    /// Seeks to the keyframe at or before `seconds`.
+    func seek(to seconds: Double) throws(DarkroomImageError) {
+        try run("seek") { msg, len in dr_video_seek(handle, seconds, msg, len) }
+    }
+
+    /// Decodes the next frame; its presentation time in seconds (nil when it has none), or `.end` at the end.
+    func nextFrame(keyframesOnly: Bool) throws(DarkroomImageError) -> FrameStep {
+        var seconds = 0.0
+        let result = Self.message { msg, len in dr_video_decode_frame(handle, keyframesOnly ? 1 : 0, &seconds, msg, len)
+        }
+        switch result.status {
+        case Int32(DR_VIDEO_OK.rawValue): return .frame(seconds >= 0 ? seconds : nil)
+        case Int32(DR_VIDEO_ERR_END.rawValue): return .end
+        default: throw Self.error(result.status, result.text, "decode a frame")
+        }
+    }
+
+    enum FrameStep: Equatable {
+        case frame(Double?)
+        case end
+    }
+
+    /// The current frame's decoded size.
+    var frameSize: (width: Int, height: Int) {
+        var w: Int32 = 0
+        var h: Int32 = 0
+        _ = dr_video_frame(handle, &w, &h, nil)
+        return (Int(w), Int(h))
+    }
+
+    /// Scales `region` of the current frame (its decoded pixels) into `bitmap`'s memory: `pixels` one of the C
+    /// shim's layouts, whose bytes per pixel `bitmap` must match.
+    func scale(
+        region: (x: Int, y: Int, width: Int, height: Int), into base: UnsafeMutableRawPointer, bytesPerRow: Int,
+        width: Int, height: Int, pixels: dr_video_pixels, filter: dr_video_filter
+    ) throws(DarkroomImageError) {
+        try run("scale the frame") { msg, len in
+            dr_video_scale(
+                handle, Int32(region.x), Int32(region.y), Int32(region.width), Int32(region.height),
+                base.assumingMemoryBound(to: UInt8.self), bytesPerRow, Int32(width), Int32(height),
+                Int32(pixels.rawValue), Int32(filter.rawValue), msg, len)
+        }
+    }
+
+    // MARK: Status codes
+
+    private func run(_ what: String, _ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(DarkroomImageError) {
+        let result = Self.message(body)
+        guard result.status == Int32(DR_VIDEO_OK.rawValue) else { throw Self.error(result.status, result.text, what) }
+    }
+
+    private static func message(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> (status: Int32, text: String) {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { buffer in
+            buffer.initialize(repeating: 0)
+            let status = body(buffer.baseAddress!, 256)
+            return (status, String(cString: buffer.baseAddress!))
+        }
+    }
+
+    private static func error(_ status: Int32, _ text: String, _ what: String) -> DarkroomImageError {
+        let codec = text.isEmpty ? nil : text
+        switch UInt32(bitPattern: status) {
+        case DR_VIDEO_ERR_UNSUPPORTED.rawValue:
+            return DarkroomImageError(.unsupportedFeature, "FFmpeg could not \(what): \(text)", codecMessage: codec)
+        case DR_VIDEO_ERR_TRUNCATED.rawValue:
+            return DarkroomImageError(.truncated, "the video ends early: could not \(what)", codecMessage: codec)
+        case DR_VIDEO_ERR_NO_MEMORY.rawValue:
+            return DarkroomImageError(.outOfMemory, "out of memory trying to \(what)", codecMessage: codec)
+        case DR_VIDEO_ERR_LIMIT.rawValue:
+            return DarkroomImageError(
+                .limitExceeded, "could not \(what) within the video limits: \(text)", codecMessage: codec)
+        case DR_VIDEO_ERR_IO.rawValue:
+            return DarkroomImageError(.io, "reading the video failed trying to \(what)", codecMessage: codec)
+        case DR_VIDEO_ERR_ARGUMENT.rawValue:
+            return DarkroomImageError(.invalidArgument, "a bad argument trying to \(what)", codecMessage: codec)
+        default:
+            return DarkroomImageError(.corrupt, "the video is damaged: could not \(what)", codecMessage: codec)
+        }
+    }
+}
