@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build=${1:?usage: scripts/docs.sh BUILD_DIR}
-modules=(DarkroomImage DarkroomCache DarkroomTables Darkroom DarkroomServer)
+modules=(DarkroomImage DarkroomCache DarkroomTables DarkroomVideo Darkroom DarkroomServer)
 out=.build-docs
 rm -rf "$out"
 mkdir -p "$out"

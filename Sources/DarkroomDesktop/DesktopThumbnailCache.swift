@@ -134,6 +134,12 @@ public struct DesktopThumbnailCache: Sendable {
     /// files a few percent larger (docs/PERFORMANCE.md, "Desktop thumbnails").
     static let compressionLevel = 3
 
+    /// The MIME type the specification's `Thumb::Mimetype` names for an image with this header: a video's
+    /// container's own (`video/quicktime`, `video/webm`…), else the format's.
+    public static func mimeType(of probe: ImageProbe) -> String {
+        probe.video?.mimeType ?? mimeType(of: probe.format)
+    }
+
     /// The MIME type the specification's `Thumb::Mimetype` names for a format.
     public static func mimeType(of format: ImageFileFormat) -> String {
         switch format {

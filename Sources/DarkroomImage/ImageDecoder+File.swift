@@ -11,7 +11,8 @@ extension ImageDecoder {
     ///
     /// A camera RAW (recognised by its first 64 KiB) is opened by libraw, which reads its structures and then only
     /// the preview — a small part of the file — or, without a large enough preview, the sensor data; a TIFF is read
-    /// by libtiff, a strip or tile at a time as it decodes: neither is held whole. Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
+    /// by libtiff, a strip or tile at a time as it decodes: neither is held whole. A video goes to the first custom
+    /// decoder that reads it from its file (DarkroomVideo's `VideoDecoder`, reading only the parts it needs). Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
     /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. Thread-safe.
     /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for the file, `.limitExceeded` past
     ///   ``DecodeLimits/maxInputBytes``, and everything the bytes overload throws.
@@ -26,12 +27,14 @@ extension ImageDecoder {
     package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)
         throws(DarkroomImageError) -> DecodedImage
     {
-        if customDecoders.isEmpty {
-            switch try ImageProber.format(ofFileAt: path, limits: options.limits) {
-            case .raw: return try decodeCameraRAW(fileAt: path, options: options)
-            case .tiff: return try decodeTIFF(fileAt: path, options: options)
-            default: break
+        switch try ImageProber.format(ofFileAt: path, limits: options.limits) {
+        case .raw where customDecoders.isEmpty: return try decodeCameraRAW(fileAt: path, options: options)
+        case .tiff where customDecoders.isEmpty: return try decodeTIFF(fileAt: path, options: options)
+        case .video:
+            for custom in customDecoders {
+                if let image = try custom.decode(fileAt: path, format: .video, options: options) { return image }
             }
+        default: break
         }
         if let buffer {
             return try decode(buffer.read(path, limit: options.limits.maxInputBytes), options: options)

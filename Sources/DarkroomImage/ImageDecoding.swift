@@ -12,11 +12,23 @@ public protocol ImageDecoding: Sendable {
     /// Reads the header of data the built-in prober recognizes but does not read (``ImageFileFormat/video``), or
     /// returns nil when this decoder does not read it either. The default returns nil.
     func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe?
+    /// Decodes the file at `path`, whose first bytes name `format` (one the built-in prober recognizes but does not
+    /// read: ``ImageFileFormat/video``), reading only what it needs; or returns nil to have the file read whole and
+    /// passed to ``decode(_:probe:options:)``. The default returns nil.
+    func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage?
 }
 
 extension ImageDecoding {
     /// Reads nothing: a decoder of formats the built-in prober reads needs no probe of its own.
     public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe? {
+        nil
+    }
+
+    /// Reads nothing itself: the file is read whole and decoded from its bytes.
+    public func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
+    {
         nil
     }
 }

@@ -58,6 +58,15 @@ public struct VideoDecoder: ImageDecoding {
         return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
     }
 
+    /// Decodes a video file for ``ImageDecoder/decode(fileAt:options:)`` (see ``decode(fileAt:options:)``); nil for
+    /// other formats.
+    public func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
+    {
+        guard format == .video else { return nil }
+        return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
+    }
+
     private func requireVideo(_ path: String, _ limits: DecodeLimits) throws(DarkroomImageError) {
         let format = try ImageProber.format(ofFileAt: path, limits: limits)
         guard format == .video else {

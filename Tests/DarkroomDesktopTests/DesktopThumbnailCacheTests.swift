@@ -13,15 +13,7 @@ import Testing
 struct DesktopThumbnailCacheTests {
     /// GLib's answers for `file` with the cache under `cacheHome`: its URI, and the thumbnail path and validity.
     static func gio(_ file: String, cacheHome: String) throws -> [String: String] {
-        let output = try ReferenceTool.run(
-            "env", ["XDG_CACHE_HOME=" + cacheHome, "gio", "info", "-a", "thumbnail::*,standard::name", file])
-        var fields: [String: String] = [:]
-        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard let colon = trimmed.range(of: ": ") else { continue }
-            fields[String(trimmed[..<colon.lowerBound])] = String(trimmed[colon.upperBound...])
-        }
-        return fields
+        try GIOInfo.attributes(file, cacheHome: cacheHome)
     }
 
     @Test("file URIs are escaped exactly as GLib escapes them")

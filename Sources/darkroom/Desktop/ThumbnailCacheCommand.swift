@@ -2,6 +2,7 @@ import ArgumentParser
 import DarkroomDesktop
 import DarkroomImage
 import DarkroomSupport
+import DarkroomVideo
 import Foundation
 
 /// `darkroom thumbnail-cache fill PATH...`: the desktop's shared thumbnail cache, filled in bulk.
@@ -80,10 +81,9 @@ struct ThumbnailCacheCommand: ParsableCommand {
                 case .failed: return "known_failure"
                 case .stale, .missing: break
                 }
-                let image = try ImageDecoder().decode(fileAt: file, options: options, reading: buffer)
+                let image = try VideoDecoder.imageDecoder.decode(fileAt: file, options: options, reading: buffer)
                 try cache.store(
-                    image.bitmap, for: file, size: size,
-                    mimeType: DesktopThumbnailCache.mimeType(of: image.probe.format))
+                    image.bitmap, for: file, size: size, mimeType: DesktopThumbnailCache.mimeType(of: image.probe))
                 return "rendered"
             } catch {
                 try? cache.storeFailure(for: file)
@@ -117,7 +117,8 @@ struct ThumbnailerCommand: ParsableCommand {
             path = url.path
         }
         do {
-            let image = try ImageDecoder().decode(fileAt: path, options: DecodeOptions(size: .maxPixelSize(s)))
+            let image = try VideoDecoder.imageDecoder.decode(
+                fileAt: path, options: DecodeOptions(size: .maxPixelSize(s)))
             try FileBytes.writeAtomically(ImageEncoder.encode(image.bitmap, as: .png), to: output)
         } catch {
             FileHandle.standardError.write(Data("\(path): error: \(error)\n".utf8))

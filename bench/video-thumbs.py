@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Poster-frame thumbnails of videos: `darkroom thumb` against `ffmpegthumbnailer -s 256` and
+`totem-video-thumbnailer -s 256` (Debian's, run once per file as file managers run them), on the same files,
+alternating for --rounds rounds in one run.
+
+    bench/video-thumbs.py [--darkroom PATH] [--rounds 3] [--count 6]
+
+The inputs are made once into .build-bench/video/ with the ffmpeg command: 8-second pans across two 12 MP photos
+(../shared/photos/jpeg-12mp; a pan so every frame differs, as a camera's do) at 30 fps, a keyframe every 2 s as
+phones write them, in four kinds: 1080p and 4K (3840 × 2160) H.264 (MP4) and HEVC (MOV, hvc1), plus a 1080p clip that
+starts with 3 s of black. Each tool thumbnails --count files of a kind (hard links, cycled) to 256 px JPEGs: darkroom
+in one process with one worker (`--jobs 1`), the others one process per file. Reported per kind: the CPU seconds
+(user + system, every thread: the work, however it was scheduled) and the peak RSS of the largest process, the
+median over the rounds; Darkroom's throughput per core against each peer (their CPU seconds over Darkroom's); and
+whether each tool's thumbnail is black or blank (luma spread under 5 of 255, or a mean under 16 with a spread under
+10) for every clip: the black-start clip is the test. With this machine's yardstick, a 12 MP JPEG → 256 px
+(`darkroom bench decode`, jpeg_thumb_ms). Prints one JSON object.
+"""
+import glob, json, os, shutil, statistics, subprocess, tempfile
+
+from benchlib import ROOT, linked, thumbnail_arguments, timed, yardstick
+
+KINDS = {
+    "h264-1080p": (1920, 1080, ["-c:v", "libx264", "-preset", "veryfast", "-crf", "20"], "mp4"),
+    "h264-4k": (3840, 2160, ["-c:v", "libx264", "-preset", "ultrafast", "-crf", "20"], "mp4"),
+    "hevc-1080p": (1920, 1080, ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error",
+                                "-crf", "22", "-tag:v", "hvc1"], "mov"),
+    "hevc-4k": (3840, 2160, ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error",
+                             "-crf", "22", "-tag:v", "hvc1"], "mov"),
+    "black-start-1080p": (1920, 1080, ["-c:v", "libx264", "-preset", "veryfast", "-crf", "20"], "mp4"),
+}
+SECONDS, RATE, GOP = 8, 30, 60
+
+
+def make_inputs(photos, samples):
+    os.makedirs(samples, exist_ok=True)
+    made = {}
+    for kind, (w, h, codec, ext) in KINDS.items():
+        made[kind] = []
+        for i, photo in enumerate(photos):
+            out = os.path.join(samples, f"{kind}-{i}.{ext}")
+            made[kind].append(out)
+            if os.path.exists(out):
+                continue
+            pan = (f"scale={w * 5 // 4}:-2,crop={w}:{h}:x='t*{w // 4}/{SECONDS}':y=(ih-{h})/2,fps={RATE},"
+                   "format=yuv420p")
+            base = ["ffmpeg", "-v", "error", "-nostdin", "-y"]
+            if kind.startswith("black-start"):
+                subprocess.run(base + ["-f", "lavfi", "-i", f"color=black:size={w}x{h}:rate={RATE}:duration=3",
+                                       "-loop", "1", "-framerate", str(RATE), "-t", str(SECONDS - 3), "-i", photo,
+                                       "-filter_complex", f"[1:v]{pan}[p];[0:v]format=yuv420p[b];[b][p]concat=n=2:v=1[v]",
+                                       "-map", "[v]", *codec, "-g", str(GOP), out + ".part." + ext], check=True)
+            else:
+                subprocess.run(base + ["-loop", "1", "-framerate", str(RATE), "-t", str(SECONDS), "-i", photo,
+                                       "-vf", pan, *codec, "-g", str(GOP), out + ".part." + ext], check=True)
+            os.replace(out + ".part." + ext, out)
+    return made
+
+
+def blank(path):
+    from PIL import Image, ImageStat
+    stat = ImageStat.Stat(Image.open(path).convert("L"))
+    mean, spread = stat.mean[0], stat.stddev[0]
+    return spread < 5 or (mean < 16 and spread < 10)
+
+
+def main():
+    args = thumbnail_arguments(rounds=3, count=6)
+    subprocess.run([os.path.join(ROOT, "scripts", "install-deps.sh"), "ffmpeg", "ffmpegthumbnailer", "totem",
+                    "gstreamer1.0-libav"], check=True)
+    photos = sorted(glob.glob(os.path.join(args.photos, "*.jpg")))[:2]
+    made = make_inputs(photos, os.path.join(ROOT, ".build-bench", "video"))
+    result = {"rounds": args.rounds, "count": args.count, "yardstick_jpeg_thumb_ms": yardstick(args.darkroom),
+              "kinds": {}}
+    tools = ["darkroom", "ffmpegthumbnailer", "totem"]
+    for kind, inputs in made.items():
+        work = tempfile.mkdtemp(prefix="video-bench-")
+        files = linked(inputs, args.count, work, os.path.splitext(inputs[0])[1][1:])
+        cpu, rss, black = {t: [] for t in tools}, {t: [] for t in tools}, {t: 0 for t in tools}
+        for _ in range(args.rounds):
+            for tool in tools:
+                out = tempfile.mkdtemp(dir=work)
+                if tool == "darkroom":
+                    cmd = [args.darkroom, "thumb", *files, "--max-pixel-size", "256", "--out", out, "--jobs", "1"]
+                    _, mib, seconds = timed(cmd, cpu=True)
+                else:
+                    each = ("ffmpegthumbnailer -i {f} -o {o}.jpg -s 256" if tool == "ffmpegthumbnailer"
+                            else "totem-video-thumbnailer -s 256 {f} {o}.png")
+                    line = "; ".join(each.format(f=f, o=os.path.join(out, os.path.basename(f))) for f in files)
+                    _, mib, seconds = timed("set -e; " + line, shell=True, cpu=True)
+                cpu[tool].append(seconds)
+                rss[tool].append(mib)
+                black[tool] = sum(blank(p) for p in glob.glob(os.path.join(out, "*")))
+                shutil.rmtree(out)
+        med = {t: statistics.median(v) for t, v in cpu.items()}
+        result["kinds"][kind] = {
+            "cpu_s": cpu, "median_cpu_s": med, "peak_rss_mib": {t: max(v) for t, v in rss.items()},
+            "throughput_per_core_vs_ffmpegthumbnailer": round(med["ffmpegthumbnailer"] / med["darkroom"], 2),
+            "throughput_per_core_vs_totem": round(med["totem"] / med["darkroom"], 2),
+            "blank_thumbnails": black, "files": len(files),
+        }
+        shutil.rmtree(work)
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
