@@ -43,14 +43,17 @@ def yardstick(darkroom):
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def thumbnail_arguments(rounds=5, count=8):
-    """The options every thumbnail benchmark takes: --darkroom, --photos (12 MP JPEGs), --rounds, --count."""
+def thumbnail_arguments(rounds=5, count=8, extra=()):
+    """The options every thumbnail benchmark takes: --darkroom, --photos (12 MP JPEGs), --rounds, --count; and the
+    integer options a benchmark adds, as (flag, default) pairs in `extra`."""
     import argparse
     parser = argparse.ArgumentParser()
     parser.add_argument("--darkroom", default=os.path.join(ROOT, ".build", "release", "darkroom"))
     parser.add_argument("--photos", default=os.path.join(ROOT, "..", "shared", "photos", "jpeg-12mp"))
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--count", type=int, default=count)
+    for flag, default in extra:
+        parser.add_argument(flag, type=int, default=default)
     return parser.parse_args()
 
 

@@ -3,7 +3,7 @@
 `totem-video-thumbnailer -s 256` (Debian's, run once per file as file managers run them), on the same files,
 alternating for --rounds rounds in one run.
 
-    bench/video-thumbs.py [--darkroom PATH] [--rounds 3] [--count 6]
+    bench/video-thumbs.py [--darkroom PATH] [--rounds 3] [--count 6] [--desktop 200]
 
 The inputs are made once into .build-bench/video/ with the ffmpeg command: 8-second pans across two 12 MP photos
 (../shared/photos/jpeg-12mp; a pan so every frame differs, as a camera's do) at 30 fps, a keyframe every 2 s as
@@ -13,8 +13,11 @@ in one process with one worker (`--jobs 1`), the others one process per file. Re
 (user + system, every thread: the work, however it was scheduled) and the peak RSS of the largest process, the
 median over the rounds; Darkroom's throughput per core against each peer (their CPU seconds over Darkroom's); and
 whether each tool's thumbnail is black or blank (luma spread under 5 of 255, or a mean under 16 with a spread under
-10) for every clip: the black-start clip is the test. With this machine's yardstick, a 12 MP JPEG → 256 px
-(`darkroom bench decode`, jpeg_thumb_ms). Prints one JSON object.
+10) for every clip: the black-start clip is the test. Then the desktop's thumbnail cache: `darkroom thumbnail-cache
+fill` of a folder of --desktop videos (links to the clips of every kind, cycled; one process, `--jobs 2`) against
+ffmpegthumbnailer run once per file (as a file manager runs it, one at a time), wall seconds, and GLib's verdict on
+every entry Darkroom wrote (`gio info -a thumbnail::is-valid`). With this machine's yardstick, a 12 MP JPEG → 256
+px (`darkroom bench decode`, jpeg_thumb_ms). Prints one JSON object.
 """
 import glob, json, os, shutil, statistics, subprocess, tempfile
 
@@ -65,7 +68,7 @@ def blank(path):
 
 
 def main():
-    args = thumbnail_arguments(rounds=3, count=6)
+    args = thumbnail_arguments(rounds=3, count=6, extra=[("--desktop", 200)])
     subprocess.run([os.path.join(ROOT, "scripts", "install-deps.sh"), "ffmpeg", "ffmpegthumbnailer", "totem",
                     "gstreamer1.0-libav"], check=True)
     photos = sorted(glob.glob(os.path.join(args.photos, "*.jpg")))[:2]
@@ -100,7 +103,35 @@ def main():
             "blank_thumbnails": black, "files": len(files),
         }
         shutil.rmtree(work)
+    result["desktop"] = desktop(args.darkroom, [f for files in made.values() for f in files], args.desktop)
     print(json.dumps(result, indent=1))
+
+
+def desktop(darkroom, inputs, count):
+    """`thumbnail-cache fill` of `count` linked videos against ffmpegthumbnailer once per file, and GLib's check."""
+    work = tempfile.mkdtemp(prefix="video-desktop-")
+    folder = os.path.join(work, "videos")
+    os.makedirs(folder)
+    files = []
+    for i in range(count):
+        source = inputs[i % len(inputs)]
+        files.append(os.path.join(folder, f"{i:04d}-{os.path.basename(source)}"))
+        os.link(source, files[-1])
+    cache = os.path.join(work, "cache", "thumbnails")
+    fill, fill_mib = timed([darkroom, "thumbnail-cache", "fill", folder, "--cache-dir", cache, "--jobs", "2", "--json"])
+    out = os.path.join(work, "ffmpegthumbnailer")
+    os.makedirs(out)
+    line = "; ".join(f"ffmpegthumbnailer -i {f} -o {out}/{i}.png -s 256" for i, f in enumerate(files))
+    peer, peer_mib = timed("set -e; " + line, shell=True)
+    valid = 0
+    for f in files:
+        info = subprocess.run(["gio", "info", "-a", "thumbnail::is-valid", f], capture_output=True, text=True,
+                              env=dict(os.environ, XDG_CACHE_HOME=os.path.dirname(cache))).stdout
+        valid += "thumbnail::is-valid: TRUE" in info
+    shutil.rmtree(work)
+    return {"videos": count, "darkroom_fill_s": fill, "darkroom_peak_rss_mib": fill_mib,
+            "ffmpegthumbnailer_s": peer, "ffmpegthumbnailer_peak_rss_mib": peer_mib,
+            "fill_vs_ffmpegthumbnailer": round(peer / fill, 2), "glib_valid": f"{valid} of {count}"}
 
 
 if __name__ == "__main__":

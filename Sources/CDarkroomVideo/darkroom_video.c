@@ -36,6 +36,7 @@ struct dr_video {
     int has_frame;
     int stream;            // the video stream's index
     int draining;          // the demuxer is at its end and the decoder is being flushed
+    int key_drained;       // the decoder was drained after one keyframe's packet: flushed before the next packet
     struct SwsContext *scaler;
     dr_video_limits limits;
 };
@@ -402,6 +403,7 @@ int dr_video_seek(dr_video *v, double seconds, char *msg, size_t msg_len) {
     }
     avcodec_flush_buffers(v->codec);
     v->draining = 0;
+    v->key_drained = 0;
     return DR_VIDEO_OK;
 }
 
@@ -430,6 +432,12 @@ int dr_video_decode_frame(dr_video *v, int keyframes_only, double *seconds, char
             }
             v->has_frame = 1;
             return DR_VIDEO_OK;
+        }
+        if (err == AVERROR_EOF && v->key_drained && !v->draining) {
+            // The keyframe gave no frame of its own (a hidden one): read on to the next keyframe
+            avcodec_flush_buffers(v->codec);
+            v->key_drained = 0;
+            err = AVERROR(EAGAIN);
         }
         if (err == AVERROR_EOF) {
             set_message(msg, msg_len, "the video has no more frames", 0);
@@ -460,12 +468,24 @@ int dr_video_decode_frame(dr_video *v, int keyframes_only, double *seconds, char
                 avcodec_send_packet(v->codec, NULL);
                 break;
             }
-            if (v->packet->stream_index != v->stream) {
+            // Only keyframes wanted: the others are not even parsed
+            if (v->packet->stream_index != v->stream ||
+                (keyframes_only && !(v->packet->flags & AV_PKT_FLAG_KEY))) {
                 av_packet_unref(v->packet);
                 continue;
             }
+            if (v->key_drained) {
+                avcodec_flush_buffers(v->codec);
+                v->key_drained = 0;
+            }
             err = avcodec_send_packet(v->codec, v->packet);
             av_packet_unref(v->packet);
+            if (keyframes_only && err >= 0) {
+                // A keyframe decodes alone: draining makes the decoder give it now instead of after its reordering
+                // delay (which, every other frame skipped, would be the next keyframe, seconds of packets later)
+                avcodec_send_packet(v->codec, NULL);
+                v->key_drained = 1;
+            }
             // A packet the decoder refuses as invalid is skipped, as players do; the next may decode
             if (err < 0 && err != AVERROR(EAGAIN) && err != AVERROR_INVALIDDATA) {
                 set_message(msg, msg_len, "the decoder refused a packet", err);
