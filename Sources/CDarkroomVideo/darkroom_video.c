@@ -282,8 +282,9 @@ static int open_common(dr_video *v, const dr_video_limits *limits, dr_video **ou
         v->format = NULL;
         av_freep(&io->buffer);
         avio_context_free(&io);
-        status = err == AVERROR_INVALIDDATA ? DR_VIDEO_ERR_UNSUPPORTED : status_of(v, err);
-        set_message(msg, msg_len, "FFmpeg could not open the container", err);
+        // The magic bytes named a container Darkroom reads: a demuxer that cannot read it found it damaged or cut
+        status = err == AVERROR_INVALIDDATA ? DR_VIDEO_ERR_CORRUPT : status_of(v, err);
+        set_message(msg, msg_len, "the container's header could not be read", err);
         av_free(v);
         return status;
     }

@@ -167,14 +167,14 @@ final class VideoFile {
         let codec = text.isEmpty ? nil : text
         switch UInt32(bitPattern: status) {
         case DR_VIDEO_ERR_UNSUPPORTED.rawValue:
-            return DarkroomImageError(.unsupportedFeature, "FFmpeg could not \(what): \(text)", codecMessage: codec)
+            return DarkroomImageError(.unsupportedFeature, text.isEmpty ? "cannot \(what)" : text)
         case DR_VIDEO_ERR_TRUNCATED.rawValue:
             return DarkroomImageError(.truncated, "the video ends early: could not \(what)", codecMessage: codec)
         case DR_VIDEO_ERR_NO_MEMORY.rawValue:
             return DarkroomImageError(.outOfMemory, "out of memory trying to \(what)", codecMessage: codec)
         case DR_VIDEO_ERR_LIMIT.rawValue:
             return DarkroomImageError(
-                .limitExceeded, "could not \(what) within the video limits: \(text)", codecMessage: codec)
+                .limitExceeded, text.isEmpty ? "a video limit stopped the attempt to \(what)" : text)
         case DR_VIDEO_ERR_IO.rawValue:
             return DarkroomImageError(.io, "reading the video failed trying to \(what)", codecMessage: codec)
         case DR_VIDEO_ERR_ARGUMENT.rawValue:

@@ -100,6 +100,29 @@ import Testing
         }
     }
 
+    @Test func aCodecOffTheListOrNoVideoAtAllSaysSo() throws {
+        // Given a Matroska file of Theora video, an AVI of FFV1 and a Matroska file with audio only
+        let directory = try TemporaryDirectory.make("video-codecs")
+        defer { TemporaryDirectory.remove(directory) }
+        let make: [(String, [String])] = [
+            ("theora.mkv", ["-f", "lavfi", "-i", "testsrc2=size=160x120:duration=1", "-c:v", "libtheora"]),
+            ("ffv1.avi", ["-f", "lavfi", "-i", "testsrc2=size=160x120:duration=1", "-c:v", "ffv1"]),
+            ("audio.mkv", ["-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libvorbis"]),
+        ]
+        for (name, arguments) in make {
+            _ = try ReferenceTool.run(
+                "ffmpeg", ["-v", "error", "-nostdin", "-y"] + arguments + [directory + "/" + name])
+            // When each is decoded
+            let error = #expect(throws: DarkroomImageError.self) {
+                try VideoDecoder().decode(fileAt: directory + "/" + name)
+            }
+            // Then the error is typed and names the codec, or the missing video
+            #expect(error?.code == .unsupportedFeature, "\(name): \(String(describing: error))")
+            let why = name == "audio.mkv" ? "no video stream" : String(name.prefix { $0 != "." })
+            #expect(error?.message.contains(why) == true, "\(name): \(String(describing: error))")
+        }
+    }
+
     @Test func everyLimitIsAConfigurationValue() throws {
         let path = try Self.sample("pan-h264.mp4")
         // Given limits below what the 1080p clip needs
