@@ -1,7 +1,7 @@
 import CDarkroomVideo
 import DarkroomImage
 
-/// One video decode: chooses the frame (the poster frame, or the one at ``OutputGeometry/time``), scales the part
+/// One video decode: chooses the frame (the poster frame, or the one at `OutputGeometry/time`), scales the part
 /// of it the plan shows straight to the output size, and returns it upright in the asked format.
 struct FrameRenderer {
     let video: VideoFile
@@ -52,7 +52,7 @@ struct FrameRenderer {
 
     /// The frame at `seconds`: the first whose presentation time is at or after it (the frame `ffmpeg -ss` gives),
     /// decoded from the keyframe before it; the last frame when `seconds` is past the end, and the last good one
-    /// when the stream breaks or ``DecodeLimits/maxVideoFramesDecoded`` runs out on the way.
+    /// when the stream breaks or `DecodeLimits/maxVideoFramesDecoded` runs out on the way.
     func frame(at seconds: Double, _ format: PixelFormat) throws(DarkroomImageError) -> Bitmap {
         guard seconds.isFinite, seconds >= 0 else {
             throw DarkroomImageError(.invalidArgument, "a video time must be a number of seconds ≥ 0, got \(seconds)")
@@ -81,7 +81,7 @@ struct FrameRenderer {
     /// The poster frame, as ffmpegthumbnailer and totem choose it: the keyframe at or before a tenth of the duration,
     /// else the keyframes at later points (a quarter, …) while the frames found are black or blank (one colour), the
     /// frame with the most detail when all of them are. Never decodes the whole file: a keyframe per try, at most
-    /// ``DecodeLimits/maxVideoFramesDecoded`` of them.
+    /// `DecodeLimits/maxVideoFramesDecoded` of them.
     func posterFrame(_ format: PixelFormat) throws(DarkroomImageError) -> Bitmap {
         let fractions = [0.1, 0.25, 0.4, 0.55, 0.7, 0.85]
         let tries = min(fractions.count, options.limits.maxVideoFramesDecoded)

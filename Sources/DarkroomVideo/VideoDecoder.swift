@@ -1,22 +1,22 @@
 import DarkroomImage
 
 /// Decodes a video to one still frame at display size: the poster frame (chosen as the good thumbnailers choose it)
-/// or the frame at ``OutputGeometry/time``, through FFmpeg's libraries.
+/// or the frame at `OutputGeometry/time`, through FFmpeg's libraries.
 ///
-/// The seam is DarkroomImage's: give one to ``ImageDecoder/customDecoders`` and every decode of in-memory bytes
-/// reads videos too (``ImageDecoder/init(customDecoders:)``); ``decode(fileAt:options:)`` reads a file without
+/// The seam is DarkroomImage's: give one to `ImageDecoder/customDecoders` and every decode of in-memory bytes
+/// reads videos too (`ImageDecoder/init(customDecoders:)`); `decode(fileAt:options:)` reads a file without
 /// loading it. A value without state: share it across threads; each decode opens its own FFmpeg handle.
 ///
 /// Cost: opening reads the container's header; the poster frame is one keyframe decoded (a few more when the first
-/// ones are black or blank, up to ``DecodeLimits/maxVideoFramesDecoded``), a frame at a time up to that many frames
+/// ones are black or blank, up to `DecodeLimits/maxVideoFramesDecoded`), a frame at a time up to that many frames
 /// from the keyframe before it. The frame is scaled straight to the output size by libswscale (Lanczos), its colour
 /// converted with the stream's own matrix and range, PQ and HLG tone-mapped to SDR as HDR photos are. Memory: one
-/// decoded frame (FFmpeg's) and the output. Time: bounded by ``DecodeLimits/maxVideoDecodeSeconds``.
+/// decoded frame (FFmpeg's) and the output. Time: bounded by `DecodeLimits/maxVideoDecodeSeconds`.
 public struct VideoDecoder: ImageDecoding {
     /// Creates a decoder.
     public init() {}
 
-    /// An ``ImageDecoder`` that reads videos as well as images: the built-in codecs with this one among its custom
+    /// An `ImageDecoder` that reads videos as well as images: the built-in codecs with this one among its custom
     /// decoders.
     public static var imageDecoder: ImageDecoder { ImageDecoder(customDecoders: [VideoDecoder()]) }
 
@@ -24,7 +24,7 @@ public struct VideoDecoder: ImageDecoding {
     public func canDecode(_ probe: ImageProbe) -> Bool { probe.format == .video }
 
     /// A video's header, or nil when `bytes` are not a video. Opens the container (see the type's costs).
-    /// - Throws: ``DarkroomImageError`` for a video FFmpeg cannot open, or one over the limits.
+    /// - Throws: `DarkroomImageError` for a video FFmpeg cannot open, or one over the limits.
     public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError)
         -> ImageProbe?
     {
@@ -34,7 +34,7 @@ public struct VideoDecoder: ImageDecoding {
 
     /// The header of the video file at `path`, reading only what the container's header needs.
     /// - Throws: `.notFound`/`.io` when the file cannot be read, `.unsupportedFormat` when it is not a video, and
-    ///   what ``probe(_:limits:)`` throws.
+    ///   what `probe(_:limits:)` throws.
     public func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
         try requireVideo(path, limits)
         return try VideoFile(path: path, limits: limits).probe
@@ -48,9 +48,9 @@ public struct VideoDecoder: ImageDecoding {
     }
 
     /// Decodes a frame of the video file at `path` without reading the file whole.
-    /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for an unreadable file, `.unsupportedFormat` for one that
+    /// - Throws: `DarkroomImageError`: `.notFound`/`.io` for an unreadable file, `.unsupportedFormat` for one that
     ///   is not a video, `.unsupportedFeature` for a codec Darkroom does not decode, `.corrupt`/`.truncated` for a
-    ///   damaged one with no frame to show, `.limitExceeded` past ``DecodeLimits``.
+    ///   damaged one with no frame to show, `.limitExceeded` past `DecodeLimits`.
     public func decode(fileAt path: String, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
         -> DecodedImage
     {
@@ -58,7 +58,7 @@ public struct VideoDecoder: ImageDecoding {
         return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
     }
 
-    /// Decodes a video file for ``ImageDecoder/decode(fileAt:options:)`` (see ``decode(fileAt:options:)``); nil for
+    /// Decodes a video file for `ImageDecoder/decode(fileAt:options:)` (see `decode(fileAt:options:)`); nil for
     /// other formats.
     public func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions)
         throws(DarkroomImageError) -> DecodedImage?

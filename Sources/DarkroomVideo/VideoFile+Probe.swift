@@ -2,9 +2,9 @@ import CDarkroomVideo
 import DarkroomImage
 
 extension VideoFile {
-    /// The header as an ``ImageProbe``: format ``ImageFileFormat/video``, the displayed frame size before rotation
+    /// The header as an `ImageProbe`: format `ImageFileFormat/video`, the displayed frame size before rotation
     /// (the coded width times the pixel aspect), the display matrix's rotation as the orientation, the bit depth,
-    /// PQ or HLG light as ``ImageProbe/hdr``, and the container's facts as ``ImageProbe/video``.
+    /// PQ or HLG light as `ImageProbe/hdr`, and the container's facts as `ImageProbe/video`.
     var probe: ImageProbe {
         let sar = (Int(info.sar_num), Int(info.sar_den))
         let coded = (Int(info.coded_width), Int(info.coded_height))

@@ -3,7 +3,7 @@ import DarkroomImage
 import Foundation
 
 /// One open video: FFmpeg's handle over in-memory bytes or a file Darkroom opened itself, with the budgets of
-/// ``DecodeLimits`` set on it. FFmpeg reads only these bytes (see the C shim's contract).
+/// `DecodeLimits` set on it. FFmpeg reads only these bytes (see the C shim's contract).
 ///
 /// Not thread-safe: a decode opens one, uses it on its own thread and drops it (the handle is freed in `deinit`).
 /// Opening reads the container's header (for an MP4 its sample tables, whose size grows with the clip's length);
@@ -41,7 +41,7 @@ final class VideoFile {
     }
 
     /// Opens the file at `path` (read with `pread` as FFmpeg asks; never read whole). A video file may be larger
-    /// than ``DecodeLimits/maxInputBytes``: only what the decode needs is read.
+    /// than `DecodeLimits/maxInputBytes`: only what the decode needs is read.
     init(path: String, limits: DecodeLimits) throws(DarkroomImageError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
