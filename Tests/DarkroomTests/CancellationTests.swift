@@ -15,12 +15,13 @@ struct CancellationTests {
         "Cancelling the only waiter delivers cancelled once, never the image, and stops the transfer (also when the shared work learns of it on the control thread)",
         arguments: [false, true])
     func cancelOnlyWaiter(deferred: Bool) async throws {
-        // Given a transfer of ~200 KB that takes ~2 s (1 KiB every 10 ms)
+        // Given a transfer of ~200 KB that takes ~10 s (1 KiB every 50 ms: a loaded machine, whose test tasks may
+        // wait seconds between two steps, cannot finish it before the cancel)
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(seed: 3))
         let pipeline = makePipeline(configure: { $0.defersTaskControl = deferred })
         let events = Locked<[String]>([])
-        let task = pipeline.loadImage(with: ImageRequest(url: server.url("/img/big?slow=10"))) { result in
+        let task = pipeline.loadImage(with: ImageRequest(url: server.url("/img/big?slow=50"))) { result in
             events.withLock { $0.append((try? result.get()) == nil ? "failure:\(result)" : "image") }
         }
         #expect(await eventually { server.bytesSent("/img/big") > 0 })
@@ -65,7 +66,8 @@ struct CancellationTests {
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(seed: 4))
         let pipeline = makePipeline()
-        let request = ImageRequest(url: server.url("/img/big?slow=10"))
+        // ~10 s of transfer (1 KiB every 50 ms): longer than the steps below can take on a loaded machine
+        let request = ImageRequest(url: server.url("/img/big?slow=50"))
         let tasks = (0..<5).map { _ in Task { try await pipeline.image(for: request) } }
         #expect(await eventually { server.bytesSent("/img/big") > 0 })
 
