@@ -26,9 +26,9 @@ public struct OutputGeometry: Sendable, Hashable {
     /// Which page of a multi-page file (TIFF) to decode, from 0. Default 0, the first; other formats have one page
     /// and refuse any other value with `.invalidArgument`.
     public var page: Int
-    /// For a video: the frame shown at this many seconds from its start (the last frame at or before it; the last
-    /// frame when past the end). Default `nil`, the poster frame, chosen as thumbnailers do (a keyframe near a tenth
-    /// of the way in that is not black or blank). Images ignore it.
+    /// For a video: the frame at this many seconds from its start (the first whose time is at or after it, as
+    /// `ffmpeg -ss` gives; the last frame when past the end). Default `nil`, the poster frame, chosen as thumbnailers
+    /// do (a keyframe near a tenth of the way in that is not black or blank). Images ignore it.
     public var time: Double?
 
     /// Creates a geometry; omitted values take their documented defaults.
