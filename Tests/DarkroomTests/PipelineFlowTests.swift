@@ -163,7 +163,8 @@ struct PipelineFlowTests {
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(seed: 9))
         let pipeline = makePipeline()
-        for try await event in pipeline.imageEvents(for: ImageRequest(url: server.url("/img/big?slow=10"))) {
+        // ~10 s of transfer (1 KiB every 50 ms): a loaded machine cannot finish it before the loop ends
+        for try await event in pipeline.imageEvents(for: ImageRequest(url: server.url("/img/big?slow=50"))) {
             if case .progress = event { break }
         }
         #expect(await eventually { server.snapshot.closedEarly["/img/big"] == 1 })
