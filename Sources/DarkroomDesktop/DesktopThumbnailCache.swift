@@ -140,23 +140,10 @@ public struct DesktopThumbnailCache: Sendable {
         probe.video?.mimeType ?? mimeType(of: probe.format)
     }
 
-    /// The MIME type the specification's `Thumb::Mimetype` names for a format.
+    /// The MIME type the specification's `Thumb::Mimetype` names for a format: the format's own, except for icons,
+    /// which shared-mime-info (and so GLib) names `image/vnd.microsoft.icon`.
     public static func mimeType(of format: ImageFileFormat) -> String {
-        switch format {
-        case .jpeg: "image/jpeg"
-        case .png: "image/png"
-        case .webp: "image/webp"
-        case .gif: "image/gif"
-        case .heic: "image/heic"
-        case .avif: "image/avif"
-        case .jxl: "image/jxl"
-        case .tiff: "image/tiff"
-        case .raw: "image/x-dcraw"
-        case .svg: "image/svg+xml"
-        case .bmp: "image/bmp"
-        case .ico: "image/vnd.microsoft.icon"
-        case .video: "video/mp4"
-        }
+        format == .ico ? "image/vnd.microsoft.icon" : format.mimeType
     }
 
     // MARK: - Files

@@ -26,10 +26,12 @@ extension GainMapMetadata {
     /// - Throws: ``GainMapMetadataError`` when the namespace is used but a value is not a number, or the packet
     ///   names `GainMapMax` without `HDRCapacityMax`.
     static func parseXMP(_ text: Substring) throws(GainMapMetadataError) -> XMPReading? {
-        guard let prefix = prefix(boundTo: xmpNamespace, in: text) else { return nil }
+        guard let prefix = XMPScanner.prefix(boundTo: xmpNamespace, in: text) else { return nil }
         let scanner = XMPScanner(text: text)
         var reading = XMPReading()
-        if let length = scanner.containerGainMapLength() { reading.containerItemLength = length }
+        if let length = scanner.containerItems().first(where: { $0.semantic == "GainMap" })?.length {
+            reading.containerItemLength = length
+        }
         guard let maximum = try scanner.numbers(prefix + ":GainMapMax") else { return reading }
         guard let capacityMax = try scanner.numbers(prefix + ":HDRCapacityMax")?.first else {
             throw GainMapMetadataError("the gain-map XMP gives GainMapMax but no HDRCapacityMax")
@@ -44,32 +46,9 @@ extension GainMapMetadata {
             alternateHeadroom: capacityMax, baseIsHDR: baseIsHDR)
         return reading
     }
-
-    /// The prefix an `xmlns:prefix="uri"` declaration binds to `uri`.
-    private static func prefix(boundTo uri: String, in text: Substring) -> String? {
-        var rest = text[...]
-        while let range = rest.range(of: "xmlns:") {
-            rest = rest[range.upperBound...]
-            let name = rest.prefix { !$0.isWhitespace && $0 != "=" }
-            if quotedValue(after: rest[name.endIndex...]) == uri[...] { return String(name) }
-        }
-        return nil
-    }
 }
 
-/// Finds property values in an XMP packet by their qualified name.
-private struct XMPScanner {
-    let text: Substring
-
-    /// The value of `name` as an attribute (`name="v"`) or a simple element (`<name>v</name>`).
-    func value(_ name: String) -> String? {
-        if let attribute = attributeValue(name) { return attribute }
-        guard let open = text.range(of: "<" + name + ">"),
-            let close = text[open.upperBound...].range(of: "</" + name + ">")
-        else { return nil }
-        return text[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
+extension XMPScanner {
     /// The numbers of `name`: one for a single value, three for an `rdf:Seq` of `rdf:li` items.
     func numbers(_ name: String) throws(GainMapMetadataError) -> [Double]? {
         var items: [String]
@@ -79,7 +58,7 @@ private struct XMPScanner {
             let close = text[open.upperBound...].range(of: "</" + name + ">")
         {
             let body = text[open.upperBound..<close.lowerBound]
-            items = listItems(body)
+            items = Self.listItems(body)
             if items.isEmpty { items = [String(body)] }
         } else {
             return nil
@@ -96,48 +75,4 @@ private struct XMPScanner {
         }
         return values
     }
-
-    /// The `Item:Length` of the `Container:Directory` entry whose `Item:Semantic` is `GainMap`.
-    func containerGainMapLength() -> Int? {
-        guard let semantic = text.range(of: "Item:Semantic=\"GainMap\"") else { return nil }
-        // The item's attributes sit in one element: look for its Length within that element.
-        let elementStart = text[..<semantic.lowerBound].lastIndex(of: "<") ?? text.startIndex
-        let elementEnd = text[semantic.upperBound...].firstIndex(of: ">") ?? text.endIndex
-        return XMPScanner(text: text[elementStart..<elementEnd]).attributeValue("Item:Length").flatMap { Int($0) }
-    }
-
-    func attributeValue(_ name: String) -> String? {
-        var rest = text[...]
-        while let range = rest.range(of: name) {
-            // A whole attribute name: preceded by white space, followed by optional spaces and "=".
-            let before = range.lowerBound > text.startIndex ? text[text.index(before: range.lowerBound)] : " "
-            rest = rest[range.upperBound...]
-            if before.isWhitespace, let value = quotedValue(after: rest) { return String(value) }
-        }
-        return nil
-    }
-
-    private func listItems(_ body: Substring) -> [String] {
-        var items: [String] = []
-        var rest = body
-        while let open = rest.range(of: "<rdf:li"), let close = rest[open.upperBound...].range(of: "</rdf:li>") {
-            let element = rest[open.upperBound..<close.lowerBound]
-            if let tagEnd = element.firstIndex(of: ">") {
-                items.append(String(element[element.index(after: tagEnd)...]))
-            }
-            rest = rest[close.upperBound...]
-        }
-        return items
-    }
-}
-
-/// The value of an attribute whose name ends where `text` starts: optional white space, `=`, optional white space,
-/// then a value in double or single quotes; nil when `text` does not continue so.
-private func quotedValue(after text: Substring) -> Substring? {
-    let afterName = text.drop { $0.isWhitespace }
-    guard afterName.first == "=" else { return nil }
-    let value = afterName.dropFirst().drop { $0.isWhitespace }
-    guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
-    let body = value.dropFirst()
-    return body.firstIndex(of: quote).map { body[..<$0] }
 }
