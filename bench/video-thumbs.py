@@ -3,7 +3,7 @@
 `totem-video-thumbnailer -s 256` (Debian's, run once per file as file managers run them), on the same files,
 alternating for --rounds rounds in one run.
 
-    bench/video-thumbs.py [--darkroom PATH] [--rounds 3] [--count 6] [--desktop 200]
+    bench/video-thumbs.py [--darkroom PATH] [--rounds 3] [--count 6] [--desktop 200] [--only-motion 1]
 
 The inputs are made once into .build-bench/video/ with the ffmpeg command: 8-second pans across two 12 MP photos
 (../shared/photos/jpeg-12mp; a pan so every frame differs, as a camera's do) at 30 fps, a keyframe every 2 s as
@@ -16,7 +16,10 @@ whether each tool's thumbnail is black or blank (luma spread under 5 of 255, or 
 10) for every clip: the black-start clip is the test. Then the desktop's thumbnail cache: `darkroom thumbnail-cache
 fill` of a folder of --desktop videos (links to the clips of every kind, cycled; one process, `--jobs 2`) against
 ffmpegthumbnailer run once per file (as a file manager runs it, one at a time), wall seconds, and GLib's verdict on
-every entry Darkroom wrote (`gio info -a thumbnail::is-valid`). With this machine's yardstick, a 12 MP JPEG → 256
+every entry Darkroom wrote (`gio info -a thumbnail::is-valid`). And motion previews (`thumb --motion`: 3 s at 10 fps,
+256 px animated WebP) of the 1080p H.264 and 4K HEVC clips against the ffmpeg command making the same (alone with
+--only-motion 1). With this
+machine's yardstick, a 12 MP JPEG → 256
 px (`darkroom bench decode`, jpeg_thumb_ms). Prints one JSON object.
 """
 import glob, json, os, shutil, statistics, subprocess, tempfile
@@ -68,7 +71,7 @@ def blank(path):
 
 
 def main():
-    args = thumbnail_arguments(rounds=3, count=6, extra=[("--desktop", 200)])
+    args = thumbnail_arguments(rounds=3, count=6, extra=[("--desktop", 200), ("--only-motion", 0)])
     subprocess.run([os.path.join(ROOT, "scripts", "install-deps.sh"), "ffmpeg", "ffmpegthumbnailer", "totem",
                     "gstreamer1.0-libav"], check=True)
     photos = sorted(glob.glob(os.path.join(args.photos, "*.jpg")))[:2]
@@ -76,6 +79,10 @@ def main():
     result = {"rounds": args.rounds, "count": args.count, "yardstick_jpeg_thumb_ms": yardstick(args.darkroom),
               "kinds": {}}
     tools = ["darkroom", "ffmpegthumbnailer", "totem"]
+    if args.only_motion:
+        result["motion"] = motion(args.darkroom, made, args.rounds, args.count)
+        print(json.dumps(result, indent=1))
+        return
     for kind, inputs in made.items():
         work = tempfile.mkdtemp(prefix="video-bench-")
         files = linked(inputs, args.count, work, os.path.splitext(inputs[0])[1][1:])
@@ -103,8 +110,43 @@ def main():
             "blank_thumbnails": black, "files": len(files),
         }
         shutil.rmtree(work)
+    result["motion"] = motion(args.darkroom, made, args.rounds, args.count)
     result["desktop"] = desktop(args.darkroom, [f for files in made.values() for f in files], args.desktop)
     print(json.dumps(result, indent=1))
+
+
+def motion(darkroom, made, rounds, count):
+    """Motion previews (3 s at 10 fps, 256 px, animated WebP at quality 85): `darkroom thumb --motion --jobs 1` against
+    the ffmpeg command doing the same (fps=10, Lanczos, libwebp_anim) once per file, CPU seconds and peak RSS, the
+    median over the rounds, and the frames each wrote."""
+    from PIL import Image
+    out = {}
+    for kind in ("h264-1080p", "hevc-4k"):
+        work = tempfile.mkdtemp(prefix="video-motion-")
+        files = linked(made[kind], count, work, os.path.splitext(made[kind][0])[1][1:])
+        cpu, rss, frames = {"darkroom": [], "ffmpeg": []}, {"darkroom": [], "ffmpeg": []}, {}
+        for _ in range(rounds):
+            for tool in ("darkroom", "ffmpeg"):
+                target = tempfile.mkdtemp(dir=work)
+                if tool == "darkroom":
+                    cmd = [darkroom, "thumb", *files, "--motion", "--max-pixel-size", "256", "--out", target,
+                           "--jobs", "1"]
+                    _, mib, seconds = timed(cmd, cpu=True)
+                else:
+                    line = "; ".join(
+                        f"ffmpeg -v error -nostdin -y -t 3 -i {f} -vf 'fps=10,scale=256:-2:flags=lanczos' -an "
+                        f"-c:v libwebp_anim -quality 85 -loop 0 {os.path.join(target, os.path.basename(f))}.webp"
+                        for f in files)
+                    _, mib, seconds = timed("set -e; " + line, shell=True, cpu=True)
+                cpu[tool].append(seconds)
+                rss[tool].append(mib)
+                frames[tool] = sorted({Image.open(p).n_frames for p in glob.glob(os.path.join(target, "*.webp"))})
+                shutil.rmtree(target)
+        med = {t: statistics.median(v) for t, v in cpu.items()}
+        out[kind] = {"median_cpu_s": med, "peak_rss_mib": {t: max(v) for t, v in rss.items()}, "frames": frames,
+                     "throughput_per_core_vs_ffmpeg": round(med["ffmpeg"] / med["darkroom"], 2), "files": len(files)}
+        shutil.rmtree(work)
+    return out
 
 
 def desktop(darkroom, inputs, count):

@@ -22,9 +22,10 @@
 #define DR_VIDEO_IO_BUFFER (64 * 1024)
 
 struct dr_video {
-    // The source: memory, or a file read with pread.
+    // The source: memory, or `size` bytes of a file from `base` on (a clip inside a photo), read with pread.
     const uint8_t *data;
     int fd;
+    int64_t base;
     int64_t size;
     int64_t position;
 
@@ -86,7 +87,7 @@ static int read_source(void *opaque, uint8_t *buffer, int count) {
         memcpy(buffer, v->data + v->position, (size_t)n);
     } else {
         ssize_t got;
-        do { got = pread(v->fd, buffer, (size_t)n, (off_t)v->position); } while (got < 0 && errno == EINTR);
+        do { got = pread(v->fd, buffer, (size_t)n, (off_t)(v->base + v->position)); } while (got < 0 && errno == EINTR);
         if (got < 0) return AVERROR(EIO);
         if (got == 0) return AVERROR_EOF;
         n = (int)got;
@@ -174,7 +175,7 @@ static int is_webm(const dr_video *v) {
     if (v->data) {
         memcpy(head, v->data, (size_t)n);
     } else {
-        ssize_t got = pread(v->fd, head, (size_t)n, 0);
+        ssize_t got = pread(v->fd, head, (size_t)n, (off_t)v->base);
         if (got <= 0) return 0;
         n = got;
     }
@@ -341,12 +342,13 @@ int dr_video_open_memory(const uint8_t *data, size_t size, const dr_video_limits
     return open_common(v, limits, out, info, msg, msg_len);
 }
 
-int dr_video_open_file(int fd, int64_t size, const dr_video_limits *limits, dr_video **out, dr_video_info *info,
-                       char *msg, size_t msg_len) {
-    if (fd < 0 || size <= 0 || !limits || !out || !info) return DR_VIDEO_ERR_ARGUMENT;
+int dr_video_open_file(int fd, int64_t offset, int64_t size, const dr_video_limits *limits, dr_video **out,
+                       dr_video_info *info, char *msg, size_t msg_len) {
+    if (fd < 0 || offset < 0 || size <= 0 || !limits || !out || !info) return DR_VIDEO_ERR_ARGUMENT;
     dr_video *v = av_mallocz(sizeof *v);
     if (!v) return DR_VIDEO_ERR_NO_MEMORY;
     v->fd = fd;
+    v->base = offset;
     v->size = size;
     return open_common(v, limits, out, info, msg, msg_len);
 }

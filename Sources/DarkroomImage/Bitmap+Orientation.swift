@@ -7,7 +7,9 @@ extension Bitmap {
     }
 
     /// ``applying(_:)`` into memory from `allocate` (called once unless the orientation is ``ExifOrientation/up``).
-    func applying(_ orientation: ExifOrientation, allocate: BitmapAllocator) throws(DarkroomImageError) -> Bitmap {
+    package func applying(_ orientation: ExifOrientation, allocate: BitmapAllocator) throws(DarkroomImageError)
+        -> Bitmap
+    {
         if orientation == .up { return self }
         let w = orientation.swapsDimensions ? height : width
         let h = orientation.swapsDimensions ? width : height

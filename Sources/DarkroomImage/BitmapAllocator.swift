@@ -8,7 +8,8 @@ public typealias BitmapAllocator =
 
 extension Bitmap {
     /// The default ``BitmapAllocator``: uninitialized, 64-byte-aligned heap memory counted by ``PixelMemory``.
-    static func allocateOnHeap(width: Int, height: Int, format: PixelFormat, isOpaque: Bool) throws(DarkroomImageError)
+    package static func allocateOnHeap(width: Int, height: Int, format: PixelFormat, isOpaque: Bool)
+        throws(DarkroomImageError)
         -> Bitmap
     {
         try Bitmap(uninitializedWidth: width, height: height, format: format, isOpaque: isOpaque)

@@ -92,7 +92,8 @@ struct FrameRenderer {
             do throws(DarkroomImageError) {
                 if let duration = probe.video?.duration, duration > 0 {
                     try video.seek(to: duration * fraction)
-                } else if lastTime == nil {
+                } else if fraction == fractions[0] {
+                    // Without a duration the tries are the keyframes from the start on, one after another
                     try video.seek(to: 0)
                 }
                 var step = try video.nextFrame(keyframesOnly: true)
@@ -129,7 +130,9 @@ struct FrameRenderer {
 
     /// The current frame's part the plan shows, scaled to the output size in `format` (BGRA or gray; a tone-mapped
     /// frame is always BGRA).
-    func scaled(_ format: PixelFormat) throws(DarkroomImageError) -> Bitmap {
+    func scaled(_ format: PixelFormat, allocate: BitmapAllocator = Bitmap.allocateOnHeap) throws(DarkroomImageError)
+        -> Bitmap
+    {
         let frame = video.frameSize
         let sx = Double(frame.width) / Double(probe.width)
         let sy = Double(frame.height) / Double(probe.height)
@@ -145,16 +148,14 @@ struct FrameRenderer {
             return try HDRReducedImage.toneMapped(
                 width: w, height: h, transfer: hdr.transfer == "pq" ? 16 : 18, primaries: hdr.primaries,
                 limits: options.limits,
-                allocate: { (w, h, f, o) throws(DarkroomImageError) in
-                    try Bitmap(width: w, height: h, format: f, isOpaque: o)
-                },
+                allocate: allocate,
                 fill: { (pixels, bytesPerRow) throws(DarkroomImageError) in
                     try video.scale(
                         region: region, into: UnsafeMutableRawPointer(pixels), bytesPerRow: bytesPerRow, width: w,
                         height: h, pixels: DR_VIDEO_RGBA16, filter: filter)
                 })
         }
-        let bitmap = try Bitmap(width: w, height: h, format: format, isOpaque: true)
+        let bitmap = try allocate(w, h, format, true)
         try video.scale(
             region: region, into: bitmap.storage.baseAddress, bytesPerRow: bitmap.bytesPerRow, width: w, height: h,
             pixels: format == .gray8 ? DR_VIDEO_GRAY8 : DR_VIDEO_BGRA8, filter: filter)

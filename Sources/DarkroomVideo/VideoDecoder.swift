@@ -37,7 +37,14 @@ public struct VideoDecoder: ImageDecoding {
     ///   what `probe(_:limits:)` throws.
     public func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
         try requireVideo(path, limits)
-        return try VideoFile(path: path, limits: limits).probe
+        return try header(ofVideoAt: path, limits: limits)
+    }
+
+    /// The header of the video at `path` (or of the clip at `range` of it) whose format the caller already knows.
+    package func header(ofVideoAt path: String, range: Range<Int64>? = nil, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageProbe
+    {
+        try VideoFile(path: path, range: range, limits: limits).probe
     }
 
     /// Decodes the frame `options` ask for (see the type's summary) as an upright bitmap.
@@ -55,7 +62,7 @@ public struct VideoDecoder: ImageDecoding {
         -> DecodedImage
     {
         try requireVideo(path, options.limits)
-        return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
+        return try render(videoAt: path, options: options)
     }
 
     /// Decodes a video file for `ImageDecoder/decode(fileAt:options:)` (see `decode(fileAt:options:)`); nil for
@@ -64,7 +71,16 @@ public struct VideoDecoder: ImageDecoding {
         throws(DarkroomImageError) -> DecodedImage?
     {
         guard format == .video else { return nil }
-        return try FrameRenderer(video: VideoFile(path: path, limits: options.limits), options: options).render()
+        return try render(videoAt: path, options: options)
+    }
+
+    /// Decodes a frame of the video at `path` (or of the clip at `range` of it) whose format the caller already
+    /// knows (see `decode(fileAt:options:)`).
+    package func render(videoAt path: String, range: Range<Int64>? = nil, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage
+    {
+        try FrameRenderer(video: VideoFile(path: path, range: range, limits: options.limits), options: options)
+            .render()
     }
 
     private func requireVideo(_ path: String, _ limits: DecodeLimits) throws(DarkroomImageError) {

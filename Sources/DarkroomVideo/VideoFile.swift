@@ -40,9 +40,10 @@ final class VideoFile {
         try checkSize()
     }
 
-    /// Opens the file at `path` (read with `pread` as FFmpeg asks; never read whole). A video file may be larger
-    /// than `DecodeLimits/maxInputBytes`: only what the decode needs is read.
-    init(path: String, limits: DecodeLimits) throws(DarkroomImageError) {
+    /// Opens the file at `path` (read with `pread` as FFmpeg asks; never read whole), or only the bytes `range` of it
+    /// (a clip stored inside a photo), which FFmpeg then sees as a file of its own. A video file may be larger than
+    /// `DecodeLimits/maxInputBytes`: only what the decode needs is read.
+    init(path: String, range: Range<Int64>? = nil, limits: DecodeLimits) throws(DarkroomImageError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
@@ -54,11 +55,19 @@ final class VideoFile {
             close(fd)
             throw DarkroomImageError(.empty, "\(path) is empty or unreadable")
         }
+        let bytes = range ?? 0..<Int64(status.st_size)
+        guard bytes.lowerBound >= 0, bytes.upperBound <= Int64(status.st_size), !bytes.isEmpty else {
+            close(fd)
+            throw DarkroomImageError(
+                .truncated,
+                "the video at bytes \(bytes.lowerBound)..<\(bytes.upperBound) lies outside \(path) (\(status.st_size) bytes)"
+            )
+        }
         var budget = Self.budget(limits)
         var opened: OpaquePointer?
         var info = dr_video_info()
         let message = Self.message { msg, len in
-            dr_video_open_file(fd, Int64(status.st_size), &budget, &opened, &info, msg, len)
+            dr_video_open_file(fd, bytes.lowerBound, Int64(bytes.count), &budget, &opened, &info, msg, len)
         }
         guard let handle = opened else {
             close(fd)
@@ -98,6 +107,12 @@ final class VideoFile {
     }
 
     // MARK: Decoding
+
+    /// Gives the next call a fresh `DecodeLimits/maxVideoDecodeSeconds` (a handle kept open to play frames as they
+    /// are shown: the budget is a frame's, not the whole play's).
+    func renewDeadline() {
+        dr_video_set_deadline(handle, Self.budget(limits).deadline_ns)
+    }
 
     /// Opens the decoder, asking it for 1/2^`lowres` of the coded size where it can decode smaller.
     func openDecoder(lowres: Int) throws(DarkroomImageError) {

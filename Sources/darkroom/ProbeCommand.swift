@@ -23,12 +23,24 @@ struct ProbeCommand: ParsableCommand {
                 let p: ImageProbe
                 var color: ColorProfileSummary?
                 var gainMap: GainMapDetails?
+                var motion: PhotoMotion?
+                var motionError: DarkroomImageError?
                 if try ImageProber.format(ofFileAt: path) == .video {
-                    p = try VideoDecoder().probe(fileAt: path)
+                    p = try VideoDecoder().header(ofVideoAt: path, limits: .default)
                 } else {
-                    p = try ImageProber.probe(fileAt: path)
+                    // An image is read once, whole: its header, colour and gain map come from the same bytes
                     let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
+                    p = try ImageProber.probe(bytes)
                     color = bytes.withUnsafeBytes { ImageProber.colorProfile(of: $0) }
+                    // A still's motion (a Motion Photo's clip, a Live Photo's video): its failure is the clip's,
+                    // reported beside the still's facts
+                    if [.jpeg, .heic, .avif].contains(p.format) {
+                        do throws(DarkroomImageError) {
+                            motion = try VideoDecoder().motion(ofPhotoAt: path)
+                        } catch {
+                            motionError = error
+                        }
+                    }
                     gainMap = bytes.withUnsafeBytes { ImageProber.gainMap(of: $0) }
                 }
                 if json {
@@ -43,6 +55,8 @@ struct ProbeCommand: ParsableCommand {
                     if let hdr = p.hdr { object["hdr"] = JSONLine.object(hdr) }
                     if let gainMap { object["gainMap"] = JSONLine.object(gainMap) }
                     if let video = p.video { object["video"] = JSONLine.object(video) }
+                    if let motion { object["motion"] = JSONLine.motion(motion) }
+                    if let motionError { object["motionError"] = JSONLine.error(motionError) }
                     print(JSONLine.encode(object))
                 } else {
                     var line =
@@ -90,6 +104,15 @@ struct ProbeCommand: ParsableCommand {
                                 : " thumbnails="
                                     + heif.thumbnailSizes.map { "\($0[0])x\($0[1])" }.joined(separator: ","))
                     }
+                    if let motion {
+                        line +=
+                            " motion=\(motion.kind.rawValue)"
+                            + (motion.embedded.map { " (\($0.layout.rawValue) at \($0.offset), \($0.length) bytes)" }
+                                ?? " (\(motion.path))")
+                            + (motion.duration.map { " clip=\(String(format: "%.3f", $0))s" } ?? "")
+                            + " clip-codec=\(motion.clip.video?.codec ?? "?")"
+                    }
+                    if let motionError { line += " motion-error=\"\(motionError)\"" }
                     print(line)
                 }
             } catch {
@@ -111,5 +134,21 @@ extension JSONLine {
         var o: [String: Any] = ["code": e.code.rawValue, "message": e.message]
         if let codec = e.codecMessage { o["codec_message"] = codec }
         return o
+    }
+
+    /// A still's motion as JSON: the kind, the file holding the clip (and where in it), the clip's header.
+    static func motion(_ motion: PhotoMotion) -> [String: Any] {
+        var object: [String: Any] = [
+            "kind": motion.kind.rawValue, "file": motion.path, "width": motion.clip.width,
+            "height": motion.clip.height,
+        ]
+        if let embedded = motion.embedded {
+            object["layout"] = embedded.layout.rawValue
+            object["offset"] = embedded.offset
+            object["length"] = embedded.length
+            if let time = embedded.presentationTime { object["presentationTime"] = time }
+        }
+        if let video = motion.clip.video { object["video"] = JSONLine.object(video) }
+        return object
     }
 }

@@ -50,6 +50,14 @@ struct ThumbCommand: ParsableCommand {
             Videos: the frame at this many seconds from the start (the first at or after it) instead of the poster \
             frame (a keyframe near a tenth of the way in that is not black or blank).
             """) var time: Double?
+    @Flag(
+        help: """
+            Videos, Motion Photos and Live Photos: write the motion as an animation (animated WebP, or GIF with \
+            --format gif): a few seconds at display size, from --time when given (default: the poster frame, or a \
+            photo's still).
+            """) var motion = false
+    @Option(help: "With --motion: the longest stretch of the clip shown, in seconds.") var motionSeconds: Double = 3
+    @Option(help: "With --motion: frames a second.") var motionFPS: Double = 10
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
     @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
@@ -64,6 +72,15 @@ struct ThumbCommand: ParsableCommand {
         guard page >= 0 else { throw ValidationError("--page must be 0 or more") }
         if let time, !(time >= 0 && time.isFinite) { throw ValidationError("--time must be a number of seconds ≥ 0") }
         if frames != nil && still { throw ValidationError("--frames and --still exclude each other") }
+        if motion && still { throw ValidationError("--motion and --still exclude each other") }
+        if motion, ![.auto, .webp, .gif].contains(format) {
+            throw ValidationError("--motion writes an animation: leave --format auto or give webp or gif")
+        }
+        if motion, hdr == .apply { throw ValidationError("--motion writes SDR frames: --hdr apply does not apply") }
+        guard motionSeconds > 0, motionSeconds <= 60 else {
+            throw ValidationError("--motion-seconds must be in (0, 60]")
+        }
+        guard motionFPS > 0, motionFPS <= 60 else { throw ValidationError("--motion-fps must be in (0, 60]") }
         if let headroom {
             guard hdr == .apply else { throw ValidationError("--headroom needs --hdr apply") }
             guard (0...10).contains(headroom) else { throw ValidationError("--headroom must be 0...10") }
@@ -95,12 +112,17 @@ struct ThumbCommand: ParsableCommand {
                 // A camera RAW is read by libraw itself, which needs its preview, not the whole file; a TIFF by
                 // libtiff, a strip or tile at a time
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
+                if motion {
+                    try writeMotion(job, sourceFormat: sourceFormat, options: options, encode: baseEncodeOptions)
+                    progress.advance()
+                    return
+                }
                 // A video by FFmpeg, which reads the parts of the file it needs (the frame comes back SDR whatever
                 // --hdr says)
                 if sourceFormat == .video || (sourceFormat == .raw && hdr != .apply) {
                     let image =
                         sourceFormat == .video
-                        ? try VideoDecoder().decode(fileAt: job.input, options: options)
+                        ? try VideoDecoder().render(videoAt: job.input, options: options)
                         : try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
                     let format = job.format(hasAlpha: false)
                     try FileBytes.writeAtomically(

@@ -65,13 +65,14 @@ typedef struct {
 
 typedef struct dr_video dr_video;
 
-// Opens a video held in memory (`data` must outlive the handle) or in the open file `fd` of `size` bytes (read with
-// pread; the descriptor stays the caller's). Reads the header, picks the first video stream and fills `info`.
+// Opens a video held in memory (`data` must outlive the handle) or the `size` bytes of the open file `fd` that start
+// at `offset` (the whole file, or a clip stored inside a photo; read with pread; the descriptor stays the caller's),
+// which FFmpeg sees as a file of its own. Reads the header, picks the first video stream and fills `info`.
 // On failure *out is NULL and msg (when not NULL) holds FFmpeg's reason.
 int dr_video_open_memory(const uint8_t *data, size_t size, const dr_video_limits *limits, dr_video **out,
                          dr_video_info *info, char *msg, size_t msg_len);
-int dr_video_open_file(int fd, int64_t size, const dr_video_limits *limits, dr_video **out, dr_video_info *info,
-                       char *msg, size_t msg_len);
+int dr_video_open_file(int fd, int64_t offset, int64_t size, const dr_video_limits *limits, dr_video **out,
+                       dr_video_info *info, char *msg, size_t msg_len);
 
 // Replaces the deadline (a handle kept open for playback gets a new one per call).
 void dr_video_set_deadline(dr_video *video, int64_t deadline_ns);

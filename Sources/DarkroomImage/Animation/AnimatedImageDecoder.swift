@@ -8,7 +8,7 @@
 /// Frames come in order; ``skipFrame()`` composites one without resampling (a player that fell behind).
 /// A still image decodes as a one-frame animation. Orientation tags and colour profiles of animations are not
 /// applied: frames are taken as upright sRGB. Not thread-safe: one thread at a time (a player's worker).
-public final class AnimatedImageDecoder {
+public final class AnimatedImageDecoder: AnimationFrameSource {
     /// The container's timing.
     public var info: AnimationInfo { source.info }
     /// How many frames this decoder yields: the complete frames, or `frameLimit` if smaller.
@@ -135,7 +135,7 @@ public final class AnimatedImageDecoder {
 
     /// ``nextFrame()`` into memory from `allocate` (called once per frame): a caller that is done with each frame
     /// before asking for the next (an encoder) hands back the same bitmap every time instead of a fresh one.
-    func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {
+    public func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {
         guard try advance(), let compositor else { return nil }
         let bitmap = try Bitmap.allocate(outputWidth, outputHeight, format, false, using: allocate)
         let height = info.canvasHeight

@@ -156,10 +156,10 @@ public final class AnimatedImageEncoder {
         return Array(UnsafeBufferPointer(start: out, count: size))
     }
 
-    /// Streams every remaining frame of `decoder` into a new animation of `format`: one decoded frame in memory at
-    /// a time. Plays as often as the source does.
+    /// Streams every remaining frame of `decoder` (an animated image's, or a video's preview) into a new animation
+    /// of `format`: one decoded frame in memory at a time. Plays as often as the source does.
     public static func encode(
-        _ decoder: AnimatedImageDecoder, as format: ImageFileFormat, options: EncodeOptions = EncodeOptions()
+        _ decoder: some AnimationFrameSource, as format: ImageFileFormat, options: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8] {
         let encoder = try AnimatedImageEncoder(
             format: format, width: decoder.outputWidth, height: decoder.outputHeight, plays: decoder.info.plays,

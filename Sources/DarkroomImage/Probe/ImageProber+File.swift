@@ -86,7 +86,7 @@ extension ImageProber {
     }
 
     /// An `.io` error naming the operation, the path and the system's text for the current `errno`.
-    private static func ioError(_ operation: String, _ path: String) -> DarkroomImageError {
+    static func ioError(_ operation: String, _ path: String) -> DarkroomImageError {
         let missing = errno == ENOENT || errno == ENOTDIR
         let text = POSIXIO.lastError
         return DarkroomImageError(missing ? .notFound : .io, "\(operation) '\(path)': \(text)", codecMessage: text)

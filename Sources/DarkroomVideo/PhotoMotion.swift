@@ -1,0 +1,75 @@
+import DarkroomImage
+import Foundation
+
+/// The motion that goes with a still photo: the clip a Motion Photo stores inside its own file (Google's and
+/// Samsung's layouts, `EmbeddedVideo`), or the video an Apple Live Photo keeps beside it.
+///
+/// The still stays the photo's thumbnail; the motion is shown on request (`VideoAnimation` over `path` and
+/// `byteRange`, or a frame of it through `VideoDecoder`).
+///
+/// **The Live Photo rule.** A HEIC or JPEG still is paired with the QuickTime file in the same folder that has the
+/// same base name and the extension `.MOV` or `.mov` (`IMG_1234.HEIC` with `IMG_1234.MOV`), the names an iPhone's
+/// exports, iCloud's downloads and Image Capture give the pair; the file must be a video Darkroom reads. Both files
+/// also carry one content identifier (an Apple maker-note tag in the still, a QuickTime key in the video); pairing by
+/// it alone, across renamed files, would mean opening every video of the folder, and is not done.
+public struct PhotoMotion: Sendable {
+    /// Which kind of motion the photo has.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A clip inside the photo's file.
+        case motionPhoto = "motion-photo"
+        /// A video file beside the photo.
+        case livePhoto = "live-photo"
+    }
+
+    /// Which kind of motion the photo has.
+    public var kind: Kind
+    /// The file that holds the clip: the photo itself (a Motion Photo) or the video beside it (a Live Photo).
+    public var path: String
+    /// Where in the photo's file a Motion Photo's clip is; nil for a Live Photo (the whole file is the clip).
+    public var embedded: EmbeddedVideo?
+    /// The clip's header: its size, codec, duration and frame rate (`ImageProbe/video`).
+    public var clip: ImageProbe
+
+    /// The clip's bytes in `path`, nil when the clip is the whole file.
+    public var byteRange: Range<Int64>? { embedded?.byteRange }
+
+    /// The clip's length in seconds, when its container states it.
+    public var duration: Double? { clip.video?.duration }
+
+    /// The Live Photo video paired with the still at `path` by the rule above, or nil. Costs a `stat` or two.
+    public static func livePhotoVideo(forPhotoAt path: String) -> String? {
+        // The name up to its extension, the folder part kept as given
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"), dot > path.startIndex else { return nil }
+        let base = path[..<dot]
+        for ext in ["MOV", "mov"] {
+            let candidate = base + "." + ext
+            var status = stat()
+            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 {
+                return candidate
+            }
+        }
+        return nil
+    }
+}
+
+extension VideoDecoder {
+    /// The motion of the photo at `path`: its embedded clip (a Motion Photo) or the video beside it (a Live
+    /// Photo), with the clip's header; nil when it has neither. Reads the photo's metadata and the clip's header,
+    /// never a frame.
+    /// - Throws: `DarkroomImageError`: `.notFound`/`.io` when the photo cannot be read, and what opening the clip
+    ///   throws (a damaged or unsupported clip, `DecodeLimits`).
+    public func motion(ofPhotoAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError)
+        -> PhotoMotion?
+    {
+        if let embedded = try ImageProber.embeddedVideo(ofFileAt: path) {
+            let clip = try header(ofVideoAt: path, range: embedded.byteRange, limits: limits)
+            return PhotoMotion(kind: .motionPhoto, path: path, embedded: embedded, clip: clip)
+        }
+        guard [.jpeg, .heic].contains(try ImageProber.format(ofFileAt: path, limits: limits)),
+            let video = PhotoMotion.livePhotoVideo(forPhotoAt: path),
+            try ImageProber.format(ofFileAt: video, limits: limits) == .video
+        else { return nil }
+        return PhotoMotion(
+            kind: .livePhoto, path: video, embedded: nil, clip: try header(ofVideoAt: video, limits: limits))
+    }
+}

@@ -1,0 +1,216 @@
+import DarkroomImage
+import DarkroomSupport
+import DarkroomTestSupport
+import Foundation
+import Testing
+
+@testable import DarkroomVideo
+
+/// Motion Photos and Live Photos: the clip found in every layout phones write, byte for byte where ExifTool finds it;
+/// the rules that say a photo has none; the Live Photo pairing; the motion as an animation whose frames are the
+/// `ffmpeg` command's; and `darkroom probe`/`thumb --motion` as a person runs them.
+@Suite(.serialized) struct MotionPhotoTests {
+    /// The photos (`scripts/make-motion-photos.py`), each holding one 2 s clip of a pan across a real photo.
+    static let samples = PythonReference.folder(
+        "motion-photos", madeBy: "scripts/make-motion-photos.py",
+        runs: [[SamplePhotos.path("jpeg/kite-2560x1600.jpg")]])
+
+    static func sample(_ name: String) throws -> String { try samples.get() + "/" + name }
+
+    /// ExifTool's extraction of the clip a photo holds (its tag for each layout: `EmbeddedVideo` for a JPEG's
+    /// appended clip, `EmbeddedVideoFile` for Samsung's trailer, `MotionPhotoVideo` for HEIF's `mpvd` box).
+    static func exifToolClip(_ path: String) throws -> Data {
+        try ReferenceTool.run(
+            "exiftool", ["-b", "-ee", "-EmbeddedVideo", "-EmbeddedVideoFile", "-MotionPhotoVideo", path])
+    }
+
+    // MARK: Finding the clip
+
+    @Test(arguments: [
+        ("google.jpg", EmbeddedVideo.Layout.containerDirectory, 1.0 as Double?),
+        ("micro-video.jpg", .microVideo, 0.5), ("samsung.jpg", .samsungTrailer, nil), ("heif.heic", .heifBox, nil),
+    ])
+    func findsTheClipExifToolFinds(_ name: String, _ layout: EmbeddedVideo.Layout, _ time: Double?) throws {
+        // Given a Motion Photo in one of the layouts, and ExifTool's extraction of its clip
+        let path = try Self.sample(name)
+        let reference = try Self.exifToolClip(path)
+        try #require(reference.count > 1000, "ExifTool found no clip in \(name)")
+        // When Darkroom locates the clip in the file, and in the same bytes in memory
+        let found = try #require(try ImageProber.embeddedVideo(ofFileAt: path))
+        let bytes = try FileBytes.read(path)
+        let inMemory = bytes.withUnsafeBytes { ImageProber.embeddedVideo(in: $0) }
+        // Then both name the layout and exactly ExifTool's bytes, which are the clip made for it
+        #expect(found == inMemory)
+        #expect(found.layout == layout && found.presentationTime == time)
+        #expect(Data(bytes[found.offset..<(found.offset + found.length)]) == reference)
+        let clip = try Data(contentsOf: URL(fileURLWithPath: Self.sample("clip.mp4")))
+        #expect(reference == clip)
+    }
+
+    @Test func aPhotoWithoutAClipHasNoMotion() throws {
+        // Given a photo that says to be shown still (its clip still appended), one whose metadata outlived its clip,
+        // a plain JPEG and a plain HEIC
+        let names = ["still-only.jpg", "dropped.jpg", "live/IMG_0002.JPG"]
+        for name in names {
+            // When its motion is asked for
+            let path = try Self.sample(name)
+            // Then there is none: no clip is located, and no motion reported
+            #expect(try ImageProber.embeddedVideo(ofFileAt: path) == nil, "\(name)")
+            #expect(try VideoDecoder().motion(ofPhotoAt: path) == nil, "\(name)")
+        }
+        // And a plain photo from the shared set has none either
+        let plain = SamplePhotos.path("jpeg/kite-2560x1600.jpg")
+        #expect(try VideoDecoder().motion(ofPhotoAt: plain) == nil)
+    }
+
+    @Test func aDamagedClipIsATypedError() throws {
+        // Given a Motion Photo whose clip was cut in half (its header, at the end of the MP4, lost)
+        let path = try Self.sample("truncated.jpg")
+        // When its motion is asked for, then the clip is located but opening it is a typed error
+        #expect(try ImageProber.embeddedVideo(ofFileAt: path) != nil)
+        let error = #expect(throws: DarkroomImageError.self) { try VideoDecoder().motion(ofPhotoAt: path) }
+        #expect([.corrupt, .truncated].contains(error?.code), "\(String(describing: error))")
+        // And the still itself still decodes
+        #expect(try ImageDecoder().decode(FileBytes.read(path)).bitmap.width == 640)
+    }
+
+    @Test func motionReportsTheClipAsFFprobeReadsIt() throws {
+        // Given a Motion Photo and a Live Photo holding the same clip, and ffprobe's reading of the clip
+        let reference = try VideoDecoderTests.ffprobe(try Self.sample("clip.mp4"))
+        let google = try #require(try VideoDecoder().motion(ofPhotoAt: Self.sample("google.jpg")))
+        let live = try #require(try VideoDecoder().motion(ofPhotoAt: Self.sample("live/IMG_0001.HEIC")))
+        // Then each says which kind it is and where the clip is
+        let photo = try Self.sample("google.jpg")
+        #expect(google.kind == .motionPhoto && google.path == photo)
+        let mov = try Self.sample("live/IMG_0001.MOV")
+        #expect(live.kind == .livePhoto && live.path == mov && live.embedded == nil)
+        // And both clips' size, codec and length are ffprobe's
+        for motion in [google, live] {
+            #expect(
+                motion.clip.width == reference["width"] as? Int && motion.clip.height == reference["height"] as? Int)
+            #expect(motion.clip.video?.codec == "h264")
+            let duration = try #require(motion.duration)
+            #expect(abs(duration - (reference["duration"] as? Double ?? 0)) < 0.05, "\(duration)")
+        }
+        #expect(google.clip.video?.container == "mp4" && live.clip.video?.fileExtension == "mov")
+    }
+
+    @Test func theLivePhotoRuleIsTheBaseName() throws {
+        let directory = try TemporaryDirectory("live-photo")
+        defer { directory.remove() }
+        // Given stills beside videos named the same with either case of .mov, and one beside an .mp4
+        for (still, video) in [("A.HEIC", "A.MOV"), ("b.jpg", "b.mov"), ("C.JPG", "C.mp4")] {
+            try Data([0xFF, 0xD8]).write(to: URL(fileURLWithPath: directory.file(still)))
+            try Data([0]).write(to: URL(fileURLWithPath: directory.file(video)))
+        }
+        // Then the QuickTime files pair, the MP4 does not, nor does a still without a video
+        #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("A.HEIC")) == directory.file("A.MOV"))
+        #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("b.jpg")) == directory.file("b.mov"))
+        #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("C.JPG")) == nil)
+        #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("D.JPG")) == nil)
+    }
+
+    // MARK: The motion as an animation
+
+    @Test(arguments: ["google.jpg", "samsung.jpg", "heif.heic"])
+    func theMotionPlaysTheClipsFramesAsFFmpegShowsThem(_ name: String) throws {
+        // Given a Motion Photo's clip (2 s at 30 fps)
+        let motion = try #require(try VideoDecoder().motion(ofPhotoAt: Self.sample(name)))
+        // When its motion is made at 10 fps fitting 160 px
+        let animation = try VideoAnimation(
+            fileAt: motion.path, range: motion.byteRange, options: VideoDecoderTests.options(160))
+        // Then it has 20 frames of 100 ms at 160×120, playing forever
+        #expect(animation.info.frameCount == 20 && animation.info.durations.allSatisfy { $0 == 100 })
+        #expect(animation.info.plays == 0 && animation.outputWidth == 160 && animation.outputHeight == 120)
+        // And frame k is the clip's frame at k/10 s as the ffmpeg command decodes and scales it
+        let clip = try Self.sample("clip.mp4")
+        var count = 0
+        while let frame = try animation.nextFrame() {
+            if frame.index % 5 == 0 || frame.index == 19 {
+                let reference = try VideoDecoderTests.ffmpegFrame(
+                    clip, time: Double(frame.index) / 10, width: 160, height: 120)
+                let psnr = PixelCompare.psnr(frame.bitmap, reference)
+                #expect(psnr >= 35, "frame \(frame.index): \(psnr) dB")
+            }
+            count += 1
+        }
+        #expect(count == 20)
+        // And a rewind plays it again from the first frame
+        try animation.rewind()
+        let again = try #require(try animation.nextFrame())
+        let first = try VideoDecoderTests.ffmpegFrame(clip, time: 0, width: 160, height: 120)
+        #expect(again.index == 0 && PixelCompare.psnr(again.bitmap, first) >= 35)
+    }
+
+    @Test func aTurnedClipPlaysUpright() throws {
+        // Given a Motion Photo whose clip is stored turned (a phone held upright)
+        let motion = try #require(try VideoDecoder().motion(ofPhotoAt: Self.sample("portrait.jpg")))
+        // When its motion is made fitting 160 px
+        let animation = try VideoAnimation(
+            fileAt: motion.path, range: motion.byteRange, options: VideoDecoderTests.options(160),
+            preview: MotionPreview(seconds: 1, framesPerSecond: 5, start: 0.4))
+        // Then the frames are upright, 120×160, and five of them from 0.4 s are ffmpeg's (which turns it too)
+        #expect(animation.outputWidth == 120 && animation.outputHeight == 160 && animation.info.frameCount == 5)
+        let frame = try #require(try animation.nextFrame())
+        #expect(frame.bitmap.width == 120 && frame.bitmap.height == 160)
+        let reference = try VideoDecoderTests.ffmpegFrame(
+            Self.sample("portrait.mp4"), time: 0.4, width: 120, height: 160)
+        #expect(PixelCompare.psnr(frame.bitmap, reference) >= 35)
+    }
+
+    @Test func aPreviewOfNoFramesIsRefused() throws {
+        let clip = try Self.sample("clip.mp4")
+        for preview in [MotionPreview(seconds: 0), MotionPreview(framesPerSecond: 0), MotionPreview(start: -1)] {
+            let error = #expect(throws: DarkroomImageError.self) {
+                try VideoAnimation(fileAt: clip, preview: preview)
+            }
+            #expect(error?.code == .invalidArgument)
+        }
+    }
+
+    // MARK: The command line
+
+    @Test func probeAndThumbShowTheMotion() throws {
+        let binary = try SamplePhotos.darkroomBinary()
+        let out = try TemporaryDirectory("motion-cli")
+        defer { out.remove() }
+        let google = try Self.sample("google.jpg")
+        let live = try Self.sample("live/IMG_0001.HEIC")
+        // When the Motion Photo and the Live Photo are probed
+        let lines = try VideoCommandTests.json(ReferenceTool.run(binary, ["probe", "--json", google, live]))
+        // Then each names its kind and its clip's length
+        let kinds = lines.map { ($0["motion"] as? [String: Any])?["kind"] as? String }
+        #expect(kinds == ["motion-photo", "live-photo"])
+        let motion = try #require(lines[0]["motion"] as? [String: Any])
+        #expect(motion["layout"] as? String == "container-directory" && motion["presentationTime"] as? Double == 1)
+        let seconds = (motion["video"] as? [String: Any])?["duration"] as? Double ?? 0
+        #expect(abs(seconds - 2) < 0.05)
+        // When thumbnails are made of the still and of the motion
+        _ = try ReferenceTool.run(
+            binary, ["thumb", google, live, "--max-pixel-size", "128", "--out", out.file("still")])
+        _ = try ReferenceTool.run(
+            binary, ["thumb", google, live, "--max-pixel-size", "128", "--motion", "--out", out.file("motion")])
+        // Then the still is the photo's, and the motion an animated WebP of the clip that Pillow plays
+        let still = try ImageProber.probe(fileAt: out.file("still/google.jpg"))
+        #expect(still.format == .jpeg && still.width == 128 && still.height == 80)
+        let script = """
+            import sys
+            from PIL import Image
+            for path in sys.argv[1:]:
+                im = Image.open(path)
+                im.load()
+                print(im.format, im.size[0], im.size[1], im.n_frames, im.info.get("duration"), im.info.get("loop"))
+            """
+        let played = try PythonReference.run(
+            script, [out.file("motion/google.webp"), out.file("motion/IMG_0001.webp")])
+        #expect(
+            String(decoding: played, as: UTF8.self) == "WEBP 128 96 20 100 0\nWEBP 128 96 20 100 0\n")
+        // And asking for the motion of a photo without any is a typed error, not an empty file
+        let plain = try Self.sample("live/IMG_0002.JPG")
+        let failed = #expect(throws: (any Error).self) {
+            try ReferenceTool.run(binary, ["thumb", plain, "--max-pixel-size", "128", "--motion", "--out", out.path])
+        }
+        #expect("\(String(describing: failed))".contains("no motion"))
+        #expect(!FileManager.default.fileExists(atPath: out.file("IMG_0002.webp")))
+    }
+}
