@@ -144,7 +144,7 @@ let package = Package(
         .target(
             name: "DarkroomServer",
             dependencies: [
-                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache",
+                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomVideo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -174,7 +174,7 @@ let package = Package(
         // crashers and seeds, by the tests.
         .target(
             name: "DarkroomFuzzing",
-            dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomServer"]),
+            dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomServer", "DarkroomVideo"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [
@@ -221,6 +221,7 @@ let package = Package(
             name: "DarkroomServerTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomServer", "Darkroom", "DarkroomImage",
+                "DarkroomVideo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -241,7 +242,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "DarkroomFuzzingTests",
-            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage"]),
+            dependencies: [
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage", "DarkroomVideo",
+            ]),
         .testTarget(
             name: "DarkroomTests",
             dependencies: [

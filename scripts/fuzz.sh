@@ -3,10 +3,11 @@
 # UndefinedBehaviorSanitizer on the C shims, one target per core at a time, and prints executions and findings per
 # target. Each target runs long enough to pass a million
 # executions at the rate measured on a 2-core machine (docs/PERFORMANCE.md): 180 s for most, 240 s for `animation`,
-# 480 s for `icc`, 1,200 s for `decode` (~1,000 exec/s: two full decodes of every input) and 2,400 s for `manifest`
-# (~450 exec/s: a SQLite open, quick_check, recovery and writes per input). FUZZ_SECONDS sets one length for all.
+# 480 s for `icc`, 900 s for `video` (~1,200 exec/s: FFmpeg opens every input), 1,200 s for `decode` (~1,000 exec/s:
+# two full decodes of every input) and 2,400 s for `manifest` (~450 exec/s: a SQLite open, quick_check, recovery and
+# writes per input). FUZZ_SECONDS sets one length for all.
 #
-#   scripts/fuzz.sh                       every target, longest first (81 min of runs, ~41 min on two cores)
+#   scripts/fuzz.sh                       every target, longest first (96 min of runs, ~48 min on two cores)
 #   FUZZ_SECONDS=30 scripts/fuzz.sh       the CI smoke length
 #   FUZZ_TARGETS="decode icc" scripts/fuzz.sh
 #
@@ -23,12 +24,13 @@ seconds_for() {
   case "$1" in
     decode) echo "${FUZZ_SECONDS:-1200}" ;;
     animation) echo "${FUZZ_SECONDS:-240}" ;;
+    video) echo "${FUZZ_SECONDS:-900}" ;;
     icc) echo "${FUZZ_SECONDS:-480}" ;;
     manifest) echo "${FUZZ_SECONDS:-2400}" ;;
     *) echo "${FUZZ_SECONDS:-180}" ;;
   esac
 }
-TARGETS=${FUZZ_TARGETS:-manifest decode icc animation probe exif url}
+TARGETS=${FUZZ_TARGETS:-manifest decode icc animation video probe exif url}
 PHOTOS=${PHOTOS:-../shared/photos}
 RUN=${FUZZ_DIR:-.build-fuzz/run}
 # The driver builds in the test build's scratch path with the test build's flags, so the dependencies are reused as

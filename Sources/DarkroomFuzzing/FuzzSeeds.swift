@@ -9,8 +9,10 @@ package enum FuzzSeeds {
     /// The seeds of `target` (name → bytes), with files from `photos` (the sample photos folder) when given.
     package static func seeds(for target: String, photos: String?) -> [(name: String, bytes: [UInt8])] {
         switch target {
-        case "probe", "decode": return images() + formatSeeds() + photoFiles(photos, folders: stillFolders)
+        case "probe": return images() + formatSeeds() + motionPhotos() + photoFiles(photos, folders: stillFolders)
+        case "decode": return images() + formatSeeds() + photoFiles(photos, folders: stillFolders)
         case "animation": return animations() + photoFiles(photos, folders: ["animated", "gif"])
+        case "video": return videoClips() + motionPhotos()
         case "icc": return profiles(photos)
         case "exif": return exifBlocks(photos)
         case "url": return urls.enumerated().map { ("url-\($0.offset)", Array($0.element.utf8)) }

@@ -3,12 +3,15 @@ import DarkroomImage
 extension FuzzTarget {
     /// The header reader: every format's probe, the animation probe, and the colour summary.
     package static let probe = FuzzTarget(
-        name: "probe", summary: "ImageProber.probe, the animation, colour and gain-map probes, Apple's maker note"
+        name: "probe",
+        summary:
+            "ImageProber.probe, the animation, colour and gain-map probes, Apple's maker note, a Motion Photo's clip"
     ) { bytes in
         _ = try? ImageProber.probe(bytes, limits: FuzzLimits.decode)
         _ = ImageProber.colorProfile(of: bytes, limits: FuzzLimits.decode)
         _ = ImageProber.gainMap(of: bytes, limits: FuzzLimits.decode)
         _ = AppleHDRHeadroom(exif: bytes)  // the EXIF walk an iPhone HEIC's headroom takes
+        _ = ImageProber.embeddedVideo(in: bytes)  // a Motion Photo's XMP, Samsung trailer or mpvd box
         _ = try? ImageProber.probe(bytes, limits: DecodeLimits(maxFrames: 3, maxAnimationPixels: 1 << 16))
     }
 

@@ -16,7 +16,7 @@ package struct FuzzTarget: Sendable {
     package let run: @Sendable (UnsafeRawBufferPointer) -> Void
 
     /// Every target, in the order `make fuzz` runs them.
-    package static let all: [FuzzTarget] = [probe, decode, animation, icc, exif, url, manifest]
+    package static let all: [FuzzTarget] = [probe, decode, animation, video, icc, exif, url, manifest]
 
     /// The target called `name`, or `nil`.
     package static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -1,6 +1,7 @@
 import DarkroomImage
 import DarkroomSupport
 import DarkroomTestSupport
+import DarkroomVideo
 import Foundation
 import Testing
 
@@ -58,6 +59,28 @@ struct FuzzRegressionTests {
         // And the manifest seed is a SQLite database
         let manifest = try #require(FuzzSeeds.manifests().first)
         #expect(manifest.bytes.starts(with: Array("SQLite format 3".utf8)))
+    }
+
+    @Test func videoSeedsAreVideosAndMotionPhotosHoldTheirClip() throws {
+        // Given the committed clips and the Motion Photos built around one
+        let clips = FuzzSeeds.videoClips()
+        let motion = FuzzSeeds.motionPhotos()
+        #expect(clips.count >= 7 && motion.count == 4)
+        // Then every clip is a video FFmpeg decodes a frame of
+        for (name, bytes) in clips {
+            let frame = try bytes.withUnsafeBytes { raw in
+                let probe = try #require(try VideoDecoder().probe(raw, limits: .default), "\(name)")
+                return try VideoDecoder().decode(raw, probe: probe, options: DecodeOptions(size: .maxPixelSize(16)))
+            }
+            #expect(frame.width == 16, "\(name)")
+        }
+        // And every Motion Photo's clip is found, and is the clip it was built around
+        let mp4 = try #require(clips.first { $0.name.hasSuffix(".mp4") }).bytes
+        for (name, bytes) in motion {
+            let found = bytes.withUnsafeBytes { ImageProber.embeddedVideo(in: $0) }
+            let location = try #require(found, "\(name)")
+            #expect(Array(bytes[location.offset..<(location.offset + location.length)]) == mp4, "\(name)")
+        }
     }
 
     @Test func formatSeedsDecodeAsTheirFormats() throws {

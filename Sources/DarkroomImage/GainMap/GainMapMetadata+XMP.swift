@@ -5,7 +5,7 @@ extension GainMapMetadata {
     static let xmpNamespace = "http://ns.adobe.com/hdr-gain-map/1.0/"
 
     /// The signature that opens an XMP packet in a JPEG APP1 segment.
-    static let xmpPacketSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+    package static let xmpPacketSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
 
     /// What an XMP packet says about a gain map.
     struct XMPReading: Sendable, Equatable {
