@@ -22,6 +22,19 @@ extension ImageDecoder {
         try decode(fileAt: path, options: options, reading: nil)
     }
 
+    /// The header of the file at `path`: the built-in prober's (a prefix read, see
+    /// ``ImageProber/probe(fileAt:limits:)``), or for a file it recognizes but does not read (a video), the first
+    /// custom decoder's that reads it from the file. Thread-safe.
+    /// - Throws: ``DarkroomImageError`` as ``ImageProber/probe(fileAt:limits:)``, and what the custom decoder throws.
+    public func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
+        if !customDecoders.isEmpty, try ImageProber.format(ofFileAt: path, limits: limits) == .video {
+            for custom in customDecoders {
+                if let probe = try custom.probe(fileAt: path, format: .video, limits: limits) { return probe }
+            }
+        }
+        return try ImageProber.probe(fileAt: path, limits: limits)
+    }
+
     /// ``decode(fileAt:options:)`` reading non-RAW files into `buffer` (kept by a worker across files) instead of
     /// fresh memory.
     package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)

@@ -177,10 +177,11 @@ public struct ImageDecoder: Sendable {
         return result
     }
 
-    /// The header of `bytes`: the built-in prober's, or for data it recognizes but does not read (a video), the
-    /// first custom decoder's that reads it.
-    func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, page: Int) throws(DarkroomImageError)
-        -> ImageProbe
+    /// The header of `bytes`: the built-in prober's (``ImageProber/probe(_:limits:)-(UnsafeRawBufferPointer,_)``),
+    /// or for data it recognizes but does not read (a video), the first custom decoder's that reads it. Thread-safe.
+    /// - Throws: ``DarkroomImageError`` as the built-in prober, and what the custom decoder throws.
+    public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, page: Int = 0)
+        throws(DarkroomImageError) -> ImageProbe
     {
         if ImageProber.format(of: bytes) == .video {
             for custom in customDecoders {

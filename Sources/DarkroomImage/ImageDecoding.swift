@@ -12,6 +12,11 @@ public protocol ImageDecoding: Sendable {
     /// Reads the header of data the built-in prober recognizes but does not read (``ImageFileFormat/video``), or
     /// returns nil when this decoder does not read it either. The default returns nil.
     func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe?
+    /// Reads the header of the file at `path`, whose first bytes name `format` (one the built-in prober recognizes
+    /// but does not read: ``ImageFileFormat/video``), reading only what it needs; or returns nil when this decoder
+    /// does not read it. The default returns nil.
+    func probe(fileAt path: String, format: ImageFileFormat, limits: DecodeLimits) throws(DarkroomImageError)
+        -> ImageProbe?
     /// Decodes the file at `path`, whose first bytes name `format` (one the built-in prober recognizes but does not
     /// read: ``ImageFileFormat/video``), reading only what it needs; or returns nil to have the file read whole and
     /// passed to ``decode(_:probe:options:)``. The default returns nil.
@@ -22,6 +27,13 @@ public protocol ImageDecoding: Sendable {
 extension ImageDecoding {
     /// Reads nothing: a decoder of formats the built-in prober reads needs no probe of its own.
     public func probe(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe? {
+        nil
+    }
+
+    /// Reads nothing: a decoder of formats the built-in prober reads needs no probe of its own.
+    public func probe(fileAt path: String, format: ImageFileFormat, limits: DecodeLimits) throws(DarkroomImageError)
+        -> ImageProbe?
+    {
         nil
     }
 

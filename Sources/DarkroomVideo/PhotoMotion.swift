@@ -9,7 +9,8 @@ import Foundation
 ///
 /// **The Live Photo rule.** A HEIC or JPEG still is paired with the QuickTime file in the same folder that has the
 /// same base name and the extension `.MOV` or `.mov` (`IMG_1234.HEIC` with `IMG_1234.MOV`), the names an iPhone's
-/// exports, iCloud's downloads and Image Capture give the pair; the file must be a video Darkroom reads. Both files
+/// exports, iCloud's downloads and Image Capture give the pair; the file must be a regular file (not a link) and a
+/// video Darkroom reads. Both files
 /// also carry one content identifier (an Apple maker-note tag in the still, a QuickTime key in the video); pairing by
 /// it alone, across renamed files, would mean opening every video of the folder, and is not done.
 public struct PhotoMotion: Sendable {
@@ -36,15 +37,16 @@ public struct PhotoMotion: Sendable {
     /// The clip's length in seconds, when its container states it.
     public var duration: Double? { clip.video?.duration }
 
-    /// The Live Photo video paired with the still at `path` by the rule above, or nil. Costs a `stat` or two.
+    /// The Live Photo video paired with the still at `path` by the rule above, or nil. Costs an `lstat` or two.
     public static func livePhotoVideo(forPhotoAt path: String) -> String? {
         // The name up to its extension, the folder part kept as given
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"), dot > path.startIndex else { return nil }
         let base = path[..<dot]
         for ext in ["MOV", "mov"] {
             let candidate = base + "." + ext
+            // A regular file only: a link could point anywhere (out of a served folder, say)
             var status = stat()
-            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 {
+            if lstat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 {
                 return candidate
             }
         }

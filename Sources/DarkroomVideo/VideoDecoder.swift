@@ -40,6 +40,15 @@ public struct VideoDecoder: ImageDecoding {
         return try header(ofVideoAt: path, limits: limits)
     }
 
+    /// The header of a video file for `ImageDecoder/probe(fileAt:limits:)` (see `probe(fileAt:limits:)`); nil for
+    /// other formats.
+    public func probe(fileAt path: String, format: ImageFileFormat, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageProbe?
+    {
+        guard format == .video else { return nil }
+        return try header(ofVideoAt: path, limits: limits)
+    }
+
     /// The header of the video at `path` (or of the clip at `range` of it) whose format the caller already knows.
     package func header(ofVideoAt path: String, range: Range<Int64>? = nil, limits: DecodeLimits)
         throws(DarkroomImageError) -> ImageProbe

@@ -10,12 +10,7 @@ import Testing
 /// the rules that say a photo has none; the Live Photo pairing; the motion as an animation whose frames are the
 /// `ffmpeg` command's; and `darkroom probe`/`thumb --motion` as a person runs them.
 @Suite(.serialized) struct MotionPhotoTests {
-    /// The photos (`scripts/make-motion-photos.py`), each holding one 2 s clip of a pan across a real photo.
-    static let samples = PythonReference.folder(
-        "motion-photos", madeBy: "scripts/make-motion-photos.py",
-        runs: [[SamplePhotos.path("jpeg/kite-2560x1600.jpg")]])
-
-    static func sample(_ name: String) throws -> String { try samples.get() + "/" + name }
+    static func sample(_ name: String) throws -> String { try MotionPhotoSamples.path(name) }
 
     /// ExifTool's extraction of the clip a photo holds (its tag for each layout: `EmbeddedVideo` for a JPEG's
     /// appended clip, `EmbeddedVideoFile` for Samsung's trailer, `MotionPhotoVideo` for HEIF's `mpvd` box).
@@ -127,7 +122,7 @@ import Testing
         var count = 0
         while let frame = try animation.nextFrame() {
             if frame.index % 5 == 0 || frame.index == 19 {
-                let reference = try VideoDecoderTests.ffmpegFrame(
+                let reference = try FFmpegReference.frame(
                     clip, time: Double(frame.index) / 10, width: 160, height: 120)
                 let psnr = PixelCompare.psnr(frame.bitmap, reference)
                 #expect(psnr >= 35, "frame \(frame.index): \(psnr) dB")
@@ -138,7 +133,7 @@ import Testing
         // And a rewind plays it again from the first frame
         try animation.rewind()
         let again = try #require(try animation.nextFrame())
-        let first = try VideoDecoderTests.ffmpegFrame(clip, time: 0, width: 160, height: 120)
+        let first = try FFmpegReference.frame(clip, time: 0, width: 160, height: 120)
         #expect(again.index == 0 && PixelCompare.psnr(again.bitmap, first) >= 35)
     }
 
@@ -153,7 +148,7 @@ import Testing
         #expect(animation.outputWidth == 120 && animation.outputHeight == 160 && animation.info.frameCount == 5)
         let frame = try #require(try animation.nextFrame())
         #expect(frame.bitmap.width == 120 && frame.bitmap.height == 160)
-        let reference = try VideoDecoderTests.ffmpegFrame(
+        let reference = try FFmpegReference.frame(
             Self.sample("portrait.mp4"), time: 0.4, width: 120, height: 160)
         #expect(PixelCompare.psnr(frame.bitmap, reference) >= 35)
     }

@@ -35,7 +35,7 @@ import Testing
         var bgra = DecodeOptions()
         bgra.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         let frame = try ImageDecoder().decode(FileBytes.read(out.file("rotated-90.png")), options: bgra).bitmap
-        let reference = try VideoDecoderTests.ffmpegFrame(clip, time: 1.5, width: 90, height: 160)
+        let reference = try FFmpegReference.frame(clip, time: 1.5, width: 90, height: 160)
         #expect(PixelCompare.psnr(frame, reference) >= 35)
     }
 

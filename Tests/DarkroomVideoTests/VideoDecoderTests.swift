@@ -30,22 +30,6 @@ import Testing
         return options
     }
 
-    /// The `ffmpeg` command's decode of the frame at `time` (its `-ss`: the first frame at or after it), rotated as
-    /// ffmpeg shows it and scaled to `width × height` with Lanczos (full chroma, accurate rounding), as BGRA.
-    static func ffmpegFrame(_ path: String, time: Double, width: Int, height: Int) throws -> Bitmap {
-        let out = try TemporaryDirectory.make("video-ref") + "/frame.png"
-        defer { TemporaryDirectory.remove((out as NSString).deletingLastPathComponent) }
-        _ = try ReferenceTool.run(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-y", "-ss", String(time), "-i", path, "-frames:v", "1", "-vf",
-                "scale=\(width):\(height):flags=lanczos+accurate_rnd+full_chroma_int", "-pix_fmt", "rgb24", out,
-            ])
-        var options = DecodeOptions()
-        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
-        return try ImageDecoder().decode(FileBytes.read(out), options: options).bitmap
-    }
-
     /// ffprobe's reading of the first video stream: codec, size, pixel aspect, frame rate, rotation, duration.
     static func ffprobe(_ path: String) throws -> [String: Any] {
         let json = try ReferenceTool.run(
@@ -118,7 +102,7 @@ import Testing
             // When Darkroom decodes the frame at that time to 320 px
             let image = try VideoDecoder().decode(fileAt: path, options: Self.options(320, time: time))
             // Then it is ffmpeg's decode of the same frame scaled with Lanczos, within 35 dB
-            let reference = try Self.ffmpegFrame(
+            let reference = try FFmpegReference.frame(
                 path, time: time, width: image.bitmap.width, height: image.bitmap.height)
             let psnr = PixelCompare.psnr(image.bitmap, reference)
             print("\(name) at \(time) s: \(image.bitmap.width)×\(image.bitmap.height), \(psnr) dB against ffmpeg")
@@ -135,7 +119,7 @@ import Testing
         // Then it is upright and as wide as ffmpeg shows it: 180×320 turned, 320×180 with square pixels
         let expected = name.hasPrefix("rotated") ? (180, 320) : (320, 180)
         #expect(image.bitmap.width == expected.0 && image.bitmap.height == expected.1)
-        let reference = try Self.ffmpegFrame(path, time: 1.5, width: expected.0, height: expected.1)
+        let reference = try FFmpegReference.frame(path, time: 1.5, width: expected.0, height: expected.1)
         let psnr = PixelCompare.psnr(image.bitmap, reference)
         print("\(name): \(psnr) dB against ffmpeg")
         #expect(psnr >= 35, "\(name): \(psnr) dB")
@@ -172,7 +156,7 @@ import Testing
         // When Darkroom picks the poster frame
         let image = try VideoDecoder().decode(fileAt: path, options: Self.options(256))
         // Then it is the keyframe at or before 0.4 s: the first frame, as ffmpeg decodes it
-        let reference = try Self.ffmpegFrame(path, time: 0, width: image.bitmap.width, height: image.bitmap.height)
+        let reference = try FFmpegReference.frame(path, time: 0, width: image.bitmap.width, height: image.bitmap.height)
         #expect(PixelCompare.psnr(image.bitmap, reference) >= 35)
     }
 
@@ -184,7 +168,7 @@ import Testing
         // Then it is not blank, and it is the first keyframe of the pan (2 s), as ffmpeg decodes it
         let look = FrameLook(image.bitmap)
         #expect(!look.isBlank && look.detail > 20 && look.mean > 30, "mean \(look.mean), detail \(look.detail)")
-        let reference = try Self.ffmpegFrame(path, time: 2, width: image.bitmap.width, height: image.bitmap.height)
+        let reference = try FFmpegReference.frame(path, time: 2, width: image.bitmap.width, height: image.bitmap.height)
         #expect(PixelCompare.psnr(image.bitmap, reference) >= 35)
         // And the frame at 1 s is black, so the skip is what found it
         let black = try VideoDecoder().decode(fileAt: path, options: Self.options(256, time: 1))

@@ -160,7 +160,7 @@ import Testing
         // When the frame at 3.9 s is asked for
         let image = try VideoDecoder().decode(fileAt: path, options: options)
         // Then the fifth frame from the keyframe (3 s + 4/30 s) is shown, as ffmpeg decodes it
-        let reference = try VideoDecoderTests.ffmpegFrame(
+        let reference = try FFmpegReference.frame(
             path, time: 3 + 4.0 / 30, width: image.bitmap.width, height: image.bitmap.height)
         #expect(PixelCompare.psnr(image.bitmap, reference) >= 35)
     }

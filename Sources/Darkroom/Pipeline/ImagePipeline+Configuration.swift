@@ -63,6 +63,10 @@ extension ImagePipeline {
         public var defaultMaxAge: Double = 86_400
         /// Base decode options (filter, limits, truncation policy, colour); the geometry is each request's own.
         public var decodeOptions = DecodeOptions()
+        /// Decodes (and probes) every image: the built-in codecs, and the custom decoders given to it — DarkroomVideo's
+        /// `VideoDecoder.imageDecoder` reads videos too, a local video file by its decoder from the file (only the
+        /// parts a frame needs, never the file whole), a remote one from its fetched bytes.
+        public var decoder = ImageDecoder()
         /// The frame buffer of each player made from an animated response (``ImageRequest/Options/animated``),
         /// which the memory cache charges with the image; nil for ``AnimationPlayer/defaultBudget(for:)``.
         /// Default nil.

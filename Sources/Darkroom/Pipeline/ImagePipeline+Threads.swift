@@ -55,6 +55,7 @@ extension ImagePipeline {
     /// decoded). Limits are the pipeline's decode limits.
     package func probe(_ request: ImageRequest, colorProfile: Bool = false) async throws -> ImageProbe {
         let limits = configuration.decodeOptions.limits
+        let decoder = configuration.decoder
         let filePath: String? =
             switch request.source {
             case .file(let path): path
@@ -76,7 +77,7 @@ extension ImagePipeline {
         let bytes = try await image(for: dataRequest).data ?? []
         return try await perform(on: .cpu, priority: request.priority) {
             try bytes.withUnsafeBytes { raw in
-                var probe = try Self.probeBytes(raw, limits: limits)
+                var probe = try Self.probeBytes(raw, decoder: decoder, limits: limits)
                 if colorProfile {
                     probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
                     probe.gainMap = ImageProber.gainMap(of: raw, limits: limits)
@@ -92,10 +93,12 @@ extension ImagePipeline {
         _ path: String, limits: DecodeLimits, colorProfile: Bool,
         priority: ImageRequest.Priority
     ) async throws -> (ImageProbe, [UInt8]?) {
-        try await perform(on: .io, priority: priority) {
+        let decoder = configuration.decoder
+        return try await perform(on: .io, priority: priority) {
             do throws(DarkroomImageError) {
-                var probe = try ImageProber.probe(fileAt: path, limits: limits)
-                guard colorProfile else { return (probe, nil) }
+                var probe = try decoder.probe(fileAt: path, limits: limits)
+                // A video's header is all there is to read (it is not read whole)
+                guard colorProfile, probe.format != .video else { return (probe, nil) }
                 let bytes = try FileBytes.read(path, limit: limits.maxInputBytes)
                 bytes.withUnsafeBytes { raw in
                     probe.colorProfile = ImageProber.colorProfile(of: raw, limits: limits)
@@ -115,11 +118,11 @@ extension ImagePipeline {
         }
     }
 
-    private static func probeBytes(_ raw: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomError)
-        -> ImageProbe
+    private static func probeBytes(_ raw: UnsafeRawBufferPointer, decoder: ImageDecoder, limits: DecodeLimits)
+        throws(DarkroomError) -> ImageProbe
     {
         do throws(DarkroomImageError) {
-            return try ImageProber.probe(raw, limits: limits)
+            return try decoder.probe(raw, limits: limits)
         } catch {
             throw DarkroomError(.decodeFailed, error.message, underlying: error)
         }

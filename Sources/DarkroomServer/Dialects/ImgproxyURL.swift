@@ -186,6 +186,7 @@ package struct ImgproxyURL {
             case "height", "h": size(0, "h")
             case "dpr": items["dpr"] = arg(0)
             case "page", "pg": items["page"] = arg(0)
+            case "video_thumbnail_second", "vts": items["time"] = arg(0)
             case "min-width", "mw": size(0, "min-w")
             case "min-height", "mh": size(0, "min-h")
             case "enlarge", "el": items["enlarge"] = try bool(0) == true ? "1" : "0"

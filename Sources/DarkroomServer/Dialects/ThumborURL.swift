@@ -192,6 +192,11 @@ package struct ThumborURL {
             case "no_upscale": upscale = false
             case "upscale": upscale = true
             case "max_bytes": items["max_bytes"] = args.first
+            case "still":  // thumbor-video-engine's: a video's frame at a time (seconds or [HH:]MM:SS[.fff]), else 0
+                guard args.count <= 1, let seconds = Self.seconds(args.first ?? "") else {
+                    throw bad("takes a time in seconds or [HH:]MM:SS[.fff]")
+                }
+                items["time"] = String(seconds)
             case "hdr":  // Darkroom's own (thumbor has no HDR filter): hdr(sdr|keep|apply[,headroom])
                 guard let mode = args.first, !mode.isEmpty, args.count <= 2 else {
                     throw bad("takes a mode (sdr, keep or apply) and, for apply, a headroom in stops")
@@ -213,5 +218,23 @@ package struct ThumborURL {
         let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
         guard [3, 6].contains(hex.count), UInt32(hex, radix: 16) != nil else { return nil }
         return hex.count == 3 ? hex.map { "\($0)\($0)" }.joined() : hex
+    }
+
+    /// A time as thumbor-video-engine's `still()` takes it: empty (the start), seconds, or `[HH:]MM:SS[.fff]` as
+    /// ffmpeg's `-ss` reads it; nil when it is none of those.
+    static func seconds(_ text: String) -> Double? {
+        if text.isEmpty { return 0 }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (index, part) in parts.enumerated() {
+            let isLast = index == parts.count - 1
+            guard let value = isLast ? Double(part) : Double(Int(part) ?? -1), value >= 0, value.isFinite else {
+                return nil
+            }
+            guard index == 0 || value < 60 else { return nil }  // minutes and seconds under a higher unit
+            total = total * 60 + value
+        }
+        return total
     }
 }

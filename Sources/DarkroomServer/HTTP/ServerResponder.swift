@@ -281,6 +281,8 @@ struct InfoBody: Codable, Sendable {
     var warnings: [String]?
     /// Pages a TIFF holds (`page=N` picks one); 1 for other formats.
     var pageCount: Int
+    /// A video: its container, codec, duration, frame rate, frame count, rotation, coded size and audio.
+    var video: VideoDetails?
     /// Animations: each frame's duration in milliseconds as stored, the loop count as stored (absent: none),
     /// how many times it plays (0 forever) and one play's length by the browsers' delay rule.
     var animation: AnimationBody?
@@ -323,5 +325,6 @@ struct InfoBody: Codable, Sendable {
         let warnings = [p.gainMap?.warning.map { "gain map: \($0)" }].compactMap { $0 }
         self.warnings = warnings.isEmpty ? nil : warnings
         pageCount = p.pageCount
+        video = p.video
     }
 }

@@ -28,11 +28,11 @@ struct RootDirectory: Sendable {
         deinit { if fd >= 0 { close(fd) } }
     }
 
-    /// The image extensions ``scan(maxImages:)`` lists, lower-cased.
+    /// The extensions ``scan(maxImages:)`` lists, lower-cased: images, camera RAW and videos.
     static let imageExtensions: Set<String> = [
         "jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif", "jxl", "tif", "tiff", "svg", "bmp", "ico", "cur",
         "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "erf",
-        "kdc", "mos", "mrw", "x3f",
+        "kdc", "mos", "mrw", "x3f", "mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi",
     ]
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.

@@ -52,8 +52,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// (``targetSize(openSide:)``), `crop=` (the region of the upright source kept before the
     /// resize), `min-w=`/`min-h=` (with `contain`, the smallest result: scaled up to it within `enlarge`, the
     /// overflow cropped from the centre; imgproxy's `min-width`/`min-height`), `enlarge=1` (a box larger than the
-    /// source or the crop enlarges it; off by default) and `page=N` (a multi-page file's page, from 0; imgproxy's
-    /// `page`).
+    /// source or the crop enlarges it; off by default), `page=N` (a multi-page file's page, from 0; imgproxy's
+    /// `page`) and `time=S` (a video's frame at S seconds, the first at or after it, instead of its poster frame;
+    /// imgproxy's `video_thumbnail_second`, thumbor-video-engine's `still()` filter).
     private(set) var geometry = OutputGeometry()
     /// `strip=0` keeps the source's EXIF (Orientation set to 1), `keep_copyright=1` only its Artist and Copyright;
     /// JPEG and PNG thumbnails only. `nil` (the default): no metadata.
@@ -62,6 +63,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     var progressive = false
     /// `still=1`: an animated source answers its first frame only, as a still image.
     var still = false
+    /// `motion=1`: a video, or a Motion Photo or Live Photo, answers its motion as an animation (WebP or GIF): a few
+    /// seconds at the thumbnail's size from `time=` (a file under the root only).
+    var motion = false
     /// `hdr=keep`: a JPEG thumbnail of an Ultra HDR photo is Ultra HDR too, an AVIF of a PQ or HLG photo a PQ or HLG
     /// AVIF (``HDROutputMode/keep``), when nothing but the resize applies (no crop, operation, kept metadata or byte
     /// budget); `hdr=apply`: a 10-bit PQ AVIF for HDR displays, a gain map applied or PQ/HLG light rolled off for
@@ -132,7 +136,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// A stable string of every parameter that changes the rendered bytes except the negotiated format.
     package var renderKey: String {
         "\(width.map(String.init) ?? "-")x\(height.map(String.init) ?? "-")|\(fit.rawValue)|q\(quality.map(String.init) ?? "-")"
-            + (still ? "|still" : "") + (hdr == .sdr ? "" : "|hdr-" + hdr.rawValue)
+            + (still ? "|still" : "") + (motion ? "|motion" : "") + (hdr == .sdr ? "" : "|hdr-" + hdr.rawValue)
             + (headroom.map { "|hr\($0)" } ?? "") + (maxBytes.map { "|max\($0)" } ?? "") + "|"
             + geometry.key
             + (progressive ? "|prog" : "") + (keepMetadata.map { "|keep-" + $0.rawValue } ?? "")
@@ -158,6 +162,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         var enlarge = false
         var progressive = false
         var still = false
+        var motion = false
         var hdr = HDROutputMode.sdr
         var headroom: Double?
         var operations = ThumbnailOperations()
@@ -165,6 +170,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         var maxBytes: Int?
         var dpr = 1.0
         var page = 0
+        var time: Double?
         for (name, value) in query {
             if try operations.read(name, value, maxPadding: limits.maxOutputDimension) { continue }
             switch name {
@@ -222,6 +228,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
                 }
                 dpr = d
             case "still": still = try Self.flag(value, name: name)
+            case "motion": motion = try Self.flag(value, name: name)
             case "hdr":
                 guard let mode = HDROutputMode(rawValue: value) else {
                     throw ServerError(.badRequest, "hdr must be sdr, keep or apply, got '\(value.prefix(40))'")
@@ -241,6 +248,12 @@ package struct ThumbnailParameters: Sendable, Hashable {
                         "page must be an integer 0...\(limits.decode.maxPages - 1), got '\(value.prefix(40))'")
                 }
                 page = n
+            case "time":
+                // A video's frame at this many seconds (the first at or after it) instead of its poster frame
+                guard let t = Double(value), t.isFinite, (0...1e7).contains(t) else {
+                    throw ServerError(.badRequest, "time must be a number of seconds ≥ 0, got '\(value.prefix(40))'")
+                }
+                time = t
             default: continue
             }
         }
@@ -270,6 +283,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
         self.format = format
         self.quality = quality
         self.still = still
+        self.motion = motion
+        if still && motion { throw ServerError(.badRequest, "still=1 and motion=1 exclude each other") }
+        if motion && hdr != .sdr { throw ServerError(.badRequest, "motion=1 writes SDR frames: hdr does not apply") }
         self.hdr = hdr
         self.headroom = headroom
         self.formatQuality = formatQuality
@@ -287,7 +303,7 @@ package struct ThumbnailParameters: Sendable, Hashable {
         let openSide = enlarge || (width == nil && height == nil) ? limits.maxOutputDimension : Self.unbounded
         geometry = OutputGeometry(
             size: targetSize(openSide: openSide),
-            crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge, page: page)
+            crop: crop, minimumSize: minimumSize, allowsUpscaling: enlarge, page: page, time: time)
         if headroom != nil, hdr != .apply { throw ServerError(.badRequest, "headroom applies to hdr=apply only") }
         if hdr == .apply {
             guard format == .auto || format == .avif else {

@@ -1,6 +1,7 @@
 import Darkroom
 import DarkroomCache
 import DarkroomImage
+import DarkroomVideo
 import Logging
 
 /// Assembly: everything the service answers with, built from a ``ServerConfiguration`` — the root and its gallery,
@@ -98,6 +99,7 @@ extension ThumbnailService {
         pipelineConfiguration.processingLimit = configuration.maxRenders
         pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
         pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
+        pipelineConfiguration.decoder = VideoDecoder.imageDecoder  // videos: the poster frame, or the one at time=
         pipelineConfiguration.decodeOptions.chromaFromDC = !configuration.exactChroma
         pipelineConfiguration.decodeOptions.colorSpace = configuration.keepColorProfile ? .original : .sRGB
         pipelineConfiguration.logger = configuration.logger

@@ -1,5 +1,6 @@
 import Darkroom
 import DarkroomImage
+import DarkroomVideo
 
 /// Encoding a render: stills in the variant's format (quality bisected down for `max_bytes`), animations frame by
 /// frame. Every function here blocks: call it on a pipeline processing thread.
@@ -15,33 +16,7 @@ extension ThumbnailService {
             let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
             let decoder = try AnimatedImageDecoder(
                 bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
-            let quality = quality(parameters, format)
-            let processors = parameters.processors
-            guard !processors.isEmpty else {
-                let encoded = try AnimatedImageEncoder.encode(
-                    decoder, as: format, options: EncodeOptions(quality: quality))
-                return EncodedThumbnail(
-                    bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
-            }
-            // Every frame goes through the request's operations; the encoder takes the processed size.
-            var encoder: AnimatedImageEncoder?
-            while let frame = try decoder.nextFrame() {
-                var bitmap = frame.bitmap
-                do {
-                    for processor in processors { bitmap = try processor.process(bitmap) }
-                } catch {
-                    throw DarkroomImageError(.invalidArgument, "an operation failed on frame \(frame.index): \(error)")
-                }
-                if encoder == nil {
-                    encoder = try AnimatedImageEncoder(
-                        format: format, width: bitmap.width, height: bitmap.height, plays: decoder.info.plays,
-                        options: EncodeOptions(quality: quality))
-                }
-                try encoder?.add(bitmap, duration: frame.duration)
-            }
-            guard let encoder else { throw DarkroomImageError(.corrupt, "the animation has no frames") }
-            return EncodedThumbnail(
-                bytes: try encoder.finish(), format: format, width: encoder.width, height: encoder.height)
+            return try encodeAnimation(decoder, parameters: parameters, format: format)
         } catch {
             throw ServerError(
                 mapping:
@@ -49,6 +24,68 @@ extension ThumbnailService {
                         .decodeFailed, "the animation could not be rendered: \(error.message)", underlying: error)
             )
         }
+    }
+
+    /// `motion=1`: a video's motion, or a Motion Photo's or Live Photo's, as an animation (blocking: call on a
+    /// pipeline thread) — a few seconds at the parameters' size from `time=` (or the start of a short clip, a
+    /// tenth of a long one), each frame decoded as it is encoded (`VideoAnimation`). `path` is a file under the
+    /// root; a Live Photo's video is the regular file beside it with its base name.
+    func motion(_ path: String, parameters: ThumbnailParameters, format: ImageFileFormat)
+        throws(ServerError) -> EncodedThumbnail
+    {
+        stepObserver?("encode")
+        do throws(DarkroomImageError) {
+            let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
+            let animation: VideoAnimation
+            if try ImageProber.format(ofFileAt: path, limits: options.limits) == .video {
+                animation = try VideoAnimation(fileAt: path, options: options)
+            } else if let motion = try VideoDecoder().motion(ofPhotoAt: path, limits: options.limits) {
+                animation = try VideoAnimation(fileAt: motion.path, range: motion.byteRange, options: options)
+            } else {
+                throw DarkroomImageError(
+                    .unsupportedFeature,
+                    "the source has no motion: it is not a video, a Motion Photo or a Live Photo with its video beside it"
+                )
+            }
+            return try encodeAnimation(animation, parameters: parameters, format: format)
+        } catch {
+            throw ServerError(
+                mapping: DarkroomError(
+                    .decodeFailed, "the motion could not be rendered: \(error.message)", underlying: error))
+        }
+    }
+
+    /// Encodes every frame of `decoder` in `format`, through the parameters' operations when there are any.
+    private func encodeAnimation(
+        _ decoder: some AnimationFrameSource, parameters: ThumbnailParameters, format: ImageFileFormat
+    ) throws(DarkroomImageError) -> EncodedThumbnail {
+        let quality = quality(parameters, format)
+        let processors = parameters.processors
+        guard !processors.isEmpty else {
+            let encoded = try AnimatedImageEncoder.encode(
+                decoder, as: format, options: EncodeOptions(quality: quality))
+            return EncodedThumbnail(
+                bytes: encoded, format: format, width: decoder.outputWidth, height: decoder.outputHeight)
+        }
+        // Every frame goes through the request's operations; the encoder takes the processed size.
+        var encoder: AnimatedImageEncoder?
+        while let frame = try decoder.nextFrame() {
+            var bitmap = frame.bitmap
+            do {
+                for processor in processors { bitmap = try processor.process(bitmap) }
+            } catch {
+                throw DarkroomImageError(.invalidArgument, "an operation failed on frame \(frame.index): \(error)")
+            }
+            if encoder == nil {
+                encoder = try AnimatedImageEncoder(
+                    format: format, width: bitmap.width, height: bitmap.height, plays: decoder.info.plays,
+                    options: EncodeOptions(quality: quality))
+            }
+            try encoder?.add(bitmap, duration: frame.duration)
+        }
+        guard let encoder else { throw DarkroomImageError(.corrupt, "the animation has no frames") }
+        return EncodedThumbnail(
+            bytes: try encoder.finish(), format: format, width: encoder.width, height: encoder.height)
     }
 
     /// An Ultra HDR JPEG thumbnail of an Ultra HDR source (blocking: call on a pipeline thread): the base and its

@@ -161,8 +161,27 @@ final class ThumbnailService: Sendable {
                 request.source = .data(id: source.identity, bytes: bytes!)
                 return bytes!
             }
+            // A clip's motion, animated: read from the file under the root where it lies
+            if parameters.motion {
+                guard case .file(let path, _, _, _) = source else {
+                    throw ServerError(
+                        .badRequest,
+                        "motion=1 reads videos and Motion or Live Photos under the root, not remote sources")
+                }
+                guard let animatedFormat = variant.animatedFormat(source: nil) else {
+                    throw ServerError(.badRequest, "motion=1 writes an animation: format auto, webp or gif")
+                }
+                let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
+                    [self] () throws(ServerError) in
+                    try motion(path, parameters: parameters, format: animatedFormat)
+                }
+                store(thumbnail, forKey: key)
+                return (thumbnail, "rendered")
+            }
+            // A video's frame is SDR whatever `hdr` asks (its light is tone-mapped by the frame's decode)
+            let isVideo = probe?.format == .video
             // A thumbnail for HDR displays is rendered from the source's bytes (an animation's first frame)
-            if parameters.hdr == .apply {
+            if parameters.hdr == .apply, !isVideo {
                 let bytes = try await sourceBytes()
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try hdrDisplay(bytes, parameters: parameters)
@@ -187,7 +206,7 @@ final class ThumbnailService: Sendable {
             }
             // An Ultra HDR photo or an iPhone HEIC asked to stay HDR, as a plain JPEG resize: encoded with its gain
             // map from its bytes
-            if parameters.hdr == .keep, parameters.processors.isEmpty, parameters.keepMetadata == nil,
+            if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
                 parameters.maxBytes == nil, probe.map({ $0.format == .jpeg || $0.format == .heic }) ?? true,
                 variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg) == .jpeg
             {
@@ -201,7 +220,7 @@ final class ThumbnailService: Sendable {
                 }
             }
             // A PQ or HLG photo asked to stay HDR as an AVIF: its light, encoded in PQ from its bytes
-            if parameters.hdr == .keep, parameters.processors.isEmpty, parameters.keepMetadata == nil,
+            if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
                 parameters.maxBytes == nil, probe.map({ $0.hdr?.toneMapped == true }) ?? true,
                 variant.fileFormat(hasAlpha: false, source: probe?.format) == .avif
             {

@@ -77,7 +77,8 @@ final class DecodeStage: Sendable {
                                 stream.flatMap {
                                     decodeFromStream(
                                         $0, fetched.bytes, isComplete: true, for: request, timings: &timings)
-                                }.map { .success($0) } ?? decode(fetched.bytes, for: request, timings: &timings)
+                                }.map { .success($0) }
+                                ?? decode(fetched.bytes, file: fetched.file, for: request, timings: &timings)
                             job.finish(
                                 result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                         })
@@ -196,9 +197,10 @@ final class DecodeStage: Sendable {
         return options
     }
 
-    /// Decodes `request`'s image on the calling (pipeline-owned) thread, adding the time to `timings.decode`.
+    /// Decodes `request`'s image on the calling (pipeline-owned) thread, adding the time to `timings.decode`: from
+    /// `bytes`, or from `file` when the fetch left it to the decoder (a video).
     func decode(
-        _ bytes: [UInt8], for request: ImageRequest, timings: inout ImageResponse.Timings,
+        _ bytes: [UInt8], file: String? = nil, for request: ImageRequest, timings: inout ImageResponse.Timings,
         acceptTruncated: Bool? = nil
     ) -> Result<ImageContainer, DarkroomError> {
         let animated = request.options.contains(.animated)
@@ -212,7 +214,12 @@ final class DecodeStage: Sendable {
             counters.decodeTimer.recordSeconds(elapsed)
         }
         do throws(DarkroomImageError) {
-            let decoded = try ImageDecoder().decode(bytes, options: options)
+            let decoded =
+                if let file {
+                    try configuration.decoder.decode(fileAt: file, options: options)
+                } else {
+                    try configuration.decoder.decode(bytes, options: options)
+                }
             if let problem = decoded.colorProblem {
                 configuration.logger.notice(
                     "colour profile ignored, image treated as sRGB", metadata: ["reason": "\(problem)"])

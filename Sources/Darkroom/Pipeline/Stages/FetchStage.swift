@@ -12,6 +12,8 @@ struct FetchOutput: Sendable {
     var timings: ImageResponse.Timings
     /// For a body so far: the length the response announced, if it did.
     var expected: Int64? = nil
+    /// A local file the decoder reads itself (a video, `bytes` then empty): only the parts a frame needs.
+    var file: String? = nil
 }
 
 /// The fetch stage: a source's encoded bytes, once per source however many requests wait for them.
@@ -76,6 +78,15 @@ final class FetchStage: Sendable {
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
                 counters.add(.fileReads)
+                // A video is read by its decoder from the file (it may be far larger than an image)
+                if !configuration.decoder.customDecoders.isEmpty,
+                    (try? ImageProber.format(ofFileAt: path, limits: configuration.decodeOptions.limits)) == .video
+                {
+                    var timings = ImageResponse.Timings()
+                    timings.fetch = MonotonicClock.seconds() - t0
+                    job.finish(.success(FetchOutput(bytes: [], origin: .file, timings: timings, file: path)))
+                    return
+                }
                 do throws(DarkroomImageError) {
                     let bytes = try FileBytes.read(path, limit: limit)
                     var timings = ImageResponse.Timings()

@@ -1,0 +1,22 @@
+import DarkroomImage
+
+/// The `ffmpeg` command as the reference for video frames.
+package enum FFmpegReference {
+    /// The `ffmpeg` command's decode of the frame at `time` (its `-ss`: the first frame at or after it), rotated as
+    /// ffmpeg shows it and scaled to `width × height` with Lanczos (full chroma, accurate rounding), as BGRA.
+    /// Throws when ffmpeg is missing or fails (`make test` installs it).
+    package static func frame(_ path: String, time: Double, width: Int, height: Int) throws -> Bitmap {
+        let directory = try TemporaryDirectory.make("video-ref")
+        defer { TemporaryDirectory.remove(directory) }
+        let out = directory + "/frame.png"
+        _ = try ReferenceTool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-ss", String(time), "-i", path, "-frames:v", "1", "-vf",
+                "scale=\(width):\(height):flags=lanczos+accurate_rnd+full_chroma_int", "-pix_fmt", "rgb24", out,
+            ])
+        var options = DecodeOptions()
+        options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
+        return try ImageDecoder().decode(FileBytes.read(out), options: options).bitmap
+    }
+}
