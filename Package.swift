@@ -168,7 +168,7 @@ let package = Package(
             name: "DarkroomViewer",
             dependencies: [
                 "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomTables", "DarkroomDesktop",
-                "CSDL2",
+                "DarkroomVideo", "CSDL2",
             ]),
         // The fuzz targets: functions that must survive any input, run by libFuzzer (`make fuzz`) and, on the saved
         // crashers and seeds, by the tests.
@@ -238,7 +238,7 @@ let package = Package(
             name: "DarkroomViewerTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomViewer", "Darkroom", "DarkroomImage",
-                "DarkroomDesktop",
+                "DarkroomDesktop", "DarkroomVideo",
             ]),
         .testTarget(
             name: "DarkroomFuzzingTests",

@@ -1,6 +1,7 @@
 import DarkroomDesktop
 import DarkroomImage
 import DarkroomTestSupport
+import DarkroomVideo
 import Foundation
 import Testing
 
@@ -258,6 +259,41 @@ import Testing
         #expect(
             ViewerHarness.close(
                 ViewerHarness.pixel(try harness.screenshot("g1.png"), s.x + 50, s.y + 50), ViewerHarness.color(0)))
+    }
+
+    @Test func aVideosCellShowsItsPosterFrame() throws {
+        // Given a clip (a pan across a photo) beside a still, and the clip's poster frame as the library decodes it
+        let harness = try ViewerHarness("video")
+        defer { harness.work.remove() }
+        let clip = try MotionPhotoSamples.path("clip.mp4")
+        try TemporaryDirectory.write(try FileBytes.read(clip), to: "\(harness.folder)/a-clip.mp4")
+        try harness.writeSolidImages(1)
+        let poster = try VideoDecoder().decode(
+            fileAt: clip, options: DecodeOptions(geometry: CellBinder.cellGeometry(side: ViewerHarness.cell))
+        ).bitmap
+        // When the grid is shown
+        _ = try harness.run(
+            """
+            settle 20
+            screenshot \(harness.work.file("grid.png"))
+            """)
+        // Then the clip's cell shows its poster frame (the middle of the cell, pixel by pixel), the still its colour
+        let shot = try harness.screenshot("grid.png")
+        let layout = ViewerHarness.layout(count: 2)
+        let f = layout.frame(of: 0, offset: 0)
+        var worst = 0
+        for dy in -20...20 {
+            for dx in -20...20 {
+                let seen = ViewerHarness.pixel(shot, f.x + f.width / 2 + dx, f.y + f.height / 2 + dy)
+                let p =
+                    poster.row(poster.height / 2 + dy).assumingMemoryBound(to: UInt8.self) + 4 * (poster.width / 2 + dx)
+                worst = max(
+                    worst, abs(Int(seen.r) - Int(p[2])), abs(Int(seen.g) - Int(p[1])), abs(Int(seen.b) - Int(p[0])))
+            }
+        }
+        #expect(worst <= 12, "the clip's cell differs from its poster frame by up to \(worst) levels")
+        let s = layout.frame(of: 1, offset: 0)
+        #expect(ViewerHarness.close(ViewerHarness.pixel(shot, s.x + 50, s.y + 50), ViewerHarness.color(0)))
     }
 
     @Test func aDamagedFileIsAFailedCellAndBadInputIsATypedError() throws {

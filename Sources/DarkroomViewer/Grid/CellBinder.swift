@@ -1,5 +1,6 @@
 import Darkroom
 import DarkroomImage
+import DarkroomVideo
 
 /// Binds the grid's cells to pipeline requests as they scroll into view, and lets them go as they leave.
 ///
@@ -194,7 +195,8 @@ final class CellBinder {
             let content: Delivery.Content
             do {
                 content = .image(
-                    try ImageDecoder().decode(fileAt: item.path, options: options).bitmap, animation: nil, frames: nil)
+                    try VideoDecoder.imageDecoder.decode(fileAt: item.path, options: options).bitmap, animation: nil,
+                    frames: nil)
             } catch {
                 content = .failure(error.description)
             }

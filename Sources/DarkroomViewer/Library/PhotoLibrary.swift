@@ -18,11 +18,11 @@ struct LibraryItem: Sendable, Hashable {
 /// extension here (the decoder checks their bytes). Cost on the scanning thread: one `readdir` pass and one
 /// `stat` per file.
 final class PhotoLibrary: Sendable {
-    /// Extensions of the formats the decoder reads, lowercased.
+    /// Extensions of the formats the decoder reads, lowercased: images, camera RAW and videos.
     static let extensions: Set<String> = [
         "jpg", "jpeg", "jpe", "png", "apng", "gif", "webp", "heic", "heif", "avif", "jxl", "tif", "tiff", "bmp", "dib",
         "ico", "cur", "svg", "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw",
-        "x3f", "3fr", "iiq", "rwl",
+        "x3f", "3fr", "iiq", "rwl", "mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi",
     ]
 
     private struct State {

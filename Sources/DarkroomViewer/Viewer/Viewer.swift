@@ -4,6 +4,7 @@ import DarkroomDesktop
 import DarkroomImage
 import DarkroomSupport
 import DarkroomTables
+import DarkroomVideo
 import Dispatch
 import Foundation
 
@@ -101,6 +102,7 @@ public final class Viewer {
         configuration.threadNiceness = options.decodeNiceness
         configuration.defersTaskControl = true  // the drawing thread never waits on a decoding thread's lock
         configuration.animationBufferBytes = options.animationBudgetMiB << 20
+        configuration.decoder = VideoDecoder.imageDecoder  // a video's cell shows its poster frame
         var tableName: String?
         if options.useTables, options.strategy == .pipeline {
             let side = layout.side
