@@ -4,7 +4,7 @@ script warm (second pass, from the image table), and the naive strategy (decodin
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
                          [--long 0] [--json FILE] [--only cold,warm,naive,desktop,plain] [--keep DIR]
-                         [--exif-thumbnails] [--view-args "ARGS"]
+                         [--exif-thumbnails] [--videos FRACTION] [--view-args "ARGS"]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
@@ -24,6 +24,11 @@ Before the runs the machine's timer floor is measured for as long as a scroll: a
 nothing else running (`timerFloor`: wakeups later than 2 and 4 ms, the latest, and how many ticks a frame doing the
 cold run's median work would have missed from that lateness alone).
 --view-args passes more `darkroom view` options to every run (for example `--decode-niceness 10`).
+
+--videos F (with `cold` in --only) adds a run, `pipeline_cold_videos`, over a second folder where every file whose
+index is a multiple of round(1/F) is a video instead (8 s 1080p H.264 and HEVC pans, as bench/video-thumbs.py makes
+them into .build-bench/video/), beside the photos-only cold run: a video's cell decodes one keyframe (its poster
+frame) where a photo's decodes the JPEG at the cell's size.
 """
 import argparse, glob, json, os, shutil, subprocess, tempfile, time
 
@@ -91,6 +96,7 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--exif-thumbnails", action="store_true")
     ap.add_argument("--view-args", default="", help="more `darkroom view` arguments for every run")
+    ap.add_argument("--videos", type=float, default=0, help="the fraction of files that are videos in a second cold run")
     a = ap.parse_args()
     global KEEP
     KEEP = a.keep
@@ -117,6 +123,25 @@ def main():
         d = os.path.join(folder, f"d{i // 100:04}")
         os.makedirs(d, exist_ok=True)
         os.link(sources[i % len(sources)], os.path.join(d, f"p{i:06}.jpg"))
+    mixed = None
+    if a.videos > 0:
+        # The same folder with every n-th file a video (the clips bench/video-thumbs.py makes)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("video_thumbs", os.path.join(here, "video-thumbs.py"))
+        video_thumbs = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(video_thumbs)
+        clips = video_thumbs.make_inputs(sources[:2], os.path.join(here, "..", ".build-bench", "video"))
+        videos = clips["h264-1080p"] + clips["hevc-1080p"]
+        every = max(1, round(1 / a.videos))
+        mixed = os.path.join(work, "mixed")
+        for i in range(a.count):
+            d = os.path.join(mixed, f"d{i // 100:04}")
+            os.makedirs(d, exist_ok=True)
+            if i % every == every - 1:
+                clip = videos[(i // every) % len(videos)]
+                os.link(clip, os.path.join(d, f"p{i:06}{os.path.splitext(clip)[1]}"))
+            else:
+                os.link(sources[i % len(sources)], os.path.join(d, f"p{i:06}.jpg"))
     cache = os.path.join(work, "cache")
     empty = os.path.join(work, "no-desktop-thumbnails")
     os.makedirs(empty)
@@ -137,6 +162,10 @@ def main():
         if "cold" in wanted or "warm" in wanted:
             runs["pipeline_cold"] = run(
                 a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_cold")
+        if mixed and "cold" in wanted:
+            runs["pipeline_cold_videos"] = run(
+                a.darkroom, mixed, os.path.join(work, "cache-videos"), script, "pipeline", a.cell, empty,
+                name="pipeline_cold_videos")
         if "warm" in wanted:
             runs["pipeline_warm"] = run(
                 a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_warm")
@@ -177,7 +206,7 @@ def main():
     finally:
         shutil.rmtree(work)
     out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs,
-           "exifThumbnails": a.exif_thumbnails, "decodeRate": round(decode_rate, 1)}
+           "exifThumbnails": a.exif_thumbnails, "videos": a.videos, "decodeRate": round(decode_rate, 1)}
     cold = runs.get("pipeline_cold") or runs.get("pipeline_cold_no_embedded")
     out["timerFloor"] = floor_summary(floor, 1000 / 120, cold["frameMs"]["p50"] if cold else 0)
     text = json.dumps(out, indent=1, sort_keys=True)

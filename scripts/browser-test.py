@@ -10,7 +10,9 @@ already running), loads the gallery at 1280x900 and checks: the root lists the f
 opening the largest shows its true count; its Next links lead to page 3; there, >= 8 `a.thumb img`;
 every thumbnail lazy with a 1x and a 2x srcset candidate; the thumbnails in view load (and, when the page
 is tall enough, some far below the fold do not: lazy loading works); clicking the first thumbnail opens
-dialog#viewer whose #viewer-image loads larger than 256 px; the no-JS link /view?src=... does too.
+dialog#viewer whose #viewer-image loads larger than 256 px; the no-JS link /view?src=... does too; the videos
+folder's cells carry a play badge and their poster frame, and play their motion while hovered (pixels change),
+their poster again after.
 Saves a screenshot of the gallery and one of the open viewer (`-viewer` suffix). Exit code 0 when every
 check passes, 1 when one fails, 2 when the test could not run (server or browser did not start).
 
@@ -281,6 +283,9 @@ class Browser:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
                       clickCount=0 if kind == "mouseMoved" else 1)
 
+    def hover(self, x, y):
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y, button="none")
+
     def screenshot(self, path):
         data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -504,6 +509,51 @@ def run_checks(b, url, screenshot, c):
             f"{missing[:5]}")
 
 
+VIDEO_CELL_JS = """(() => {
+  const cells = document.querySelectorAll('a.thumb.video'), a = cells[cells.length - 1]; if (!a) return null;
+  a.scrollIntoView({block: 'nearest'});
+  const im = a.querySelector('img'), r = im.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2, left: r.left, top: r.top, width: r.width,
+          height: r.height, current: im.currentSrc, complete: im.complete, nw: im.naturalWidth,
+          badge: getComputedStyle(a, '::after').content, cells: cells.length};
+})()"""
+
+
+def check_video_cells(b, url, screenshot, c):
+    """The videos folder: its cells are marked (a play badge), show their poster frame, and play their motion (an
+    animated WebP) while the pointer is over them, their poster again when it leaves (checked on the moving test
+    pattern's cell)."""
+    b.navigate(urllib.parse.urljoin(url, "/?dir=videos"))
+    cell, _ = poll(lambda: b.eval(VIDEO_CELL_JS), lambda v: v and v["complete"] and v["nw"] > 0, LOAD_TIMEOUT)
+    if not c.check(bool(cell) and cell["cells"] == 2, "the videos folder lists both clips as video cells",
+                   f"{cell}" if not cell else f"{cell['cells']} video cells"):
+        return
+    c.check(cell["nw"] > 0 and "motion=1" not in cell["current"], "a video cell shows its poster frame",
+            f"{cell['nw']} px wide, {cell['current']}")
+    c.check("\u25b6" in (cell["badge"] or ""), "a video cell carries a play badge", f"::after content {cell['badge']!r}")
+    poster_src = cell["current"]
+    b.hover(cell["x"], cell["y"])
+    moving, waited = poll(lambda: b.eval(VIDEO_CELL_JS), lambda v: v and "motion=1" in v["current"] and v["complete"]
+                          and v["nw"] > 0, LOAD_TIMEOUT)
+    c.check(bool(moving) and "motion=1" in moving["current"] and moving["nw"] > 0,
+            "hovering a video cell loads its motion", f"{waited:.1f} s, {moving and moving['current']}")
+    if screenshot:
+        stem, ext = os.path.splitext(screenshot)
+        b.screenshot(f"{stem}-video{ext or '.png'}")
+    if moving:
+        # The cell as the screen shows it, twice 0.6 s apart: a playing animation has moved on
+        clip = {"x": moving["left"], "y": moving["top"], "width": moving["width"], "height": moving["height"], "scale": 1}
+        first = b.call("Page.captureScreenshot", format="png", clip=clip)["data"]
+        time.sleep(0.6)
+        second = b.call("Page.captureScreenshot", format="png", clip=clip)["data"]
+        c.check(first != second, "the motion plays: the cell shows other pixels 0.6 s later while the pointer stays",
+                "the two captures differ" if first != second else "the two captures are identical")
+    b.hover(2, 2)
+    back, _ = poll(lambda: b.eval(VIDEO_CELL_JS), lambda v: v and v["current"] == poster_src, 10)
+    c.check(bool(back) and back["current"] == poster_src, "leaving the cell shows its poster frame again",
+            f"{back and back['current']}")
+
+
 def png(width, height, colour):
     """A `width`×`height` PNG of one colour with a white frame (zlib and struct only: the script runs in a venv)."""
     import struct
@@ -521,11 +571,22 @@ def png(width, height, colour):
 
 
 def make_library(photos):
-    """A temporary library: `big/` with 450 generated 320×240 PNGs (three pages and more), and `photos/` with
-    copies of the sample JPEGs and PNGs."""
+    """A temporary library: `big/` with 450 generated 320×240 PNGs (three pages and more), `photos/` with
+    copies of the sample JPEGs and PNGs, and `videos/` with two 4 s clips the ffmpeg command makes (a pan across a
+    sample photo, and FFmpeg's moving test pattern)."""
     library = tempfile.mkdtemp(prefix="darkroom-library-")
     os.makedirs(os.path.join(library, "big"))
     os.makedirs(os.path.join(library, "photos"))
+    os.makedirs(os.path.join(library, "videos"))
+    if not shutil.which("ffmpeg"):
+        raise SetupError("no ffmpeg for the gallery's video clips (apt-get install ffmpeg)")
+    base = ["ffmpeg", "-v", "error", "-nostdin", "-y"]
+    kite = os.path.join(photos, "jpeg", "kite-2560x1600.jpg")
+    subprocess.run(base + ["-loop", "1", "-framerate", "25", "-t", "4", "-i", kite, "-vf",
+                           "scale=960:-2,crop=640:360:x='t*60':y=(ih-360)/2,format=yuv420p", "-c:v", "libx264",
+                           "-g", "25", os.path.join(library, "videos", "kite-pan.mp4")], check=True)
+    subprocess.run(base + ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=4", "-pix_fmt", "yuv420p",
+                           "-c:v", "libx264", "-g", "25", os.path.join(library, "videos", "pattern.mp4")], check=True)
     for i in range(450):
         colour = ((i * 37) % 256, (i * 91) % 256, (i * 53) % 256)
         with open(os.path.join(library, "big", f"generated-{i:04d}.png"), "wb") as f:
@@ -569,6 +630,8 @@ def main():
         browser = Browser(chromium)
         log(f"{browser.version}, viewport {WIDTH}x{HEIGHT}, testing {url}")
         run_checks(browser, url, args.screenshot, c)
+        if not args.url:
+            check_video_cells(browser, url, args.screenshot, c)
     except SetupError as e:
         log(f"ERROR: {e}")
         return 2

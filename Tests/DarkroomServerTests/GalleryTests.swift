@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -39,6 +40,33 @@ struct GalleryTests {
             let view = try await client.execute(uri: "/view?src=photo.jpg", method: .get)
             #expect(view.status == .ok && String(buffer: view.body).contains("id=\"viewer-image\""))
             #expect(try await client.execute(uri: "/view?src=../etc/passwd", method: .get).status == .forbidden)
+        }
+    }
+
+    @Test("a video's cell is its poster frame, marked, whose motion URL answers an animated WebP")
+    func videoCells() async throws {
+        // Given a clip beside the photos
+        ServerHarness.write(root + "/clip.mp4", try FileBytes.read(MotionPhotoSamples.path("clip.mp4")))
+        try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
+            let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            // Then the clip is listed in a cell marked as a video, with its motion's URL; the photos' cells are not
+            let opening = try #require(html.range(of: "<a class=\"thumb video\""), "\(html.prefix(2000))")
+            #expect(html.components(separatedBy: "<a class=\"thumb video\"").count == 2)
+            let tag = html[opening.upperBound...].prefix { $0 != ">" }
+            let motion = try #require(
+                tag.range(of: "data-motion=\"").map { tag[$0.upperBound...].prefix { $0 != "\"" } })
+            #expect(motion.contains("src=clip.mp4") && motion.contains("motion=1"))
+            // And its poster answers a still, its motion an animated WebP of the clip's 2 s at 10 fps
+            let poster = try #require(Self.attribute("src", in: html).first { $0.contains("clip.mp4") })
+            let still = try await client.execute(uri: poster.replacingOccurrences(of: "&amp;", with: "&"), method: .get)
+            #expect(still.status == .ok && still.probe?.frameCount == 1 && still.probe?.width == 256)
+            let animated = try await client.execute(
+                uri: String(motion).replacingOccurrences(of: "&amp;", with: "&"), method: .get,
+                headers: [.accept: "image/webp"])
+            #expect(animated.status == .ok && animated.probe?.format == .webp && animated.probe?.frameCount == 20)
+            // And the script that swaps them on hover is served
+            let script = try await client.execute(uri: "/assets/gallery.js", method: .get)
+            #expect(String(buffer: script.body).contains("a.thumb.video"))
         }
     }
 

@@ -20,11 +20,12 @@ struct GalleryPage: Sendable {
     /// Viewer box edge in CSS pixels.
     static let viewerSize = 1280
 
-    /// A signed-if-needed `/v1/thumb` URL.
-    func thumbURL(_ src: String, size: Int, fit: String) -> String {
-        let query: [(name: String, value: String)] = [
+    /// A signed-if-needed `/v1/thumb` URL (with `motion`, a video's motion, animated).
+    func thumbURL(_ src: String, size: Int, fit: String, motion: Bool = false) -> String {
+        var query: [(name: String, value: String)] = [
             ("src", src), ("w", String(size)), ("h", String(size)), ("fit", fit),
         ]
+        if motion { query.append(("motion", "1")) }
         let path = "/v1/thumb"
         if let signer { return path + "?" + signer.signedQuery(path: path, query: query) }
         return path + "?" + QueryString.build(query)
@@ -81,8 +82,13 @@ struct GalleryPage: Sendable {
             let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
             let hash =
                 placeholders?.hash(for: src).map { " data-thumbhash=\"\(Data($0).base64EncodedString())\"" } ?? ""
+            // A video's cell is its poster frame, marked, and plays its motion while the pointer is over it
+            let video =
+                RootDirectory.isVideo(name)
+                ? " video\" data-motion=\"\(escape(thumbURL(src, size: Self.thumbSize, fit: "cover", motion: true)))"
+                : ""
             cells += """
-                <a class="thumb" href="\(escape(viewURL(src)))" data-large="\(escape(large))" \
+                <a class="thumb\(video)" href="\(escape(viewURL(src)))" data-large="\(escape(large))" \
                 data-large-srcset="\(largeSet)" title="\(escape(src))"><img loading="lazy"\(hash) decoding="async" \
                 width="\(Self.thumbSize)" height="\(Self.thumbSize)" src="\(escape(one))" srcset="\(set)" alt="\(escape(src))"></a>
 
@@ -144,6 +150,8 @@ struct GalleryPage: Sendable {
         .grid { display: grid; grid-template-columns: repeat(auto-fill, 256px); justify-content: center; gap: 8px; padding: 0 24px 24px; }
         .thumb { display: block; width: 256px; height: 256px; background: #222; overflow: hidden; border-radius: 4px; }
         .thumb img { width: 100%; height: 100%; object-fit: cover; display: block; }
+        .thumb.video { position: relative; }
+        .thumb.video::after { content: "\\25B6"; position: absolute; left: 10px; bottom: 8px; color: #fff; font-size: 22px; text-shadow: 0 0 4px #000; pointer-events: none; }
         .single { padding: 0 24px 24px; } .single img { max-width: 100%; max-height: 85vh; }
         dialog { background: #000; border: 0; padding: 8px; max-width: 95vw; max-height: 95vh; color: #ddd; }
         dialog::backdrop { background: rgba(0,0,0,.85); }
@@ -224,6 +232,13 @@ struct GalleryPage: Sendable {
           } catch (e) { /* a bad hash only means no placeholder */ }
         });
         window.thumbHashToRGBA = thumbHashToRGBA;
+        // A video's cell plays its motion (an animated WebP) while the pointer is over it, then shows its poster again
+        document.querySelectorAll('a.thumb.video').forEach((a) => {
+          const img = a.querySelector('img');
+          const still = { src: img.getAttribute('src'), srcset: img.getAttribute('srcset') };
+          a.addEventListener('mouseenter', () => { img.removeAttribute('srcset'); img.src = a.dataset.motion; });
+          a.addEventListener('mouseleave', () => { img.srcset = still.srcset; img.src = still.src; });
+        });
         (() => {
           const viewer = document.getElementById('viewer');
           const image = document.getElementById('viewer-image');

@@ -29,11 +29,20 @@ struct RootDirectory: Sendable {
     }
 
     /// The extensions ``scan(maxImages:)`` lists, lower-cased: images, camera RAW and videos.
-    static let imageExtensions: Set<String> = [
+    static let imageExtensions: Set<String> = Set([
         "jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif", "jxl", "tif", "tiff", "svg", "bmp", "ico", "cur",
         "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "erf",
-        "kdc", "mos", "mrw", "x3f", "mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi",
-    ]
+        "kdc", "mos", "mrw", "x3f",
+    ]).union(videoExtensions)
+
+    /// The video extensions among them, lower-cased.
+    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi"]
+
+    /// Whether the file `name` is a video by its extension (the gallery marks its cell; the decode reads its bytes).
+    static func isVideo(_ name: String) -> Bool {
+        guard let dot = name.lastIndex(of: ".") else { return false }
+        return videoExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.
     /// Cost: one `realpath` and one `stat`.
