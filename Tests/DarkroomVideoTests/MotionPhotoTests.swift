@@ -58,6 +58,50 @@ import Testing
         #expect(try VideoDecoder().motion(ofPhotoAt: plain) == nil)
     }
 
+    @Test func hostileLocationsFindNothing() throws {
+        // Given JPEGs whose XMP names lengths past the file (huge, negative, their sum past Int.max) or whose Samsung
+        // trailer points outside the file, each followed by a real clip
+        let clip = Array(try Data(contentsOf: URL(fileURLWithPath: Self.sample("clip.mp4"))))
+        let still = Array(try FileBytes.read(Self.sample("live/IMG_0002.JPG")))
+        func jpeg(_ properties: String) -> [UInt8] {
+            let xmp = Array(
+                """
+                <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description \
+                xmlns:GCamera="http://ns.google.com/photos/1.0/camera/" \
+                xmlns:Container="http://ns.google.com/photos/1.0/container/" \
+                xmlns:Item="http://ns.google.com/photos/1.0/container/item/" \(properties)</rdf:Description></rdf:RDF>\
+                </x:xmpmeta>
+                """.utf8)
+            let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + xmp
+            let length = payload.count + 2
+            return [0xFF, 0xD8, 0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + still.dropFirst(2)
+                + clip
+        }
+        func directory(_ lengths: [String], padding: String = "0") -> [UInt8] {
+            let items = lengths.map {
+                "<rdf:li><Container:Item Item:Semantic=\"MotionPhoto\" Item:Length=\"\($0)\" Item:Padding=\"\(padding)\"/></rdf:li>"
+            }
+            return jpeg(
+                "GCamera:MotionPhoto=\"1\"><Container:Directory><rdf:Seq>\(items.joined())</rdf:Seq></Container:Directory>"
+            )
+        }
+        let huge = String(Int.max)
+        let files = [
+            directory([huge, huge]), directory(["-5"]), directory(["\(clip.count)"], padding: huge),
+            directory(["99999999999999999999"]), jpeg("GCamera:MicroVideo=\"1\" GCamera:MicroVideoOffset=\"\(huge)\">"),
+            still + Array(repeating: 0xFF, count: 12) + Array("SEFT".utf8),
+            still + [0xFF, 0xFF, 0xFF, 0x7F] + Array("SEFT".utf8),
+        ]
+        // When each is searched for a clip, Then nothing is found, and nothing traps
+        for (index, bytes) in files.enumerated() {
+            #expect(bytes.withUnsafeBytes { ImageProber.embeddedVideo(in: $0) } == nil, "file \(index)")
+        }
+        // And the same directory with the clip's true length finds it
+        let good = directory(["\(clip.count)"])
+        let found = try #require(good.withUnsafeBytes { ImageProber.embeddedVideo(in: $0) })
+        #expect(found.length == clip.count && Array(good[found.offset...]) == clip)
+    }
+
     @Test func aDamagedClipIsATypedError() throws {
         // Given a Motion Photo whose clip was cut in half (its header, at the end of the MP4, lost)
         let path = try Self.sample("truncated.jpg")

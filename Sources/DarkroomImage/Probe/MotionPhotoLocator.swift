@@ -87,15 +87,15 @@ struct MotionPhotoLocator {
         if let index = items.firstIndex(where: { $0.semantic == "MotionPhoto" }) {
             let time = scanner.value("\(camera):MotionPhotoPresentationTimestampUs").flatMap(Self.seconds)
             // Each entry from this one on is stored in order up to the end of the file; an entry's length counts
-            // the padding that follows it, which is not part of its data
-            var trailing = 0
-            for item in items[index...] {
-                guard let length = item.length, length > 0 else { return nil }
-                trailing += length
-            }
-            let length = (items[index].length ?? 0) - items[index].padding
-            if let found = checked(.containerDirectory, offset: size - trailing, length: length, time: time) {
-                return found
+            // the padding that follows it, which is not part of its data. Each length must lie within the file
+            // (so their sum cannot overflow, however many a hostile packet lists)
+            let lengths = items[index...].map { $0.length ?? 0 }
+            if lengths.allSatisfy({ $0 > 0 && $0 <= size }) {
+                let trailing = lengths.reduce(0, +)
+                let length = lengths[0] - items[index].padding
+                if let found = checked(.containerDirectory, offset: size - trailing, length: length, time: time) {
+                    return found
+                }
             }
         }
         if let offset = scanner.value("\(camera):MicroVideoOffset").flatMap({ Int($0) }), offset > 0 {
