@@ -26,6 +26,38 @@ public enum FileBytes {
         return bytes
     }
 
+    /// Reads a whole file unless its first bytes say it is to be left to a reader that takes the path (a video, far
+    /// larger than an image and read by its decoder): `leavesUnread` sees up to `prefixBytes` of the file, and
+    /// when it returns true nothing more is read and the result is nil. One open; the prefix is read once and kept
+    /// as the start of the bytes. `limit` applies to a file read whole, refused before its rest is read.
+    /// - Throws: `.notFound`, `.io` (with the errno text) or `.limitExceeded`.
+    package static func read(
+        _ path: String, limit: Int, prefixBytes: Int = 4096, unless leavesUnread: (UnsafeRawBufferPointer) -> Bool
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        let (fd, size) = try openRegularFile(path, limit: .max)
+        defer { close(fd) }
+        var prefix = [UInt8](repeating: 0, count: min(size, prefixBytes))
+        guard let got = prefix.withUnsafeMutableBytes({ POSIXIO.read(fd, into: $0) }) else {
+            throw ioError("cannot read \(path)")
+        }
+        prefix.removeLast(prefix.count - got)
+        if prefix.withUnsafeBytes(leavesUnread) { return nil }
+        guard size <= limit else {
+            throw DarkroomImageError(.limitExceeded, "\(path) is \(size) bytes, over the input limit (\(limit))")
+        }
+        guard got < size else { return prefix }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            prefix.withUnsafeBytes { raw.copyMemory(from: $0) }
+            let rest = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[got...]))
+            failed = rest == nil
+            initialized = got + (rest ?? 0)
+        }
+        guard !failed else { throw ioError("cannot read \(path)") }
+        return bytes
+    }
+
     /// Opens `path` for reading: a regular file of at most `limit` bytes. Returns the descriptor and the size.
     static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -26,10 +26,15 @@ struct FrameRenderer {
         }
     }
 
-    func render() throws(DarkroomImageError) -> DecodedImage {
-        // Decoders that can decode smaller (MJPEG, some MPEG-4) are asked to; the others ignore it
+    /// Opens the clip's decoder, asking one that can decode smaller (MJPEG, some MPEG-4) for the largest reduction
+    /// the plan allows (down to an eighth); the others ignore it.
+    func openDecoder() throws(DarkroomImageError) {
         let d = plan.shrinkOnLoadDenominator(options)
         try video.openDecoder(lowres: d >= 8 ? 3 : d >= 4 ? 2 : d >= 2 ? 1 : 0)
+    }
+
+    func render() throws(DarkroomImageError) -> DecodedImage {
+        try openDecoder()
         let final = ImageDecoder.outputFormat(probe, options.geometry.pixelFormat)
         let working: PixelFormat = final == .gray8 && !toneMaps ? .gray8 : .bgra8Premultiplied
         var bitmap: Bitmap

@@ -57,21 +57,60 @@ public struct PhotoMotion: Sendable {
 extension VideoDecoder {
     /// The motion of the photo at `path`: its embedded clip (a Motion Photo) or the video beside it (a Live
     /// Photo), with the clip's header; nil when it has neither. Reads the photo's metadata and the clip's header,
-    /// never a frame.
+    /// never a frame. A caller that holds the photo's bytes passes them as `contents` (the metadata is then read
+    /// from them, not the file); one that knows its format passes `format` (one read less).
     /// - Throws: `DarkroomImageError`: `.notFound`/`.io` when the photo cannot be read, and what opening the clip
     ///   throws (a damaged or unsupported clip, `DecodeLimits`).
-    public func motion(ofPhotoAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError)
-        -> PhotoMotion?
-    {
-        if let embedded = try ImageProber.embeddedVideo(ofFileAt: path) {
+    public func motion(
+        ofPhotoAt path: String, format: ImageFileFormat? = nil, contents: [UInt8]? = nil,
+        limits: DecodeLimits = .default
+    ) throws(DarkroomImageError) -> PhotoMotion? {
+        let embedded: EmbeddedVideo?
+        if let contents {
+            embedded = contents.withUnsafeBytes { ImageProber.embeddedVideo(in: $0) }
+        } else {
+            embedded = try ImageProber.embeddedVideo(ofFileAt: path)
+        }
+        if let embedded {
             let clip = try header(ofVideoAt: path, range: embedded.byteRange, limits: limits)
             return PhotoMotion(kind: .motionPhoto, path: path, embedded: embedded, clip: clip)
         }
-        guard [.jpeg, .heic].contains(try ImageProber.format(ofFileAt: path, limits: limits)),
-            let video = PhotoMotion.livePhotoVideo(forPhotoAt: path),
+        var format = format
+        if format == nil, let contents {
+            format = contents.withUnsafeBytes { ImageProber.format(of: $0) }
+        } else if format == nil {
+            format = try ImageProber.format(ofFileAt: path, limits: limits)
+        }
+        guard format == .jpeg || format == .heic, let video = PhotoMotion.livePhotoVideo(forPhotoAt: path),
             try ImageProber.format(ofFileAt: video, limits: limits) == .video
         else { return nil }
         return PhotoMotion(
             kind: .livePhoto, path: video, embedded: nil, clip: try header(ofVideoAt: video, limits: limits))
+    }
+}
+
+extension VideoAnimation {
+    /// The motion of the file at `path` as an animation: a video's own preview, or a still's motion (a Motion
+    /// Photo's clip, a Live Photo's video beside it; ``VideoDecoder/motion(ofPhotoAt:format:contents:limits:)``).
+    /// `format` is the file's when the caller knows it (else its first bytes are read for it). Cost: that of
+    /// finding the motion, then of ``init(fileAt:range:options:preview:)``.
+    /// - Throws: `DarkroomImageError`: `.unsupportedFeature` when the file has no motion (a still that is not a
+    ///   Motion Photo and has no Live Photo video beside it), and what finding and opening the clip throw.
+    public convenience init(
+        motionOfFileAt path: String, format: ImageFileFormat? = nil, options: DecodeOptions = DecodeOptions(),
+        preview: MotionPreview = MotionPreview()
+    ) throws(DarkroomImageError) {
+        var format = format
+        if format == nil { format = try ImageProber.format(ofFileAt: path, limits: options.limits) }
+        if format == .video {
+            try self.init(fileAt: path, options: options, preview: preview)
+        } else if let motion = try VideoDecoder().motion(ofPhotoAt: path, format: format, limits: options.limits) {
+            try self.init(fileAt: motion.path, range: motion.byteRange, options: options, preview: preview)
+        } else {
+            throw DarkroomImageError(
+                .unsupportedFeature,
+                "the file has no motion: it is not a video, holds no Motion Photo clip and has no Live Photo video beside it"
+            )
+        }
     }
 }

@@ -95,7 +95,7 @@ public final class VideoAnimation: AnimationFrameSource {
         let turned = options.geometry.appliesOrientation && probe.orientation.swapsDimensions
         outputWidth = turned ? renderer.plan.outputHeight : renderer.plan.outputWidth
         outputHeight = turned ? renderer.plan.outputWidth : renderer.plan.outputHeight
-        try video.openDecoder(lowres: 0)
+        try renderer.openDecoder()
     }
 
     /// Decodes the clip up to the next tick and scales that frame; nil after the last tick, or when the clip ends

@@ -36,7 +36,7 @@ struct ProbeCommand: ParsableCommand {
                     // reported beside the still's facts
                     if [.jpeg, .heic, .avif].contains(p.format) {
                         do throws(DarkroomImageError) {
-                            motion = try VideoDecoder().motion(ofPhotoAt: path)
+                            motion = try VideoDecoder().motion(ofPhotoAt: path, format: p.format, contents: bytes)
                         } catch {
                             motionError = error
                         }

@@ -8,18 +8,8 @@ extension ThumbCommand {
         _ job: ThumbPlan.Job, sourceFormat: ImageFileFormat?, options: DecodeOptions, encode: EncodeOptions
     ) throws(DarkroomImageError) {
         let preview = MotionPreview(seconds: motionSeconds, framesPerSecond: motionFPS, start: time)
-        let animation: VideoAnimation
-        if sourceFormat == .video {
-            animation = try VideoAnimation(fileAt: job.input, options: options, preview: preview)
-        } else if let motion = try VideoDecoder().motion(ofPhotoAt: job.input, limits: options.limits) {
-            animation = try VideoAnimation(
-                fileAt: motion.path, range: motion.byteRange, options: options, preview: preview)
-        } else {
-            throw DarkroomImageError(
-                .unsupportedFeature,
-                "\(job.input) has no motion: it is not a video, and holds no Motion Photo clip and has no Live Photo video beside it"
-            )
-        }
+        let animation = try VideoAnimation(
+            motionOfFileAt: job.input, format: sourceFormat, options: options, preview: preview)
         let format: ImageFileFormat = job.animatedFormat == .gif ? .gif : .webp
         let encoded = try AnimatedImageEncoder.encode(animation, as: format, options: encode)
         try FileBytes.writeAtomically(encoded, to: job.output(format))

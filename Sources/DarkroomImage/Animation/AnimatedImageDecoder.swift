@@ -17,7 +17,7 @@ public final class AnimatedImageDecoder: AnimationFrameSource {
     public let outputWidth: Int
     /// The size of every output frame.
     public let outputHeight: Int
-    /// The index of the frame ``nextFrame()`` returns next.
+    /// The index of the frame ``nextFrame(allocate:)`` returns next.
     public private(set) var nextIndex = 0
     /// Whether decoding stopped at a frame cut short by the end of the data (the frames before it were returned).
     public private(set) var isTruncated = false
@@ -126,15 +126,11 @@ public final class AnimatedImageDecoder: AnimationFrameSource {
         }
     }
 
-    /// Composites and resamples the next frame; nil after the last one (or after `frameLimit`, or at a frame cut
-    /// short by the end of the data, which sets ``isTruncated``). Cost: the codec's work for the frame plus one
-    /// resample of the canvas; allocates the output bitmap.
-    public func nextFrame() throws(DarkroomImageError) -> AnimatedFrame? {
-        try nextFrame(allocate: Bitmap.allocateOnHeap)
-    }
-
-    /// ``nextFrame()`` into memory from `allocate` (called once per frame): a caller that is done with each frame
-    /// before asking for the next (an encoder) hands back the same bitmap every time instead of a fresh one.
+    /// Composites and resamples the next frame into memory from `allocate` (called once per frame); nil after the
+    /// last one (or after `frameLimit`, or at a frame cut short by the end of the data, which sets ``isTruncated``).
+    /// Cost: the codec's work for the frame plus one resample of the canvas. A caller that is done with each frame
+    /// before asking for the next (an encoder) hands back the same bitmap every time instead of a fresh one;
+    /// ``AnimationFrameSource/nextFrame()`` allocates each.
     public func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {
         guard try advance(), let compositor else { return nil }
         let bitmap = try Bitmap.allocate(outputWidth, outputHeight, format, false, using: allocate)
@@ -173,7 +169,7 @@ public final class AnimatedImageDecoder: AnimationFrameSource {
     }
 
     /// Composites the next frame without resampling it (a player skipping a frame it is too late for); false
-    /// after the last one. Cheaper than ``nextFrame()`` by the resample and the output bitmap.
+    /// after the last one. Cheaper than ``nextFrame(allocate:)`` by the resample and the output bitmap.
     public func skipFrame() throws(DarkroomImageError) -> Bool { try advance() }
 
     /// Starts again from the first frame: the canvas is freed and opened again at the next frame.

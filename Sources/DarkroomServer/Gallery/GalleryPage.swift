@@ -1,3 +1,4 @@
+import DarkroomImage
 import Foundation
 
 /// The HTML of `GET /` (one folder of the library: breadcrumbs, its subfolders with their image counts, a page of
@@ -84,7 +85,7 @@ struct GalleryPage: Sendable {
                 placeholders?.hash(for: src).map { " data-thumbhash=\"\(Data($0).base64EncodedString())\"" } ?? ""
             // A video's cell is its poster frame, marked, and plays its motion while the pointer is over it
             let video =
-                RootDirectory.isVideo(name)
+                FileExtensions.isVideo(name)
                 ? " video\" data-motion=\"\(escape(thumbURL(src, size: Self.thumbSize, fit: "cover", motion: true)))"
                 : ""
             cells += """

@@ -1,4 +1,5 @@
 import CDispatch  // `stat()`, the zero initializer of the C struct, is attributed to this module (MemberImportVisibility)
+import DarkroomImage
 
 #if canImport(Glibc)
     import Glibc
@@ -26,22 +27,6 @@ struct RootDirectory: Sendable {
         let fd: Int32
         init(_ path: String) { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         deinit { if fd >= 0 { close(fd) } }
-    }
-
-    /// The extensions ``scan(maxImages:)`` lists, lower-cased: images, camera RAW and videos.
-    static let imageExtensions: Set<String> = Set([
-        "jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif", "jxl", "tif", "tiff", "svg", "bmp", "ico", "cur",
-        "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw", "3fr", "iiq", "erf",
-        "kdc", "mos", "mrw", "x3f",
-    ]).union(videoExtensions)
-
-    /// The video extensions among them, lower-cased.
-    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi"]
-
-    /// Whether the file `name` is a video by its extension (the gallery marks its cell; the decode reads its bytes).
-    static func isVideo(_ name: String) -> Bool {
-        guard let dot = name.lastIndex(of: ".") else { return false }
-        return videoExtensions.contains(name[name.index(after: dot)...].lowercased())
     }
 
     /// Canonicalises `path`. Throws ``ServerError/Code/notFound`` if it does not exist or is not a directory.
@@ -120,9 +105,7 @@ struct RootDirectory: Sendable {
             switch Self.fileType(joined(relative), followSymlinks: false) {
             case S_IFDIR: subfolders.append(name)
             case let type where type == S_IFREG || type == S_IFLNK:
-                guard budget > 0, let dot = name.lastIndex(of: "."),
-                    Self.imageExtensions.contains(name[name.index(after: dot)...].lowercased()),
-                    type == S_IFREG || (try? resolve(relative)) != nil
+                guard budget > 0, FileExtensions.isListed(name), type == S_IFREG || (try? resolve(relative)) != nil
                 else { continue }
                 folder.images.append(name)
                 budget -= 1

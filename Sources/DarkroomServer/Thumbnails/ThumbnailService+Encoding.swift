@@ -36,17 +36,7 @@ extension ThumbnailService {
         stepObserver?("encode")
         do throws(DarkroomImageError) {
             let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
-            let animation: VideoAnimation
-            if try ImageProber.format(ofFileAt: path, limits: options.limits) == .video {
-                animation = try VideoAnimation(fileAt: path, options: options)
-            } else if let motion = try VideoDecoder().motion(ofPhotoAt: path, limits: options.limits) {
-                animation = try VideoAnimation(fileAt: motion.path, range: motion.byteRange, options: options)
-            } else {
-                throw DarkroomImageError(
-                    .unsupportedFeature,
-                    "the source has no motion: it is not a video, a Motion Photo or a Live Photo with its video beside it"
-                )
-            }
+            let animation = try VideoAnimation(motionOfFileAt: path, options: options)
             return try encodeAnimation(animation, parameters: parameters, format: format)
         } catch {
             throw ServerError(

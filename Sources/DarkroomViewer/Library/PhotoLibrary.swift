@@ -1,3 +1,4 @@
+import DarkroomImage
 import DarkroomSupport
 import Foundation
 
@@ -18,13 +19,6 @@ struct LibraryItem: Sendable, Hashable {
 /// extension here (the decoder checks their bytes). Cost on the scanning thread: one `readdir` pass and one
 /// `stat` per file.
 final class PhotoLibrary: Sendable {
-    /// Extensions of the formats the decoder reads, lowercased: images, camera RAW and videos.
-    static let extensions: Set<String> = [
-        "jpg", "jpeg", "jpe", "png", "apng", "gif", "webp", "heic", "heif", "avif", "jxl", "tif", "tiff", "bmp", "dib",
-        "ico", "cur", "svg", "dng", "cr2", "cr3", "nef", "nrw", "arw", "srf", "sr2", "raf", "orf", "rw2", "pef", "srw",
-        "x3f", "3fr", "iiq", "rwl", "mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi",
-    ]
-
     private struct State {
         var items: [LibraryItem] = []
         var finished = false
@@ -111,8 +105,7 @@ final class PhotoLibrary: Sendable {
                 directories.append(path)
                 continue
             }
-            guard let dot = name.lastIndex(of: "."), extensions.contains(name[name.index(after: dot)...].lowercased())
-            else { continue }
+            guard FileExtensions.isListed(name) else { continue }
             var info = stat()
             guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let item = item(path, info) else {
                 continue

@@ -78,19 +78,18 @@ final class FetchStage: Sendable {
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
                 counters.add(.fileReads)
-                // A video is read by its decoder from the file (it may be far larger than an image)
-                if !configuration.decoder.customDecoders.isEmpty,
-                    (try? ImageProber.format(ofFileAt: path, limits: configuration.decodeOptions.limits)) == .video
-                {
-                    var timings = ImageResponse.Timings()
-                    timings.fetch = MonotonicClock.seconds() - t0
-                    job.finish(.success(FetchOutput(bytes: [], origin: .file, timings: timings, file: path)))
-                    return
-                }
+                // A video is read by its decoder from the file (it may be far larger than an image), when the
+                // pipeline has one: its first bytes say so, and the rest is left unread
+                let byPath = !configuration.decoder.customDecoders.isEmpty
                 do throws(DarkroomImageError) {
-                    let bytes = try FileBytes.read(path, limit: limit)
+                    let bytes = try FileBytes.read(path, limit: limit) {
+                        byPath && ImageProber.format(of: $0) == .video
+                    }
                     var timings = ImageResponse.Timings()
                     timings.fetch = MonotonicClock.seconds() - t0
+                    guard let bytes else {
+                        return job.finish(.success(FetchOutput(bytes: [], origin: .file, timings: timings, file: path)))
+                    }
                     job.finish(
                         Self.checkImage(bytes, source: request.source).map {
                             FetchOutput(bytes: $0, origin: .file, timings: timings)
