@@ -10,12 +10,17 @@ public struct MotionPreview: Sendable, Hashable, Codable {
     /// Where the preview starts, in seconds; nil: at the start of a clip up to three previews long (a Motion Photo,
     /// a short video), else at a tenth of the clip (where the poster frame is looked for).
     public var start: Double?
+    /// How many times the preview plays: 0 forever (a grid's cell, a video in the large view), 1 once (a photo's
+    /// motion, after which the still is shown again).
+    public var loopCount: Int
 
-    /// A preview of `seconds` at `framesPerSecond` from `start`. The defaults suit a grid's cell: 3 s at 10 fps.
-    public init(seconds: Double = 3, framesPerSecond: Double = 10, start: Double? = nil) {
+    /// A preview of `seconds` at `framesPerSecond` from `start`, played `loopCount` times. The defaults suit a
+    /// grid's cell: 3 s at 10 fps, looping.
+    public init(seconds: Double = 3, framesPerSecond: Double = 10, start: Double? = nil, loopCount: Int = 0) {
         self.seconds = seconds
         self.framesPerSecond = framesPerSecond
         self.start = start
+        self.loopCount = loopCount
     }
 }
 
@@ -37,12 +42,15 @@ public final class VideoAnimation: AnimationFrameSource {
     public let probe: ImageProbe
     /// Where in the clip the preview starts, in seconds.
     public let start: Double
+    /// How many frames the preview has (`AnimationInfo/frameCount`).
+    public var frameCount: Int { info.frameCount }
 
     private let renderer: FrameRenderer
     private let interval: Double
     /// Half a frame of the clip (or of the preview, when shorter): how early a frame may be to count for a tick.
     private let tolerance: Double
-    private var nextIndex = 0
+    /// The index of the frame ``nextFrame(allocate:)`` makes next.
+    public private(set) var nextIndex = 0
     private var needsSeek = true
     /// The time of the clip's frame last decoded (nil before the first, or when frames carry no time).
     private var decodedTime: Double?
@@ -91,7 +99,7 @@ public final class VideoAnimation: AnimationFrameSource {
         let milliseconds = max(20, Int((1000 * interval).rounded()))
         info = AnimationInfo(
             format: .video, canvasWidth: probe.width, canvasHeight: probe.height,
-            durations: Array(repeating: milliseconds, count: count), loopCount: 0)
+            durations: Array(repeating: milliseconds, count: count), loopCount: max(0, preview.loopCount))
         let turned = options.geometry.appliesOrientation && probe.orientation.swapsDimensions
         outputWidth = turned ? renderer.plan.outputHeight : renderer.plan.outputWidth
         outputHeight = turned ? renderer.plan.outputWidth : renderer.plan.outputHeight
@@ -101,7 +109,33 @@ public final class VideoAnimation: AnimationFrameSource {
     /// Decodes the clip up to the next tick and scales that frame; nil after the last tick, or when the clip ends
     /// (or breaks) before it, having shown the frames before.
     public func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {
-        guard nextIndex < info.frameCount else { return nil }
+        guard try decodeToNextTick() else { return nil }
+        let final = renderer.options.geometry.pixelFormat == .exactly(.rgba8) ? PixelFormat.rgba8 : .bgra8Premultiplied
+        var bitmap: Bitmap
+        let orientation = renderer.probe.orientation
+        if renderer.options.geometry.appliesOrientation && orientation != .up {
+            bitmap = try renderer.scaled(.bgra8Premultiplied).applying(orientation, allocate: allocate)
+        } else {
+            bitmap = try renderer.scaled(.bgra8Premultiplied, allocate: allocate)
+        }
+        if final != .bgra8Premultiplied { bitmap = try bitmap.converted(to: final) }
+        let index = nextIndex
+        nextIndex += 1
+        return AnimatedFrame(index: index, bitmap: bitmap, duration: info.durations[index])
+    }
+
+    /// Moves past the next tick's frame without scaling it (a player that fell behind); false after the last.
+    /// Cost: the clip's frames up to the tick are decoded all the same.
+    public func skipFrame() throws(DarkroomImageError) -> Bool {
+        guard try decodeToNextTick() else { return false }
+        nextIndex += 1
+        return true
+    }
+
+    /// Decodes the clip up to the frame of the next tick; false when the preview is over (its last tick shown, or
+    /// the clip ended or broke before the tick, after at least one frame).
+    private func decodeToNextTick() throws(DarkroomImageError) -> Bool {
+        guard nextIndex < info.frameCount else { return false }
         let video = renderer.video
         video.renewDeadline()
         if needsSeek {
@@ -128,7 +162,7 @@ public final class VideoAnimation: AnimationFrameSource {
                 // A damaged stream ends the preview at the last good frame; a stream broken before any is an error
                 guard nextIndex > 0 else { throw error }
                 nextIndex = info.frameCount
-                return nil
+                return false
             }
             guard case .frame(let time) = step else {
                 guard nextIndex > 0 || decoded > 0 else {
@@ -136,7 +170,7 @@ public final class VideoAnimation: AnimationFrameSource {
                 }
                 if decoded == 0 {
                     nextIndex = info.frameCount
-                    return nil
+                    return false
                 }
                 break
             }
@@ -144,18 +178,7 @@ public final class VideoAnimation: AnimationFrameSource {
             // Frames without times are taken one a tick
             decodedTime = time ?? tick
         }
-        let final = renderer.options.geometry.pixelFormat == .exactly(.rgba8) ? PixelFormat.rgba8 : .bgra8Premultiplied
-        var bitmap: Bitmap
-        let orientation = renderer.probe.orientation
-        if renderer.options.geometry.appliesOrientation && orientation != .up {
-            bitmap = try renderer.scaled(.bgra8Premultiplied).applying(orientation, allocate: allocate)
-        } else {
-            bitmap = try renderer.scaled(.bgra8Premultiplied, allocate: allocate)
-        }
-        if final != .bgra8Premultiplied { bitmap = try bitmap.converted(to: final) }
-        let index = nextIndex
-        nextIndex += 1
-        return AnimatedFrame(index: index, bitmap: bitmap, duration: info.durations[index])
+        return true
     }
 
     /// Starts again at the preview's first frame (a seek back to the keyframe before it).

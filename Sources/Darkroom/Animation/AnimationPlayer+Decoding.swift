@@ -6,7 +6,7 @@ import DarkroomSupport
 // starts only after setting `State.decoding` under the player's lock and clears it under the lock as its last
 // access, so every access is ordered by that lock's handoff.
 final class DecoderBox: @unchecked Sendable {
-    var decoder: AnimatedImageDecoder?
+    var decoder: (any AnimationFrameSource)?
 }
 
 extension AnimationPlayer {
@@ -74,11 +74,11 @@ extension AnimationPlayer {
     /// resamples it unless `skip`. nil when the decoder has no such frame; `.some(nil)` for a skipped frame.
     private func produce(_ sequence: Int, skip: Bool) throws(DarkroomImageError) -> AnimatedFrame?? {
         let index = sequence % timeline.frameCount
-        let decoder: AnimatedImageDecoder
+        let decoder: any AnimationFrameSource
         if let existing = self.decoder.decoder {
             decoder = existing
         } else {
-            decoder = try AnimatedImageDecoder(animation, options: options, frameLimit: frameLimit)
+            decoder = try makeSource()
             self.decoder.decoder = decoder
         }
         if decoder.nextIndex > index { try decoder.rewind() }

@@ -3,7 +3,9 @@ import DarkroomImage
 import DarkroomSupport
 
 /// Plays an animated image the way YYAnimatedImageView does: frames decoded ahead, at display size, on the
-/// pipeline's own threads into a bounded frame buffer, handed to a render loop by a synchronous lookup.
+/// pipeline's own threads into a bounded frame buffer, handed to a render loop by a synchronous lookup. The frames
+/// come from any `AnimationFrameSource`: an animated image's decoder, or a video's clip or motion (DarkroomVideo's
+/// `VideoAnimation`), decoded as it plays.
 ///
 /// - Budget: by default YYImage's rule, min(20 % of the memory limit, 60 % of what is available), at least
 ///   10 MB (``defaultBudget(for:)``), then held to 1–512 frames. When every frame fits, all are kept and decoded
@@ -40,16 +42,15 @@ public final class AnimationPlayer: Sendable, MemoryPressureResponding {
         public var error: DarkroomImageError?
     }
 
-    /// The animation's container timing.
-    public var info: AnimationInfo { animation.info }
+    /// The animation's timing.
+    public let info: AnimationInfo
     /// The size of every frame.
     public let frameWidth: Int
     /// The size of every frame.
     public let frameHeight: Int
 
-    let animation: EncodedAnimation
-    let options: DecodeOptions
-    let frameLimit: Int?
+    /// Opens the frame source again when the player must start over after freeing it.
+    let makeSource: @Sendable () throws(DarkroomImageError) -> any AnimationFrameSource
     let timeline: AnimationTimeline
     let frameBytes: Int
     let queue: WorkQueue
@@ -87,19 +88,40 @@ public final class AnimationPlayer: Sendable, MemoryPressureResponding {
             animation, options: options, frameLimit: frameLimit, budgetBytes: budgetBytes, queue: Self.sharedQueue)
     }
 
-    init(
+    /// Makes a player over the frames `source` makes, with a buffer of `budgetBytes` (default
+    /// ``defaultBudget(for:)``). `source` is called once now (its first source gives the size and timing and is
+    /// kept for the decode job) and again only when the player must start over after freeing it (memory pressure
+    /// after the decoding ended). Decodes nothing until the first ``frame(at:)`` (or ``prepare()``).
+    /// - Throws: what `source` throws.
+    public convenience init(
+        source: @escaping @Sendable () throws(DarkroomImageError) -> any AnimationFrameSource, budgetBytes: Int? = nil
+    ) throws(DarkroomImageError) {
+        try self.init(source: source, budgetBytes: budgetBytes, queue: Self.sharedQueue)
+    }
+
+    convenience init(
         _ animation: EncodedAnimation, options: DecodeOptions, frameLimit: Int?, budgetBytes: Int?, queue: WorkQueue
     ) throws(DarkroomImageError) {
-        let first = try AnimatedImageDecoder(animation, options: options, frameLimit: frameLimit)
-        self.animation = animation
-        self.options = options
-        self.frameLimit = frameLimit
+        try self.init(
+            source: { () throws(DarkroomImageError) in
+                try AnimatedImageDecoder(animation, options: options, frameLimit: frameLimit)
+            }, budgetBytes: budgetBytes, queue: queue)
+    }
+
+    init(
+        source make: @escaping @Sendable () throws(DarkroomImageError) -> any AnimationFrameSource, budgetBytes: Int?,
+        queue: WorkQueue
+    ) throws(DarkroomImageError) {
+        let first = try make()
+        makeSource = make
         self.queue = queue
+        info = first.info
         frameWidth = first.outputWidth
         frameHeight = first.outputHeight
         frameBytes = first.outputWidth * first.outputHeight * 4
-        timeline = AnimationTimeline(info: animation.info, frameCount: first.frameCount)
-        // `first` only checks the limits and gives the size: the decode job opens its own when there is work.
+        timeline = AnimationTimeline(info: first.info, frameCount: first.frameCount)
+        // Before the player is shared: the decode job's first run finds the source opened
+        decoder.decoder = first
         let budget = Self.clampedBudget(
             budgetBytes ?? Self.defaultBudget(for: SystemMemoryStatusReader().read()), frameBytes)
         let keepsAll = first.frameCount * frameBytes <= budget
@@ -124,6 +146,9 @@ public final class AnimationPlayer: Sendable, MemoryPressureResponding {
 
     /// What the player has done so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// One play of the animation, in seconds (each frame's time by the browsers' delay rule).
+    public var loopDuration: Double { Double(timeline.loopDuration) / 1000 }
 
     /// Whether the decode job is running (tests wait for it to go idle to play a player that keeps up).
     package var isDecoding: Bool { state.withLock { $0.decoding } }

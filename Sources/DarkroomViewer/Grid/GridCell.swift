@@ -7,7 +7,9 @@ import DarkroomSupport
 struct Delivery: Sendable {
     enum Content: Sendable {
         case image(Bitmap, animation: AnimatedImage?, frames: Int?)
-        case player(AnimationPlayer)
+        /// A player for the animation shown; `returnsToStill`: a still's motion, played once, after which the large
+        /// view shows the still again.
+        case player(AnimationPlayer, returnsToStill: Bool = false)
         case failure(String)
     }
     /// The cell (a ``GridCell/slot``), or ``Delivery/largeView``.

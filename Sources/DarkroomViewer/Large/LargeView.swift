@@ -22,6 +22,21 @@ final class LargeView {
     private var frameShown = -1
     /// A delivered image not uploaded yet.
     private var delivered: Bitmap?
+    /// The image delivered, kept while a still's motion plays over it (it comes back after).
+    private var still: Bitmap?
+    /// Whether the player is a still's motion, played once.
+    private var returnsToStill = false
+    /// When the still's motion started playing (the drawing clock's seconds).
+    private var motionStarted: Double?
+    /// The path of the image shown.
+    private var path = ""
+
+    /// What the viewer starts after a delivery: a player for an animation, or for the file's motion (a video's
+    /// clip, a still's Motion Photo or Live Photo clip).
+    enum Follow {
+        case animation(AnimatedImage)
+        case motion(path: String)
+    }
 
     init(inbox: DeliveryInbox) {
         target = GridCell(slot: Delivery.largeView, inbox: inbox)
@@ -49,12 +64,15 @@ final class LargeView {
         guard !items.isEmpty else { return }
         let index = min(max(0, index), items.count - 1)
         self.index = index
+        path = items[index].path
         image.forget()
         delivered = nil
+        still = nil
         failed = false
         player?.stop()
         player = nil
         frameShown = -1
+        motionStarted = nil
         pipeline.setImage(
             with: Self.request(for: items[index], width: width, height: height, priority: .veryHigh), on: target)
         generation = target.darkroom.generation
@@ -63,17 +81,26 @@ final class LargeView {
             with: neighbours.map { Self.request(for: items[$0], width: width, height: height, priority: .low) })
     }
 
-    /// Takes a delivery for the large view. Returns the animation to make a player for, if the image has one.
-    func apply(_ delivery: Delivery) -> AnimatedImage? {
-        guard delivery.slot == Delivery.largeView, delivery.generation == generation else { return nil }
+    /// Takes a delivery for the large view. Returns what to start next: the animation's player when the image has
+    /// one, else the look for its motion when the file may have one (``mayHaveMotion(_:)``).
+    func apply(_ delivery: Delivery) -> Follow? {
+        guard delivery.slot == Delivery.largeView, delivery.generation == generation else {
+            // A player made for an image no longer shown stops decoding now, not when its buffer fills
+            if case .player(let stale, _) = delivery.content { stale.stop() }
+            return nil
+        }
         switch delivery.content {
         case .image(let bitmap, let animation, _):
             delivered = bitmap
-            return animation
-        case .player(let player):
+            still = bitmap
+            if let animation { return .animation(animation) }
+            return Self.mayHaveMotion(path) ? .motion(path: path) : nil
+        case .player(let player, let returnsToStill):
             self.player?.stop()
             self.player = player
+            self.returnsToStill = returnsToStill
             frameShown = -1
+            motionStarted = nil
         case .failure:
             failed = true
         }
@@ -83,6 +110,18 @@ final class LargeView {
     /// What to upload before drawing at `now`: the animation's frame when it changed, else a delivered image not
     /// uploaded yet, else nil.
     func frameToUpload(now: Double) -> Bitmap? {
+        // A still's motion plays once; then the still comes back
+        if let player, returnsToStill {
+            let started = motionStarted ?? now
+            motionStarted = started
+            if now - started >= player.loopDuration {
+                player.stop()
+                self.player = nil
+                frameShown = -1
+                delivered = nil
+                return still
+            }
+        }
         if let player, let frame = player.frame(at: now), frame.index != frameShown {
             frameShown = frame.index
             delivered = nil

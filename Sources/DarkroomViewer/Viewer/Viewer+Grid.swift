@@ -18,8 +18,12 @@ extension Viewer {
     func applyDeliveries() {
         for delivery in inbox.drain() {
             if delivery.slot == Delivery.largeView {
-                if let animation = large?.apply(delivery) {
+                switch large?.apply(delivery) {
+                case .animation(let animation)?:
                     makePlayer(animation, slot: Delivery.largeView, generation: delivery.generation)
+                case .motion(let path)?:
+                    startMotion(path, generation: delivery.generation)
+                case nil: break
                 }
                 continue
             }
@@ -40,7 +44,7 @@ extension Viewer {
                 } else if (frames ?? 1) > 1 {
                     binder.startAnimation(cell, side: layout.side)
                 }
-            case .player(let player):
+            case .player(let player, _):
                 cell.player?.stop()
                 cell.player = player
                 cell.frameShown = -1

@@ -1,5 +1,6 @@
 import Darkroom
 import DarkroomImage
+import DarkroomSupport
 
 extension Viewer {
     /// Opens image `index` large (or steps the large view to it), and prefetches its neighbours.
@@ -17,6 +18,26 @@ extension Viewer {
     func step(_ delta: Int) {
         guard let large else { return }
         openLarge(large.index + delta)
+    }
+
+    /// Finds and opens the motion of the file at `path` off the drawing thread (a video's clip, a still's Motion
+    /// Photo or Live Photo clip; ``LargeView/motionPlayer(for:width:height:budgetBytes:)``) and delivers its player
+    /// to the large view like an animation's. A file without motion, or whose clip cannot be read, keeps its still.
+    func startMotion(_ path: String, generation: UInt64) {
+        let inbox = inbox
+        let budget = options.animationBudgetMiB << 20
+        let (width, height) = (layout.width, layout.height)
+        helper.enqueue { _ in
+            guard
+                let player = try? LargeView.motionPlayer(
+                    for: path, width: width, height: height, budgetBytes: budget)
+            else { return }
+            player.prepare()
+            inbox.post(
+                Delivery(
+                    slot: Delivery.largeView, generation: generation,
+                    content: .player(player, returnsToStill: !FileExtensions.isVideo(path))))
+        }
     }
 
     /// Back to the grid, scrolled to the image that was open.
