@@ -515,7 +515,8 @@ VIDEO_CELL_JS = """(() => {
   const im = a.querySelector('img'), r = im.getBoundingClientRect();
   return {x: r.left + r.width / 2, y: r.top + r.height / 2, left: r.left, top: r.top, width: r.width,
           height: r.height, current: im.currentSrc, complete: im.complete, nw: im.naturalWidth,
-          badge: getComputedStyle(a, '::after').content, cells: cells.length};
+          badge: getComputedStyle(a, '::after').content, cells: cells.length,
+          duration: (a.querySelector('.duration') || {}).textContent || null};
 })()"""
 
 
@@ -531,6 +532,9 @@ def check_video_cells(b, url, screenshot, c):
     c.check(cell["nw"] > 0 and "motion=1" not in cell["current"], "a video cell shows its poster frame",
             f"{cell['nw']} px wide, {cell['current']}")
     c.check("\u25b6" in (cell["badge"] or ""), "a video cell carries a play badge", f"::after content {cell['badge']!r}")
+    timed, _ = poll(lambda: b.eval(VIDEO_CELL_JS), lambda v: v and v["duration"], LOAD_TIMEOUT)
+    c.check(bool(timed) and timed["duration"] == "0:04", "a video cell shows its clip's duration (4 s: 0:04)",
+            f"{timed and timed['duration']!r}")
     poster_src = cell["current"]
     b.hover(cell["x"], cell["y"])
     moving, waited = poll(lambda: b.eval(VIDEO_CELL_JS), lambda v: v and "motion=1" in v["current"] and v["complete"]

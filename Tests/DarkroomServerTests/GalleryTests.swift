@@ -43,12 +43,13 @@ struct GalleryTests {
         }
     }
 
-    @Test("a video's cell is its poster frame, marked, whose motion URL answers an animated WebP")
+    @Test("a video's cell is its poster frame, marked; its motion URL answers an animated WebP, its info its duration")
     func videoCells() async throws {
         // Given a clip beside the photos
         ServerHarness.write(root + "/clip.mp4", try FileBytes.read(MotionPhotoSamples.path("clip.mp4")))
         try await ServerHarness.withServer(ServerHarness.configuration(root: root)) { _, client in
-            let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            let page = try await client.execute(uri: "/", method: .get)
+            let html = String(buffer: page.body)
             // Then the clip is listed in a cell marked as a video, with its motion's URL; the photos' cells are not
             let opening = try #require(html.range(of: "<a class=\"thumb video\""), "\(html.prefix(2000))")
             #expect(html.components(separatedBy: "<a class=\"thumb video\"").count == 2)
@@ -64,9 +65,20 @@ struct GalleryTests {
                 uri: String(motion).replacingOccurrences(of: "&amp;", with: "&"), method: .get,
                 headers: [.accept: "image/webp"])
             #expect(animated.status == .ok && animated.probe?.format == .webp && animated.probe?.frameCount == 20)
-            // And the script that swaps them on hover is served
-            let script = try await client.execute(uri: "/assets/gallery.js", method: .get)
-            #expect(String(buffer: script.body).contains("a.thumb.video"))
+            // And its info URL answers the clip's facts, whose duration the cell shows
+            let info = try #require(
+                tag.range(of: "data-info=\"").map { tag[$0.upperBound...].prefix { $0 != "\"" } })
+            let facts = try await client.execute(
+                uri: String(info).replacingOccurrences(of: "&amp;", with: "&"), method: .get)
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(facts.bytes)) as? [String: Any], "\(facts.status)")
+            let video = try #require(json["video"] as? [String: Any], "\(json)")
+            #expect(abs((video["duration"] as? Double ?? 0) - 2) < 0.05)
+            // And the page lets its script read the info from the server (its only connection), and the script that
+            // swaps them on hover, and shows the duration, is served
+            #expect(page.headers[.contentSecurityPolicy]?.contains("connect-src 'self'") == true)
+            let script = String(buffer: try await client.execute(uri: "/assets/gallery.js", method: .get).body)
+            #expect(script.contains("a.thumb.video") && script.contains("dataset.info"))
         }
     }
 

@@ -32,6 +32,13 @@ struct GalleryPage: Sendable {
         return path + "?" + QueryString.build(query)
     }
 
+    /// A signed-if-needed `/v1/info` URL: the source's facts as JSON (a video cell's script reads its duration).
+    func infoURL(_ src: String) -> String {
+        let query: [(name: String, value: String)] = [("src", src)]
+        if let signer { return "/v1/info?" + signer.signedQuery(path: "/v1/info", query: query) }
+        return "/v1/info?" + QueryString.build(query)
+    }
+
     /// A signed-if-needed `/view` URL (the page a thumbnail links to without script).
     func viewURL(_ src: String) -> String {
         let query: [(name: String, value: String)] = [("src", src)]
@@ -83,10 +90,12 @@ struct GalleryPage: Sendable {
             let (large, largeSet) = srcset(src, size: Self.viewerSize, fit: "contain")
             let hash =
                 placeholders?.hash(for: src).map { " data-thumbhash=\"\(Data($0).base64EncodedString())\"" } ?? ""
-            // A video's cell is its poster frame, marked, and plays its motion while the pointer is over it
+            // A video's cell is its poster frame, marked, and plays its motion while the pointer is over it; its
+            // duration is read from /v1/info once the cell scrolls into view (the page itself reads no file)
             let video =
                 FileExtensions.isVideo(name)
-                ? " video\" data-motion=\"\(escape(thumbURL(src, size: Self.thumbSize, fit: "cover", motion: true)))"
+                ? " video\" data-motion=\"\(escape(thumbURL(src, size: Self.thumbSize, fit: "cover", motion: true)))\" "
+                    + "data-info=\"\(escape(infoURL(src)))"
                 : ""
             cells += """
                 <a class="thumb\(video)" href="\(escape(viewURL(src)))" data-large="\(escape(large))" \
@@ -152,6 +161,7 @@ struct GalleryPage: Sendable {
         .thumb { display: block; width: 256px; height: 256px; background: #222; overflow: hidden; border-radius: 4px; }
         .thumb img { width: 100%; height: 100%; object-fit: cover; display: block; }
         .thumb.video { position: relative; }
+        .thumb.video .duration { position: absolute; right: 8px; bottom: 8px; padding: 2px 5px; border-radius: 3px; background: rgba(0,0,0,.65); color: #fff; font: 12px/1.2 system-ui, sans-serif; pointer-events: none; }
         .thumb.video::after { content: "\\25B6"; position: absolute; left: 10px; bottom: 8px; color: #fff; font-size: 22px; text-shadow: 0 0 4px #000; pointer-events: none; }
         .single { padding: 0 24px 24px; } .single img { max-width: 100%; max-height: 85vh; }
         dialog { background: #000; border: 0; padding: 8px; max-width: 95vw; max-height: 95vh; color: #ddd; }
@@ -240,6 +250,28 @@ struct GalleryPage: Sendable {
           a.addEventListener('mouseenter', () => { img.removeAttribute('srcset'); img.src = a.dataset.motion; });
           a.addEventListener('mouseleave', () => { img.srcset = still.srcset; img.src = still.src; });
         });
+        // A video's duration (m:ss, or h:mm:ss), read from /v1/info when its cell first comes into view
+        const clock = (seconds) => {
+          const s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = String(s % 60).padStart(2, '0');
+          return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${r}` : `${m}:${r}`;
+        };
+        const showDuration = (a) => fetch(a.dataset.info).then((r) => r.ok ? r.json() : null).then((info) => {
+          const seconds = info && info.video && info.video.duration;
+          if (typeof seconds !== 'number' || !isFinite(seconds)) return;
+          const badge = document.createElement('span');
+          badge.className = 'duration';
+          badge.textContent = clock(seconds);
+          a.appendChild(badge);
+        }).catch(() => { /* no duration shown: the cell is still the video's */ });
+        const videoCells = document.querySelectorAll('a.thumb.video[data-info]');
+        if ('IntersectionObserver' in window) {
+          const watch = new IntersectionObserver((entries) => entries.forEach((e) => {
+            if (e.isIntersecting) { watch.unobserve(e.target); showDuration(e.target); }
+          }), { rootMargin: '200px' });
+          videoCells.forEach((a) => watch.observe(a));
+        } else {
+          videoCells.forEach(showDuration);
+        }
         (() => {
           const viewer = document.getElementById('viewer');
           const image = document.getElementById('viewer-image');
