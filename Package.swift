@@ -282,6 +282,28 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
     package.products.append(.executable(name: "darkroom-fuzz", targets: ["darkroom-fuzz"]))
 }
 
+// The ThreadSanitizer build (`make tsan`, DARKROOM_TSAN=1) holds only the test targets whose suites it runs and the
+// targets those need: the instrumented build then skips the viewer, the command-line tool, the fuzz targets, the
+// bench kit and the other test targets, which it would compile and never run. Every product is named after its one
+// target, so a product goes with its target.
+if Context.environment["DARKROOM_TSAN"] == "1" {
+    let suites: Set<String> = ["DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests"]
+    let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var needed = Set<String>()
+    var pending = Array(suites)
+    while let name = pending.popLast() {
+        guard needed.insert(name).inserted, let target = targets[name] else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+    package.products.removeAll { !needed.contains($0.name) }
+}
+
 // The package's own Swift targets (not the C shims or system libraries) all take the strict settings.
 for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
