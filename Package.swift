@@ -249,7 +249,7 @@ let package = Package(
             name: "DarkroomTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "Darkroom", "DarkroomImage", "DarkroomCache",
-                "DarkroomTables",
+                "DarkroomTables", "DarkroomVideo",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -22,8 +22,11 @@
 #define DR_VIDEO_IO_BUFFER (64 * 1024)
 
 struct dr_video {
-    // The source: memory, or `size` bytes of a file from `base` on (a clip inside a photo), read with pread.
+    // The source: memory, `size` bytes of a file from `base` on (a clip inside a photo) read with pread, or the
+    // caller's reader (ranges of a remote file).
     const uint8_t *data;
+    dr_video_read_fn reader;
+    void *reader_context;
     int fd;
     int64_t base;
     int64_t size;
@@ -85,6 +88,11 @@ static int read_source(void *opaque, uint8_t *buffer, int count) {
     int n = (int)(left < count ? left : count);
     if (v->data) {
         memcpy(buffer, v->data + v->position, (size_t)n);
+    } else if (v->reader) {
+        int64_t got = v->reader(v->reader_context, v->position, buffer, n);
+        if (got < 0) return AVERROR(EIO);
+        if (got == 0) return AVERROR_EOF;
+        n = (int)(got < n ? got : n);
     } else {
         ssize_t got;
         do { got = pread(v->fd, buffer, (size_t)n, (off_t)(v->base + v->position)); } while (got < 0 && errno == EINTR);
@@ -349,6 +357,18 @@ int dr_video_open_file(int fd, int64_t offset, int64_t size, const dr_video_limi
     if (!v) return DR_VIDEO_ERR_NO_MEMORY;
     v->fd = fd;
     v->base = offset;
+    v->size = size;
+    return open_common(v, limits, out, info, msg, msg_len);
+}
+
+int dr_video_open_reader(dr_video_read_fn read, void *context, int64_t size, const dr_video_limits *limits,
+                         dr_video **out, dr_video_info *info, char *msg, size_t msg_len) {
+    if (!read || size <= 0 || !limits || !out || !info) return DR_VIDEO_ERR_ARGUMENT;
+    dr_video *v = av_mallocz(sizeof *v);
+    if (!v) return DR_VIDEO_ERR_NO_MEMORY;
+    v->reader = read;
+    v->reader_context = context;
+    v->fd = -1;
     v->size = size;
     return open_common(v, limits, out, info, msg, msg_len);
 }

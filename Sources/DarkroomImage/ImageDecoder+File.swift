@@ -22,6 +22,22 @@ extension ImageDecoder {
         try decode(fileAt: path, options: options, reading: nil)
     }
 
+    /// Decodes the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges decodes it
+    /// (`VideoDecoder` reads the parts a frame needs), else it is read whole, within `DecodeLimits/maxInputBytes`,
+    /// and decoded from its bytes. Blocking as `ranges`' reads are. Thread-safe.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
+    public func decode(ranges: any ByteRangeReading, options: DecodeOptions = DecodeOptions())
+        throws(DarkroomImageError) -> DecodedImage
+    {
+        let head = try ranges.read(at: 0, count: Int(min(ranges.size, 4096)))
+        if let format = head.withUnsafeBytes({ ImageProber.format(of: $0) }), format == .video {
+            for custom in customDecoders {
+                if let image = try custom.decode(ranges: ranges, format: format, options: options) { return image }
+            }
+        }
+        return try decode(ranges.readAll(limit: options.limits.maxInputBytes, head: head), options: options)
+    }
+
     /// The header of the file at `path`: the built-in prober's (a prefix read, see
     /// ``ImageProber/probe(fileAt:limits:)``), or for a file it recognizes but does not read (a video), the first
     /// custom decoder's that reads it from the file. Thread-safe.

@@ -22,6 +22,11 @@ public protocol ImageDecoding: Sendable {
     /// passed to ``decode(_:probe:options:)``. The default returns nil.
     func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage?
+    /// Decodes the file `ranges` reads where it lies (a remote video), whose first bytes name `format` (one the
+    /// built-in prober recognizes but does not read: ``ImageFileFormat/video``), reading only the ranges it needs; or
+    /// returns nil when this decoder does not read it. The default returns nil.
+    func decode(ranges: any ByteRangeReading, format: ImageFileFormat, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
 }
 
 extension ImageDecoding {
@@ -39,6 +44,13 @@ extension ImageDecoding {
 
     /// Reads nothing itself: the file is read whole and decoded from its bytes.
     public func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
+    {
+        nil
+    }
+
+    /// Reads no ranges: the file is read whole (within `DecodeLimits/maxInputBytes`) and decoded from its bytes.
+    public func decode(ranges: any ByteRangeReading, format: ImageFileFormat, options: DecodeOptions)
         throws(DarkroomImageError) -> DecodedImage?
     {
         nil

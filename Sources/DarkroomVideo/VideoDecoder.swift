@@ -92,6 +92,15 @@ public struct VideoDecoder: ImageDecoding {
             .render()
     }
 
+    /// Decodes a frame of the video `ranges` reads where it lies (a remote video), reading only the ranges the
+    /// header and the frame need (see the type's costs); nil for other formats.
+    public func decode(ranges: any ByteRangeReading, format: ImageFileFormat, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
+    {
+        guard format == .video else { return nil }
+        return try FrameRenderer(video: VideoFile(ranges: ranges, limits: options.limits), options: options).render()
+    }
+
     private func requireVideo(_ path: String, _ limits: DecodeLimits) throws(DarkroomImageError) {
         let format = try ImageProber.format(ofFileAt: path, limits: limits)
         guard format == .video else {

@@ -14,6 +14,8 @@ final class VideoFile {
     let info: dr_video_info
     /// The file this opened, closed with the handle; -1 for bytes.
     private let descriptor: Int32
+    /// The ranges a remote file is read through (kept alive for the handle's reads), with the last read's error.
+    private let rangeSource: RangeSource?
     private let limits: DecodeLimits
 
     /// Opens `bytes`, which must outlive this object.
@@ -36,8 +38,56 @@ final class VideoFile {
         self.handle = handle
         self.info = info
         self.descriptor = -1
+        self.rangeSource = nil
         self.limits = limits
         try checkSize()
+    }
+
+    /// Opens the file `ranges` reads where it lies (a remote video), reading only the ranges FFmpeg asks for, on
+    /// the calling thread (each read blocks it). A read's typed error is the open's (or a decode's) error.
+    init(ranges: any ByteRangeReading, limits: DecodeLimits) throws(DarkroomImageError) {
+        guard ranges.size > 0 else { throw DarkroomImageError(.empty, "\(ranges.name) is empty") }
+        let source = RangeSource(ranges)
+        var budget = Self.budget(limits)
+        var opened: OpaquePointer?
+        var info = dr_video_info()
+        let context = Unmanaged.passUnretained(source).toOpaque()
+        let message = Self.message { msg, len in
+            dr_video_open_reader(RangeSource.read, context, ranges.size, &budget, &opened, &info, msg, len)
+        }
+        guard let handle = opened else {
+            throw source.failure ?? Self.error(message.status, message.text, "open the video")
+        }
+        self.handle = handle
+        self.info = info
+        self.descriptor = -1
+        self.rangeSource = source
+        self.limits = limits
+        try checkSize()
+    }
+
+    /// A remote file's ranges as the C shim's reader: the callback's context, alive as long as the handle.
+    final class RangeSource {
+        let ranges: any ByteRangeReading
+        /// Why the last read failed: the error a caller sees instead of FFmpeg's I/O error.
+        var failure: DarkroomImageError?
+
+        init(_ ranges: any ByteRangeReading) { self.ranges = ranges }
+
+        /// The shim's `dr_video_read_fn`: copies up to `count` bytes at `offset` into `buffer`.
+        static let read: dr_video_read_fn = { context, offset, buffer, count in
+            guard let context, let buffer, count > 0 else { return -1 }
+            let source = Unmanaged<RangeSource>.fromOpaque(context).takeUnretainedValue()
+            do throws(DarkroomImageError) {
+                let bytes = try source.ranges.read(at: offset, count: Int(count))
+                let n = min(bytes.count, Int(count))
+                bytes.withUnsafeBytes { buffer.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: n) }
+                return Int64(n)
+            } catch {
+                source.failure = error
+                return -1
+            }
+        }
     }
 
     /// Opens the file at `path` (read with `pread` as FFmpeg asks; never read whole), or only the bytes `range` of it
@@ -76,6 +126,7 @@ final class VideoFile {
         self.handle = handle
         self.info = info
         self.descriptor = fd
+        self.rangeSource = nil
         self.limits = limits
         try checkSize()
     }
@@ -167,7 +218,9 @@ final class VideoFile {
 
     private func run(_ what: String, _ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(DarkroomImageError) {
         let result = Self.message(body)
-        guard result.status == Int32(DR_VIDEO_OK.rawValue) else { throw Self.error(result.status, result.text, what) }
+        guard result.status == Int32(DR_VIDEO_OK.rawValue) else {
+            throw rangeSource?.failure ?? Self.error(result.status, result.text, what)
+        }
     }
 
     private static func message(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> (status: Int32, text: String) {

@@ -19,4 +19,15 @@ package enum FFmpegReference {
         options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         return try ImageDecoder().decode(FileBytes.read(out), options: options).bitmap
     }
+
+    /// Writes a 20 s 640 × 360 H.264 clip to `path` (about 6 MB: a keyframe a second, its index at the end, as the
+    /// `ffmpeg` command writes by default), large enough that reading it by ranges, not whole, shows.
+    package static func writeLongClip(to path: String) throws {
+        _ = try ReferenceTool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "20",
+                "-c:v", "libx264", "-preset", "ultrafast", "-crf", "20", "-g", "30", "-pix_fmt", "yuv420p", path,
+            ])
+    }
 }

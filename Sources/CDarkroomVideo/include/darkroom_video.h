@@ -74,6 +74,15 @@ int dr_video_open_memory(const uint8_t *data, size_t size, const dr_video_limits
 int dr_video_open_file(int fd, int64_t offset, int64_t size, const dr_video_limits *limits, dr_video **out,
                        dr_video_info *info, char *msg, size_t msg_len);
 
+// A source read through the caller's function: up to `count` bytes at `offset` into `buffer`; returns the bytes
+// read (0 at the end), or a negative value on failure. Called on the thread that calls into the handle, which may
+// block in it (a remote file's ranges); `context` stays the caller's and must outlive the handle.
+typedef int64_t (*dr_video_read_fn)(void *context, int64_t offset, uint8_t *buffer, int count);
+
+// Opens a video of `size` bytes read through `read` (ranges of a remote file), as dr_video_open_file does.
+int dr_video_open_reader(dr_video_read_fn read, void *context, int64_t size, const dr_video_limits *limits,
+                         dr_video **out, dr_video_info *info, char *msg, size_t msg_len);
+
 // Replaces the deadline (a handle kept open for playback gets a new one per call).
 void dr_video_set_deadline(dr_video *video, int64_t deadline_ns);
 

@@ -58,6 +58,14 @@ extension ImagePipeline {
         /// Largest file read or network body accepted, in bytes (also enforced by ``HTTPDataLoader``'s own
         /// limit). Default 64 MiB.
         public var maxResponseBytes: Int = 64 << 20
+        /// A remote video (an HTTP(S) or loader-scheme URL whose path ends in a video extension, when ``decoder``
+        /// reads videos) is read by byte ranges of this size where it lies, never fetched whole: the decoder asks
+        /// for the container's header and the frames one thumbnail needs, and the ranges read in all count against
+        /// ``maxResponseBytes``. A server that ignores `Range` sends the whole file (within that limit). 0 fetches
+        /// videos whole. Default 256 KiB.
+        public var videoRangeBytes: Int = 256 << 10
+        /// How long a decode waits for one range of a remote video before failing, in seconds. Default 30.
+        public var rangeReadTimeout: Double = 30
         /// Freshness for responses that say nothing about it (no `Cache-Control`, `Expires`, `Last-Modified`).
         /// Default 1 day.
         public var defaultMaxAge: Double = 86_400

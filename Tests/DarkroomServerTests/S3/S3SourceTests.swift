@@ -84,4 +84,29 @@ struct S3SourceTests {
             #expect(local.status == .ok && c.bytes == local.bytes)
         }
     }
+
+    @Test func anS3VideoIsReadByRangesAndItsPosterFrameIsTheFilesOwn() async throws {
+        // Given a 20 s clip (5.9 MB, its index at the end) in bucket "photos" and in the server's root
+        let moto = try MotoServer()
+        defer { moto.stop() }
+        let root = ServerHarness.temporaryDirectory("s3-video")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FFmpegReference.writeLongClip(to: root + "/clip.mp4")
+        let size = try FileBytes.read(root + "/clip.mp4", limit: 1 << 30).count
+        try moto.upload(bucket: "photos", files: ["clips/clip.mp4": root + "/clip.mp4"])
+        var configuration = ServerHarness.configuration(root: root)
+        configuration.s3 = ServerConfiguration.S3(
+            endpoint: moto.endpoint, accessKeyID: "testing", secretAccessKey: "testing", allowedBuckets: ["photos"])
+        try await ServerHarness.withServer(configuration) { server, client in
+            // When its poster frame is asked for from S3, and from the root
+            let s3 = try await client.execute(
+                uri: "/v1/thumb?src=s3://photos/clips/clip.mp4&w=128&format=png", method: .get)
+            let fetched = server.service.pipeline.statistics
+            let local = try await client.execute(uri: "/v1/thumb?src=clip.mp4&w=128&format=png", method: .get)
+            // Then the two are the same image, and S3 sent a small part of the object in a few signed range requests
+            #expect(s3.status == .ok, "\(String(decoding: s3.bytes, as: UTF8.self).prefix(300))")
+            #expect(s3.bytes == local.bytes)
+            #expect(fetched.networkFetches >= 2 && fetched.bytesFetched * 4 < size, "\(fetched) of \(size) bytes")
+        }
+    }
 }

@@ -78,7 +78,9 @@ final class DecodeStage: Sendable {
                                     decodeFromStream(
                                         $0, fetched.bytes, isComplete: true, for: request, timings: &timings)
                                 }.map { .success($0) }
-                                ?? decode(fetched.bytes, file: fetched.file, for: request, timings: &timings)
+                                ?? decode(
+                                    fetched.bytes, file: fetched.file, ranges: fetched.ranges, for: request,
+                                    timings: &timings)
                             job.finish(
                                 result.map { DecodeOutput(container: $0, origin: fetched.origin, timings: timings) })
                         })
@@ -200,8 +202,8 @@ final class DecodeStage: Sendable {
     /// Decodes `request`'s image on the calling (pipeline-owned) thread, adding the time to `timings.decode`: from
     /// `bytes`, or from `file` when the fetch left it to the decoder (a video).
     func decode(
-        _ bytes: [UInt8], file: String? = nil, for request: ImageRequest, timings: inout ImageResponse.Timings,
-        acceptTruncated: Bool? = nil
+        _ bytes: [UInt8], file: String? = nil, ranges: (any ByteRangeReading)? = nil, for request: ImageRequest,
+        timings: inout ImageResponse.Timings, acceptTruncated: Bool? = nil
     ) -> Result<ImageContainer, DarkroomError> {
         let animated = request.options.contains(.animated)
         var options = decodeOptions(for: request)
@@ -217,6 +219,8 @@ final class DecodeStage: Sendable {
             let decoded =
                 if let file {
                     try configuration.decoder.decode(fileAt: file, options: options)
+                } else if let ranges {
+                    try configuration.decoder.decode(ranges: ranges, options: options)
                 } else {
                     try configuration.decoder.decode(bytes, options: options)
                 }

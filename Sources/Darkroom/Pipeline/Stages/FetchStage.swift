@@ -14,6 +14,8 @@ struct FetchOutput: Sendable {
     var expected: Int64? = nil
     /// A local file the decoder reads itself (a video, `bytes` then empty): only the parts a frame needs.
     var file: String? = nil
+    /// A remote file the decoder reads by ranges where it lies (a video, `bytes` then empty).
+    var ranges: (any ByteRangeReading)? = nil
 }
 
 /// The fetch stage: a source's encoded bytes, once per source however many requests wait for them.
@@ -146,24 +148,39 @@ final class FetchStage: Sendable {
         let ticket = context.network.schedule(host: url.host ?? "", priority: job.priority) { [self] done in
             guard !job.isCancelled else { return done() }
             counters.add(.networkFetches)
+            // A video (by its name) whose decoder reads ranges is read where it lies: its first block now, to
+            // learn its size and check its bytes, the rest as the decoder asks
+            let block = configuration.videoRangeBytes
+            let byRanges =
+                block > 0 && stale == nil && !configuration.decoder.customDecoders.isEmpty
+                && FileExtensions.isVideo(url.path)
             let task = Task {
                 defer { done() }
                 let dataRequest = DataRequest(
-                    url: url, headers: stale?.1.conditionalHeaders ?? [],
-                    partialDataTrigger: request.options.contains(.progressivePreviews)
+                    url: url,
+                    headers: byRanges ? [("Range", "bytes=0-\(block - 1)")] : stale?.1.conditionalHeaders ?? [],
+                    partialDataTrigger: request.options.contains(.progressivePreviews) && !byRanges
                         ? ProgressivePreviewTrigger() : nil)
-                let result: Result<DataResponse, DarkroomError>
+                let progress: @Sendable (DataProgress) -> Void = { p in
+                    job.send(.progress(completed: p.received, total: p.expected))
+                    if let partial = p.partialData {
+                        job.send(
+                            .preview(
+                                FetchOutput(bytes: partial, origin: .network, timings: .init(), expected: p.expected)))
+                    }
+                }
+                var result: Result<DataResponse, DarkroomError>
+                var ranges: RemoteRanges?
                 do throws(DarkroomError) {
-                    result = .success(
-                        try await loader.loadData(dataRequest) { p in
-                            job.send(.progress(completed: p.received, total: p.expected))
-                            if let partial = p.partialData {
-                                job.send(
-                                    .preview(
-                                        FetchOutput(
-                                            bytes: partial, origin: .network, timings: .init(), expected: p.expected)))
-                            }
-                        })
+                    var response = try await loader.loadData(dataRequest, progress: progress)
+                    if byRanges, response.statusCode == 206 {
+                        ranges = remoteRanges(url, first: response)
+                        // Not a video after all, or a length the server does not say: the whole file
+                        if ranges == nil {
+                            response = try await loader.loadData(DataRequest(url: url), progress: progress)
+                        }
+                    }
+                    result = .success(response)
                 } catch {
                     result = .failure(Task.isCancelled ? .cancelled : error)
                 }
@@ -171,6 +188,10 @@ final class FetchStage: Sendable {
                 timings.cacheRead = cacheRead
                 timings.fetch = MonotonicClock.seconds() - queued
                 counters.fetchTimer.recordSeconds(timings.fetch)
+                if let ranges {
+                    return job.finish(
+                        .success(FetchOutput(bytes: [], origin: .network, timings: timings, ranges: ranges)))
+                }
                 job.finish(
                     result.flatMap { response in
                         handleNetworkResponse(response, request: request, stale: stale, timings: timings)
@@ -184,6 +205,20 @@ final class FetchStage: Sendable {
             running.withLock { $0 }?.cancel()
         }
         job.onPriorityChange { ticket.setPriority($0) }
+    }
+
+    /// The reader of a remote video whose first block `first` (a 206 answer) holds: its size from `Content-Range`;
+    /// nil when the server does not give the size or the bytes are not a video's.
+    private func remoteRanges(_ url: URL, first: DataResponse) -> RemoteRanges? {
+        guard let range = first.headers["content-range"], let slash = range.lastIndex(of: "/"),
+            let size = Int64(range[range.index(after: slash)...].trimmingCharacters(in: .whitespaces)), size > 0,
+            first.data.withUnsafeBytes({ ImageProber.format(of: $0) }) == .video
+        else { return nil }
+        counters.add(.bytesFetched, first.data.count)
+        return RemoteRanges(
+            url: url, size: size, first: first.data, loader: configuration.dataLoader,
+            blockBytes: configuration.videoRangeBytes, maxBytes: Int64(configuration.maxResponseBytes),
+            timeout: configuration.rangeReadTimeout, counters: counters)
     }
 
     private func handleNetworkResponse(

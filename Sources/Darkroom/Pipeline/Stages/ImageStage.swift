@@ -46,10 +46,25 @@ final class ImageStage: Sendable {
     private func start(_ job: SharedJob<ImageResult>, request: ImageRequest) {
         if request.options.contains(.returnData) {
             return job.link(
-                fetch.subscribe(request, priority: job.priority) { event in
+                fetch.subscribe(request, priority: job.priority) { [self] event in
                     switch event {
                     case .progress(let c, let t): job.send(.progress(completed: c, total: t))
                     case .preview: break
+                    case .finished(.success(let fetched)) where fetched.ranges != nil:
+                        // A remote video read by ranges: the data asked for is the whole file, read on an I/O thread
+                        let limit = configuration.maxResponseBytes
+                        job.link(
+                            context.ioQueue.enqueue(priority: job.priority.queueLevel) { _ in
+                                guard !job.isCancelled, let ranges = fetched.ranges else { return }
+                                job.finish(
+                                    Result { () throws(DarkroomImageError) in try ranges.readAll(limit: limit) }
+                                        .mapError { DarkroomError(.fileIO, $0.message, underlying: $0) }
+                                        .map {
+                                            ImageResult(
+                                                container: nil, data: $0, origin: fetched.origin,
+                                                timings: fetched.timings)
+                                        })
+                            })
                     case .finished(let result):
                         job.finish(
                             result.map {
