@@ -25,7 +25,7 @@ extension ImageDecoder {
     /// Decodes the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges decodes it
     /// (`VideoDecoder` reads the parts a frame needs), else it is read whole, within `DecodeLimits/maxInputBytes`,
     /// and decoded from its bytes. Blocking as `ranges`' reads are. Thread-safe.
-    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)-(UnsafeRawBufferPointer,_)``, and what the reads throw.
     public func decode(ranges: any ByteRangeReading, options: DecodeOptions = DecodeOptions())
         throws(DarkroomImageError) -> DecodedImage
     {
