@@ -4,6 +4,7 @@ import DarkroomBenchKit
 import DarkroomCache
 import DarkroomImage
 import DarkroomSupport
+import DarkroomVideo
 import Foundation
 import Synchronization
 
@@ -12,7 +13,8 @@ import Synchronization
 struct FetchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
-        abstract: "Load images (http(s) URLs or files) through one pipeline: sharing, caches, bounded decoding.")
+        abstract:
+            "Load images and videos (http(s) URLs or files) through one pipeline: sharing, caches, bounded decoding.")
 
     @Argument(help: "http(s) URLs, file URLs or file paths.") var sources: [String]
     @Option(help: "Decode so the longest side is at most N pixels.") var maxPixelSize: Int?
@@ -82,6 +84,8 @@ struct FetchCommand: ParsableCommand {
             }
         }
         if let decodeLimit { config.processingLimit = max(1, decodeLimit) }
+        // Videos too: a file by its decoder where it lies, a remote one by ranges
+        config.decoder = VideoDecoder.imageDecoder
         let pipeline = ImagePipeline(configuration: config)
         let start = MonotonicClock.seconds()
         let all = requests

@@ -31,6 +31,12 @@ import Testing
         #expect(video["rotation"] as? Int == 90 && probe["orientation"] as? Int == 6)
         let poster = try ImageProber.probe(fileAt: out.file("poster/rotated-90.jpg"))
         #expect(poster.width == 90 && poster.height == 160)
+        // And `darkroom fetch` (the pipeline with the video decoder) gives the same upright poster frame
+        _ = try ReferenceTool.run(binary, ["fetch", clip, "--max-pixel-size", "160", "--out", out.file("fetched")])
+        let fetched = try FileManager.default.contentsOfDirectory(atPath: out.file("fetched"))
+        #expect(fetched.count == 1)
+        let fetchedProbe = try ImageProber.probe(fileAt: out.file("fetched/" + (fetched.first ?? "none")))
+        #expect(fetchedProbe.width == 90 && fetchedProbe.height == 160)
         // And the frame at 1.5 s is ffmpeg's
         var bgra = DecodeOptions()
         bgra.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
