@@ -38,6 +38,25 @@ extension ImageDecoder {
         return try decode(ranges.readAll(limit: options.limits.maxInputBytes, head: head), options: options)
     }
 
+    /// The header of the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges
+    /// reads only what the header needs (`VideoDecoder`: the container's header), else the file is read whole, within
+    /// `limits.maxInputBytes`, and probed from its bytes. Blocking as `ranges`' reads are. Thread-safe.
+    /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:page:)``, and what the reads throw.
+    public func probe(ranges: any ByteRangeReading, limits: DecodeLimits = .default) throws(DarkroomImageError)
+        -> ImageProbe
+    {
+        let head = try ranges.read(at: 0, count: Int(min(ranges.size, 4096)))
+        if let format = head.withUnsafeBytes({ ImageProber.format(of: $0) }), format == .video {
+            for custom in customDecoders {
+                if let probe = try custom.probe(ranges: ranges, format: format, limits: limits) { return probe }
+            }
+        }
+        let bytes = try ranges.readAll(limit: limits.maxInputBytes, head: head)
+        return try bytes.withUnsafeBytes { raw in
+            Result { () throws(DarkroomImageError) in try probe(raw, limits: limits) }
+        }.get()
+    }
+
     /// The header of the file at `path`: the built-in prober's (a prefix read, see
     /// ``ImageProber/probe(fileAt:limits:)``), or for a file it recognizes but does not read (a video), the first
     /// custom decoder's that reads it from the file. Thread-safe.

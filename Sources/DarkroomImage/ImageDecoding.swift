@@ -27,6 +27,10 @@ public protocol ImageDecoding: Sendable {
     /// returns nil when this decoder does not read it. The default returns nil.
     func decode(ranges: any ByteRangeReading, format: ImageFileFormat, options: DecodeOptions)
         throws(DarkroomImageError) -> DecodedImage?
+    /// Reads the header of the file `ranges` reads where it lies, whose first bytes name `format`, reading only the
+    /// ranges the header needs; or returns nil when this decoder does not read it. The default returns nil.
+    func probe(ranges: any ByteRangeReading, format: ImageFileFormat, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageProbe?
 }
 
 extension ImageDecoding {
@@ -45,6 +49,13 @@ extension ImageDecoding {
     /// Reads nothing itself: the file is read whole and decoded from its bytes.
     public func decode(fileAt path: String, format: ImageFileFormat, options: DecodeOptions)
         throws(DarkroomImageError) -> DecodedImage?
+    {
+        nil
+    }
+
+    /// Reads no ranges: the file is read whole (within `DecodeLimits/maxInputBytes`) and probed from its bytes.
+    public func probe(ranges: any ByteRangeReading, format: ImageFileFormat, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageProbe?
     {
         nil
     }

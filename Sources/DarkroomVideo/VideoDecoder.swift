@@ -101,6 +101,15 @@ public struct VideoDecoder: ImageDecoding {
         return try FrameRenderer(video: VideoFile(ranges: ranges, limits: options.limits), options: options).render()
     }
 
+    /// The header of the video `ranges` reads where it lies (a remote video), reading only the ranges the
+    /// container's header needs; nil for other formats.
+    public func probe(ranges: any ByteRangeReading, format: ImageFileFormat, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageProbe?
+    {
+        guard format == .video else { return nil }
+        return try VideoFile(ranges: ranges, limits: limits).probe
+    }
+
     private func requireVideo(_ path: String, _ limits: DecodeLimits) throws(DarkroomImageError) {
         let format = try ImageProber.format(ofFileAt: path, limits: limits)
         guard format == .video else {

@@ -82,7 +82,14 @@ struct RemoteVideoTests {
         let sent = seen.withLock { $0 }
         #expect(sent.ranges.allSatisfy { $0 != nil }, "\(sent.ranges)")
         #expect(sent.bytes * 4 < body.count, "\(sent.bytes) of \(body.count) bytes sent in \(sent.ranges.count) ranges")
-        // And the data of the same URL (a probe's, say) is the whole file, read range by range
+        // And its header (a probe's) is read by ranges too: the clip's facts, for a small part of the file
+        seen.withLock { $0 = Seen() }
+        let probe = try await Self.pipeline().probe(request)
+        #expect(probe.format == .video && probe.width == 640 && probe.height == 360)
+        #expect(abs((probe.video?.duration ?? 0) - 20) < 0.1)
+        let probed = seen.withLock { $0 }
+        #expect(probed.ranges.allSatisfy { $0 != nil } && probed.bytes * 4 < body.count, "\(probed.bytes) bytes")
+        // And the data of the same URL is the whole file, read range by range
         var dataRequest = request
         dataRequest.options.insert(.returnData)
         #expect(try await Self.pipeline().image(for: dataRequest).data == body)

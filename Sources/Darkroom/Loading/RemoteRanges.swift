@@ -54,6 +54,37 @@ final class RemoteRanges: ByteRangeReading {
         state = Locked(initial)
     }
 
+    /// Whether `configuration` reads `url` by ranges: a video by its name (the path's extension), when the decoder
+    /// reads videos and ranges are on (``ImagePipeline/Configuration/videoRangeBytes``).
+    static func applies(to url: URL, _ configuration: ImagePipeline.Configuration) -> Bool {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return configuration.videoRangeBytes > 0 && !configuration.decoder.customDecoders.isEmpty
+            && FileExtensions.isVideo(url.path)
+            && (["http", "https"].contains(scheme) || configuration.loaderSchemes.contains(scheme))
+    }
+
+    /// The reader of the remote video whose first block `first` (a 206 answer to a request for the first
+    /// `videoRangeBytes`) holds: its size from `Content-Range`. Nil when the answer does not give the size or its
+    /// bytes are not a video's (the caller then fetches the whole file).
+    static func make(
+        _ url: URL, first: DataResponse, _ configuration: ImagePipeline.Configuration, counters: PipelineCounters
+    ) -> RemoteRanges? {
+        guard first.statusCode == 206, let range = first.headers["content-range"], let slash = range.lastIndex(of: "/"),
+            let size = Int64(range[range.index(after: slash)...].trimmingCharacters(in: .whitespaces)), size > 0,
+            first.data.withUnsafeBytes({ ImageProber.format(of: $0) }) == .video
+        else { return nil }
+        counters.add(.bytesFetched, first.data.count)
+        return RemoteRanges(
+            url: url, size: size, first: first.data, loader: configuration.dataLoader,
+            blockBytes: configuration.videoRangeBytes, maxBytes: Int64(configuration.maxResponseBytes),
+            timeout: configuration.rangeReadTimeout, counters: counters)
+    }
+
+    /// The request for the first block.
+    static func firstRequest(_ url: URL, _ configuration: ImagePipeline.Configuration) -> DataRequest {
+        DataRequest(url: url, headers: [("Range", "bytes=0-\(configuration.videoRangeBytes - 1)")])
+    }
+
     /// The bytes fetched so far, the first block included.
     var bytesFetched: Int64 { state.withLock { $0.fetched } }
 

@@ -49,7 +49,8 @@ extension ImagePipeline {
 
     /// The header of `request`'s source: read from the file on an I/O thread (a few kilobytes, no decode), or, for
     /// a remote source, from its bytes fetched through the pipeline (shared with any fetch in flight and kept in
-    /// the disk cache for the render that follows). With `colorProfile`, the embedded profile and an animation's timing
+    /// the disk cache for the render that follows); a remote video (``Configuration/videoRangeBytes``) from the
+    /// ranges its container's header needs, on an I/O thread, not shared. With `colorProfile`, the embedded profile and an animation's timing
     /// are read too (for a file, that reads the whole file), and the ThumbHash placeholder is computed from the
     /// smallest decode on a processing thread (a few milliseconds for a 12 MP JPEG; nil when the image cannot be
     /// decoded). Limits are the pipeline's decode limits.
@@ -71,6 +72,29 @@ extension ImagePipeline {
                 try bytes.withUnsafeBytes { try ThumbHash.compute($0, limits: limits) }
             }
             return detailed
+        }
+        // A remote video is probed by ranges: its container's header, not the whole file
+        if case .url(let url) = request.source, !url.isFileURL, RemoteRanges.applies(to: url, configuration) {
+            let first = try await configuration.dataLoader.loadData(RemoteRanges.firstRequest(url, configuration)) {
+                _ in
+            }
+            context.counters.add(.networkFetches)
+            if let ranges = RemoteRanges.make(url, first: first, configuration, counters: context.counters) {
+                return try await perform(on: .io, priority: request.priority) {
+                    do throws(DarkroomImageError) {
+                        return try decoder.probe(ranges: ranges, limits: limits)
+                    } catch {
+                        throw DarkroomError(.decodeFailed, error.message, underlying: error)
+                    }
+                }
+            }
+            // An origin that ignores ranges sent the whole file
+            if first.statusCode == 200 {
+                context.counters.add(.bytesFetched, first.data.count)
+                return try await perform(on: .cpu, priority: request.priority) {
+                    try first.data.withUnsafeBytes { try Self.probeBytes($0, decoder: decoder, limits: limits) }
+                }
+            }
         }
         var dataRequest = request
         dataRequest.options.insert(.returnData)

@@ -107,6 +107,11 @@ struct S3SourceTests {
             #expect(s3.status == .ok, "\(String(decoding: s3.bytes, as: UTF8.self).prefix(300))")
             #expect(s3.bytes == local.bytes)
             #expect(fetched.networkFetches >= 2 && fetched.bytesFetched * 4 < size, "\(fetched) of \(size) bytes")
+            // And its info is read from the ranges of its header: the clip's facts, for a small part of the object
+            let info = try await client.execute(uri: "/v1/info?src=s3://photos/clips/clip.mp4", method: .get)
+            let probed = server.service.pipeline.statistics.bytesFetched - fetched.bytesFetched
+            #expect(info.status == .ok && String(buffer: info.body).contains("\"duration\":20"), "\(info.status)")
+            #expect(probed * 4 < size, "\(probed) of \(size) bytes for the info")
         }
     }
 }

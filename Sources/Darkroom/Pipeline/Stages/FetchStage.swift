@@ -150,17 +150,16 @@ final class FetchStage: Sendable {
             counters.add(.networkFetches)
             // A video (by its name) whose decoder reads ranges is read where it lies: its first block now, to
             // learn its size and check its bytes, the rest as the decoder asks
-            let block = configuration.videoRangeBytes
-            let byRanges =
-                block > 0 && stale == nil && !configuration.decoder.customDecoders.isEmpty
-                && FileExtensions.isVideo(url.path)
+            let byRanges = stale == nil && RemoteRanges.applies(to: url, configuration)
             let task = Task {
                 defer { done() }
-                let dataRequest = DataRequest(
-                    url: url,
-                    headers: byRanges ? [("Range", "bytes=0-\(block - 1)")] : stale?.1.conditionalHeaders ?? [],
-                    partialDataTrigger: request.options.contains(.progressivePreviews) && !byRanges
-                        ? ProgressivePreviewTrigger() : nil)
+                let dataRequest =
+                    byRanges
+                    ? RemoteRanges.firstRequest(url, configuration)
+                    : DataRequest(
+                        url: url, headers: stale?.1.conditionalHeaders ?? [],
+                        partialDataTrigger: request.options.contains(.progressivePreviews)
+                            ? ProgressivePreviewTrigger() : nil)
                 let progress: @Sendable (DataProgress) -> Void = { p in
                     job.send(.progress(completed: p.received, total: p.expected))
                     if let partial = p.partialData {
@@ -174,7 +173,7 @@ final class FetchStage: Sendable {
                 do throws(DarkroomError) {
                     var response = try await loader.loadData(dataRequest, progress: progress)
                     if byRanges, response.statusCode == 206 {
-                        ranges = remoteRanges(url, first: response)
+                        ranges = RemoteRanges.make(url, first: response, configuration, counters: counters)
                         // Not a video after all, or a length the server does not say: the whole file
                         if ranges == nil {
                             response = try await loader.loadData(DataRequest(url: url), progress: progress)
@@ -205,20 +204,6 @@ final class FetchStage: Sendable {
             running.withLock { $0 }?.cancel()
         }
         job.onPriorityChange { ticket.setPriority($0) }
-    }
-
-    /// The reader of a remote video whose first block `first` (a 206 answer) holds: its size from `Content-Range`;
-    /// nil when the server does not give the size or the bytes are not a video's.
-    private func remoteRanges(_ url: URL, first: DataResponse) -> RemoteRanges? {
-        guard let range = first.headers["content-range"], let slash = range.lastIndex(of: "/"),
-            let size = Int64(range[range.index(after: slash)...].trimmingCharacters(in: .whitespaces)), size > 0,
-            first.data.withUnsafeBytes({ ImageProber.format(of: $0) }) == .video
-        else { return nil }
-        counters.add(.bytesFetched, first.data.count)
-        return RemoteRanges(
-            url: url, size: size, first: first.data, loader: configuration.dataLoader,
-            blockBytes: configuration.videoRangeBytes, maxBytes: Int64(configuration.maxResponseBytes),
-            timeout: configuration.rangeReadTimeout, counters: counters)
     }
 
     private func handleNetworkResponse(
