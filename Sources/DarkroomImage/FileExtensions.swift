@@ -18,6 +18,9 @@ package enum FileExtensions {
     /// Video containers (FFmpeg): MP4 and QuickTime, 3GPP, Matroska and WebM, AVI.
     package static let videos: Set<String> = ["mp4", "m4v", "mov", "3gp", "mkv", "webm", "avi"]
 
+    /// The stills a phone writes Motion Photos and Live Photos as (JPEG, HEIC, AVIF): the ones that may have motion.
+    package static let motionStills: Set<String> = ["jpg", "jpeg", "heic", "heif", "avif"]
+
     /// Everything Darkroom lists: images, camera RAW and videos.
     package static let all = images.union(cameraRaw).union(videos)
 

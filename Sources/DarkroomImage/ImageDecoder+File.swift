@@ -29,13 +29,13 @@ extension ImageDecoder {
     public func decode(ranges: any ByteRangeReading, options: DecodeOptions = DecodeOptions())
         throws(DarkroomImageError) -> DecodedImage
     {
-        let head = try ranges.read(at: 0, count: Int(min(ranges.size, 4096)))
-        if let format = head.withUnsafeBytes({ ImageProber.format(of: $0) }), format == .video {
+        let head = try Self.head(of: ranges)
+        if head.isVideo {
             for custom in customDecoders {
-                if let image = try custom.decode(ranges: ranges, format: format, options: options) { return image }
+                if let image = try custom.decode(ranges: ranges, format: .video, options: options) { return image }
             }
         }
-        return try decode(ranges.readAll(limit: options.limits.maxInputBytes, head: head), options: options)
+        return try decode(ranges.readAll(limit: options.limits.maxInputBytes, head: head.bytes), options: options)
     }
 
     /// The header of the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges
@@ -45,16 +45,24 @@ extension ImageDecoder {
     public func probe(ranges: any ByteRangeReading, limits: DecodeLimits = .default) throws(DarkroomImageError)
         -> ImageProbe
     {
-        let head = try ranges.read(at: 0, count: Int(min(ranges.size, 4096)))
-        if let format = head.withUnsafeBytes({ ImageProber.format(of: $0) }), format == .video {
+        let head = try Self.head(of: ranges)
+        if head.isVideo {
             for custom in customDecoders {
-                if let probe = try custom.probe(ranges: ranges, format: format, limits: limits) { return probe }
+                if let probe = try custom.probe(ranges: ranges, format: .video, limits: limits) { return probe }
             }
         }
-        let bytes = try ranges.readAll(limit: limits.maxInputBytes, head: head)
+        let bytes = try ranges.readAll(limit: limits.maxInputBytes, head: head.bytes)
         return try bytes.withUnsafeBytes { raw in
             Result { () throws(DarkroomImageError) in try probe(raw, limits: limits) }
         }.get()
+    }
+
+    /// The first 4 KiB of the file `ranges` reads, and whether they are a video's (left to a custom decoder).
+    private static func head(of ranges: any ByteRangeReading) throws(DarkroomImageError) -> (
+        bytes: [UInt8], isVideo: Bool
+    ) {
+        let bytes = try ranges.read(at: 0, count: Int(min(ranges.size, 4096)))
+        return (bytes, bytes.withUnsafeBytes { ImageProber.format(of: $0) } == .video)
     }
 
     /// The header of the file at `path`: the built-in prober's (a prefix read, see

@@ -85,9 +85,6 @@ final class RemoteRanges: ByteRangeReading {
         DataRequest(url: url, headers: [("Range", "bytes=0-\(configuration.videoRangeBytes - 1)")])
     }
 
-    /// The bytes fetched so far, the first block included.
-    var bytesFetched: Int64 { state.withLock { $0.fetched } }
-
     func read(at offset: Int64, count: Int) throws(DarkroomImageError) -> [UInt8] {
         guard offset >= 0, offset < size, count > 0 else { return [] }
         let end = min(size, offset + Int64(count))

@@ -9,7 +9,8 @@ extension LargeView {
     /// Whether the file at `path` may have motion to play: a video, or a still a phone writes Motion Photos and
     /// Live Photos as (JPEG, HEIC, AVIF), by its extension. The file itself says whether it has.
     static func mayHaveMotion(_ path: String) -> Bool {
-        FileExtensions.isVideo(path) || ["jpg", "jpeg", "heic", "heif", "avif"].contains(FileExtensions.of(path) ?? "")
+        FileExtensions.of(path).map { FileExtensions.videos.contains($0) || FileExtensions.motionStills.contains($0) }
+            ?? false
     }
 
     /// The player of the motion of the file at `path`, fitted to `width`×`height` (never enlarged), or nil when a
