@@ -36,16 +36,17 @@ SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 boxes = importlib.import_module("heif-transform").boxes  # this script's folder is on sys.path
 
 
-def maker_note_exif(maker33, maker48):
-    """TIFF-structured EXIF (big-endian): IFD0 → Exif IFD → MakerNote, Apple's, holding tags 0x21 and 0x30."""
-    def srational(v):
-        return struct.pack(">ii", int(round(v * 1_000_000)), 1_000_000)
+def apple_exif(entries):
+    """TIFF-structured EXIF (big-endian): IFD0 → Exif IFD → Apple's maker note, whose one IFD holds `entries`
+    ((tag, type, count, value bytes) each, the values stored after the IFD, none inline)."""
     # The maker note: signature, version 1, "MM", then an IFD at 14 whose offsets count from the note's start
-    entries = 2
-    data_at = 14 + 2 + 12 * entries + 4
-    note = b"Apple iOS\0" + b"\0\x01" + b"MM" + struct.pack(">H", entries)
-    note += struct.pack(">HHII", 0x21, 10, 1, data_at) + struct.pack(">HHII", 0x30, 10, 1, data_at + 8)
-    note += struct.pack(">I", 0) + srational(maker33) + srational(maker48)
+    data_at = 14 + 2 + 12 * len(entries) + 4
+    note = b"Apple iOS\0" + b"\0\x01" + b"MM" + struct.pack(">H", len(entries))
+    data = b""
+    for tag, kind, count, value in entries:
+        note += struct.pack(">HHII", tag, kind, count, data_at + len(data))
+        data += value
+    note += struct.pack(">I", 0) + data
     # IFD0 at 8 (one entry: the Exif IFD pointer), the Exif IFD after it (one entry: the maker note), then the note
     ifd0 = 8
     exif_ifd = ifd0 + 2 + 12 + 4
@@ -54,6 +55,13 @@ def maker_note_exif(maker33, maker48):
     tiff += struct.pack(">H", 1) + struct.pack(">HHII", 0x8769, 4, 1, exif_ifd) + struct.pack(">I", 0)
     tiff += struct.pack(">H", 1) + struct.pack(">HHII", 0x927C, 7, len(note), note_at) + struct.pack(">I", 0)
     return tiff + note
+
+
+def maker_note_exif(maker33, maker48):
+    """Apple's EXIF holding the HDR tags 0x21 and 0x30 (signed rationals)."""
+    def srational(v):
+        return struct.pack(">ii", int(round(v * 1_000_000)), 1_000_000)
+    return apple_exif([(0x21, 10, 1, srational(maker33)), (0x30, 10, 1, srational(maker48))])
 
 
 def image_items(data):

@@ -9,18 +9,26 @@
   micro-video.jpg      the older Micro Video: XMP MicroVideo + MicroVideoOffset, the clip appended
   samsung.jpg          Samsung's layout: no XMP, a trailer whose MotionPhoto_Data block holds the clip, then the
                        SEFH directory and SEFT
-  heif.heic            a HEIC with the clip in a top-level mpvd box, as the Motion Photo format stores it in HEIF
+  heif.heic            a HEIC with the clip in a top-level mpvd box, as the Motion Photo format stores it in HEIF,
+                       and an XMP item (Camera:MotionPhoto=1, the still's frame at 0.5 s)
+  heif-still-only.heic heif.heic's layout whose XMP says Camera:MotionPhoto=0
   portrait.jpg         google.jpg's layout holding portrait.mp4
   still-only.jpg       google.jpg's layout with Camera:MotionPhoto=0: shown as a still, clip or not
   dropped.jpg          the XMP of google.jpg without the clip (an editor kept the metadata and dropped the video)
   truncated.jpg        google.jpg's XMP and the clip's first half: the clip is damaged
-  live/IMG_0001.HEIC   a Live Photo: the still ...
-  live/IMG_0001.MOV    ... and its QuickTime video beside it, same base name
+  live/IMG_0001.HEIC   a Live Photo: the still (Apple's maker note with content identifier A) ...
+  live/IMG_0001.MOV    ... and its QuickTime video beside it, same base name, its content identifier A
   live/IMG_0002.JPG    a still with no video beside it
+  live/IMG_0003.HEIC   a still with content identifier C beside IMG_0003.MOV, whose identifier is D: not a pair
+  live/IMG_0003.MOV
+  live/2024-05-01 10.00.00.jpg    a renamed Live Photo: the JPEG still (identifier B) ...
+  live/exported-clip.mov          ... and its video under another name (identifier B)
 
-Each file's clip is found by ExifTool (MotionPhotoVideo, EmbeddedVideoFile), which the tests use as the reference.
+The content identifiers are ExifTool's MediaGroupUUID (the still) and ContentIdentifier (the video), which the
+tests compare with Darkroom's. Each file's clip is found by ExifTool (MotionPhotoVideo, EmbeddedVideoFile), which the tests use as the reference.
 """
 
+import importlib
 import io
 import os
 import struct
@@ -41,6 +49,32 @@ def jpeg(photo, size):
     out = io.BytesIO()
     im.save(out, "JPEG", quality=85)
     return out.getvalue(), im
+
+
+apple_exif = importlib.import_module("make-apple-gainmap-heic").apple_exif  # this script's folder is on sys.path
+IDENTIFIERS = {name: f"{n}A5F3E2C-1B7D-4E9A-8C3F-0D2B6A9E41F{n}" for n, name in enumerate("ABCD", start=1)}
+
+
+def live_photo_exif(identifier):
+    """Apple's EXIF whose maker note holds tag 0x11, the Live Photo content identifier (ASCII)."""
+    value = identifier.encode() + b"\0"
+    return apple_exif([(0x11, 2, len(value), value)])
+
+
+def quicktime(clip, out, identifier):
+    """The clip copied into a QuickTime file whose mdta key com.apple.quicktime.content.identifier is `identifier`."""
+    ffmpeg("-i", clip, "-map_metadata", "-1", "-c", "copy", "-f", "mov", "-movflags", "use_metadata_tags",
+           "-metadata", f"com.apple.quicktime.content.identifier={identifier}", out)
+
+
+def heif_motion_xmp(flag=1, timestamp_us=500000):
+    return f"""<x:xmpmeta xmlns:x="adobe:ns:meta/">
+  <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+    <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/"
+      GCamera:MotionPhoto="{flag}" GCamera:MotionPhotoVersion="1"
+      GCamera:MotionPhotoPresentationTimestampUs="{timestamp_us}"/>
+  </rdf:RDF>
+</x:xmpmeta>"""
 
 
 def with_xmp(jpeg_bytes, xmp):
@@ -117,13 +151,24 @@ def main():
     half = clip[: len(clip) // 2]
     open(p("truncated.jpg"), "wb").write(with_xmp(still, motion_xmp(len(half))) + half)
 
-    heif = io.BytesIO()
-    pillow_heif.from_pillow(im).save(heif, quality=80)
-    open(p("heif.heic"), "wb").write(heif.getvalue() + struct.pack(">I", 8 + len(clip)) + b"mpvd" + clip)
+    def heic(**extra):
+        out = io.BytesIO()
+        pillow_heif.from_pillow(im).save(out, quality=80, **extra)
+        return out.getvalue()
 
-    open(p("live/IMG_0001.HEIC"), "wb").write(heif.getvalue())
-    ffmpeg("-i", p("clip.mp4"), "-c", "copy", "-f", "mov", p("live/IMG_0001.MOV"))
+    mpvd = struct.pack(">I", 8 + len(clip)) + b"mpvd" + clip
+    open(p("heif.heic"), "wb").write(heic(xmp=heif_motion_xmp().encode()) + mpvd)
+    open(p("heif-still-only.heic"), "wb").write(heic(xmp=heif_motion_xmp(flag=0).encode()) + mpvd)
+
+    open(p("live/IMG_0001.HEIC"), "wb").write(heic(exif=live_photo_exif(IDENTIFIERS["A"])))
+    quicktime(p("clip.mp4"), p("live/IMG_0001.MOV"), IDENTIFIERS["A"])
     open(p("live/IMG_0002.JPG"), "wb").write(still)
+    open(p("live/IMG_0003.HEIC"), "wb").write(heic(exif=live_photo_exif(IDENTIFIERS["C"])))
+    quicktime(p("clip.mp4"), p("live/IMG_0003.MOV"), IDENTIFIERS["D"])
+    renamed = io.BytesIO()
+    im.save(renamed, "JPEG", quality=85, exif=b"Exif\0\0" + live_photo_exif(IDENTIFIERS["B"]))
+    open(p("live/2024-05-01 10.00.00.jpg"), "wb").write(renamed.getvalue())
+    quicktime(p("clip.mp4"), p("live/exported-clip.mov"), IDENTIFIERS["B"])
 
 
 if __name__ == "__main__":

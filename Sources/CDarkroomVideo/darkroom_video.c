@@ -252,6 +252,9 @@ static void fill_info(dr_video *v, dr_video_info *info) {
     for (unsigned i = 0; i < f->nb_streams; i++)
         if (f->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) info->has_audio = 1;
     info->stream_count = (int)f->nb_streams;
+    // A QuickTime "mdta" key, which FFmpeg's reader lists under its full name
+    const AVDictionaryEntry *identifier = av_dict_get(f->metadata, "com.apple.quicktime.content.identifier", NULL, 0);
+    if (identifier) snprintf(info->content_identifier, sizeof info->content_identifier, "%s", identifier->value);
 }
 
 // FFmpeg's log is process-wide and goes to standard error: Darkroom reports through its status codes and messages,

@@ -11,6 +11,8 @@ extension FuzzTarget {
         _ = ImageProber.colorProfile(of: bytes, limits: FuzzLimits.decode)
         _ = ImageProber.gainMap(of: bytes, limits: FuzzLimits.decode)
         _ = AppleHDRHeadroom(exif: bytes)  // the EXIF walk an iPhone HEIC's headroom takes
+        _ = AppleMakerNote.contentIdentifier(exif: bytes)  // a Live Photo still's identifier in the maker note
+        _ = ImageProber.contentIdentifier(in: bytes)  // the same, found in a JPEG's segments or a HEIC's EXIF item
         _ = ImageProber.embeddedVideo(in: bytes)  // a Motion Photo's XMP, Samsung trailer or mpvd box
         _ = try? ImageProber.probe(bytes, limits: DecodeLimits(maxFrames: 3, maxAnimationPixels: 1 << 16))
     }

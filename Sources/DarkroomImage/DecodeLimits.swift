@@ -57,6 +57,9 @@ public struct DecodeLimits: Sendable, Hashable {
     /// Most packets (of any stream) read for one video frame; past it the decode fails with `.limitExceeded`.
     /// Default 20,000: a stream with no decodable frame cannot make the decoder read a whole long file.
     public var maxVideoPacketsPerFrame: Int = 20_000
+    /// Most QuickTime files of a folder whose headers are read to find a Live Photo still's video by its content
+    /// identifier, when no video beside it has the still's name (`PhotoMotion`). Default 256; 0 pairs by name only.
+    public var maxLivePhotoCandidates: Int = 256
 
     /// The defaults documented on each property.
     public static let `default` = DecodeLimits()

@@ -24,11 +24,15 @@ public struct VideoDetails: Sendable, Hashable, Codable {
     public var pixelAspect: [Int]
     /// Whether the file has an audio stream (never decoded).
     public var hasAudio: Bool
+    /// The content identifier Apple's camera gives a Live Photo's video (the QuickTime key
+    /// `com.apple.quicktime.content.identifier`), which its still repeats in its maker note; nil when absent.
+    public var contentIdentifier: String?
 
     /// Creates details.
     public init(
         container: String, brand: String?, codec: String, duration: Double?, frameRate: Double?, frameCount: Int?,
-        rotation: Int, mirrored: Bool, codedWidth: Int, codedHeight: Int, pixelAspect: [Int], hasAudio: Bool
+        rotation: Int, mirrored: Bool, codedWidth: Int, codedHeight: Int, pixelAspect: [Int], hasAudio: Bool,
+        contentIdentifier: String? = nil
     ) {
         self.container = container
         self.brand = brand
@@ -42,6 +46,7 @@ public struct VideoDetails: Sendable, Hashable, Codable {
         self.codedHeight = codedHeight
         self.pixelAspect = pixelAspect
         self.hasAudio = hasAudio
+        self.contentIdentifier = contentIdentifier
     }
 
     /// The usual file extension of this container: `mp4`, `mov` (QuickTime's brand), `3gp`, `webm`, `mkv` or `avi`.

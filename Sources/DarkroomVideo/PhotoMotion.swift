@@ -7,12 +7,15 @@ import Foundation
 /// The still stays the photo's thumbnail; the motion is shown on request (`VideoAnimation` over `path` and
 /// `byteRange`, or a frame of it through `VideoDecoder`).
 ///
-/// **The Live Photo rule.** A HEIC or JPEG still is paired with the QuickTime file in the same folder that has the
-/// same base name and the extension `.MOV` or `.mov` (`IMG_1234.HEIC` with `IMG_1234.MOV`), the names an iPhone's
-/// exports, iCloud's downloads and Image Capture give the pair; the file must be a regular file (not a link) and a
-/// video Darkroom reads. Both files
-/// also carry one content identifier (an Apple maker-note tag in the still, a QuickTime key in the video); pairing by
-/// it alone, across renamed files, would mean opening every video of the folder, and is not done.
+/// **The Live Photo rule.** A HEIC or JPEG still is paired with a QuickTime file (a regular file, not a link, that
+/// Darkroom reads as a video) in its own folder:
+/// 1. the one with the same base name and the extension `.MOV` or `.mov` (`IMG_1234.HEIC` with `IMG_1234.MOV`), the
+///    names an iPhone's exports, iCloud's downloads and Image Capture give the pair — unless both files carry a
+///    content identifier and the two differ (another Live Photo's video that happens to share the name);
+/// 2. else, when the still carries a content identifier (Apple's maker note tag 0x11, which the camera writes only
+///    when a video goes with the still), the QuickTime file of the folder whose
+///    `com.apple.quicktime.content.identifier` is the same: renamed pairs. The folder's videos are indexed once
+///    while it is unchanged (`DecodeLimits/maxLivePhotoCandidates` headers at most).
 public struct PhotoMotion: Sendable {
     /// Which kind of motion the photo has.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -30,6 +33,9 @@ public struct PhotoMotion: Sendable {
     public var embedded: EmbeddedVideo?
     /// The clip's header: its size, codec, duration and frame rate (`ImageProbe/video`).
     public var clip: ImageProbe
+    /// A Live Photo's content identifier, which the still and its video share; nil when neither states one (the
+    /// pair was made by name) and for a Motion Photo.
+    public var contentIdentifier: String?
 
     /// The clip's bytes in `path`, nil when the clip is the whole file.
     public var byteRange: Range<Int64>? { embedded?.byteRange }
@@ -37,7 +43,8 @@ public struct PhotoMotion: Sendable {
     /// The clip's length in seconds, when its container states it.
     public var duration: Double? { clip.video?.duration }
 
-    /// The Live Photo video paired with the still at `path` by the rule above, or nil. Costs an `lstat` or two.
+    /// The video named as the Live Photo still at `path` is (the rule's first step, before the identifiers are
+    /// compared), or nil. Costs an `lstat` or two.
     public static func livePhotoVideo(forPhotoAt path: String) -> String? {
         // The name up to its extension, the folder part kept as given
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"), dot > path.startIndex else { return nil }
@@ -56,8 +63,9 @@ public struct PhotoMotion: Sendable {
 
 extension VideoDecoder {
     /// The motion of the photo at `path`: its embedded clip (a Motion Photo) or the video beside it (a Live
-    /// Photo), with the clip's header; nil when it has neither. Reads the photo's metadata and the clip's header,
-    /// never a frame. A caller that holds the photo's bytes passes them as `contents` (the metadata is then read
+    /// Photo, by the rule in ``PhotoMotion``), with the clip's header; nil when it has neither. Reads the photo's
+    /// metadata and the clip's header, never a frame; a renamed Live Photo's first still in a folder also reads the
+    /// headers of the folder's QuickTime files (bounded, then indexed). A caller that holds the photo's bytes passes them as `contents` (the metadata is then read
     /// from them, not the file); one that knows its format passes `format` (one read less).
     /// - Throws: `DarkroomImageError`: `.notFound`/`.io` when the photo cannot be read, and what opening the clip
     ///   throws (a damaged or unsupported clip, `DecodeLimits`).
@@ -73,7 +81,7 @@ extension VideoDecoder {
         }
         if let embedded {
             let clip = try header(ofVideoAt: path, range: embedded.byteRange, limits: limits)
-            return PhotoMotion(kind: .motionPhoto, path: path, embedded: embedded, clip: clip)
+            return PhotoMotion(kind: .motionPhoto, path: path, embedded: embedded, clip: clip, contentIdentifier: nil)
         }
         var format = format
         if format == nil, let contents {
@@ -81,11 +89,28 @@ extension VideoDecoder {
         } else if format == nil {
             format = try ImageProber.format(ofFileAt: path, limits: limits)
         }
-        guard format == .jpeg || format == .heic, let video = PhotoMotion.livePhotoVideo(forPhotoAt: path),
+        guard format == .jpeg || format == .heic else { return nil }
+        let identifier =
+            if let contents {
+                contents.withUnsafeBytes { ImageProber.contentIdentifier(in: $0, limits: limits) }
+            } else {
+                try ImageProber.contentIdentifier(ofFileAt: path, limits: limits)
+            }
+        if let video = PhotoMotion.livePhotoVideo(forPhotoAt: path),
             try ImageProber.format(ofFileAt: video, limits: limits) == .video
+        {
+            let clip = try header(ofVideoAt: video, limits: limits)
+            let other = clip.video?.contentIdentifier
+            if identifier == nil || other == nil || identifier == other {
+                return PhotoMotion(
+                    kind: .livePhoto, path: video, embedded: nil, clip: clip, contentIdentifier: identifier ?? other)
+            }
+        }
+        guard let identifier, limits.maxLivePhotoCandidates > 0,
+            let found = LivePhotoIndex.shared.video(withIdentifier: identifier, forPhotoAt: path, limits: limits)
         else { return nil }
         return PhotoMotion(
-            kind: .livePhoto, path: video, embedded: nil, clip: try header(ofVideoAt: video, limits: limits))
+            kind: .livePhoto, path: found.path, embedded: nil, clip: found.clip, contentIdentifier: identifier)
     }
 }
 

@@ -22,7 +22,8 @@ extension VideoFile {
             frameRate: info.fps_den > 0 && info.fps_num > 0 ? Double(info.fps_num) / Double(info.fps_den) : nil,
             frameCount: info.frame_count > 0 ? Int(info.frame_count) : nil, rotation: Int(info.rotation),
             mirrored: info.mirrored != 0, codedWidth: coded.0, codedHeight: coded.1, pixelAspect: [sar.0, sar.1],
-            hasAudio: info.has_audio != 0)
+            hasAudio: info.has_audio != 0,
+            contentIdentifier: text(info.content_identifier).isEmpty ? nil : text(info.content_identifier))
         return probe
     }
 

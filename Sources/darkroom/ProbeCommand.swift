@@ -136,7 +136,8 @@ extension JSONLine {
         return o
     }
 
-    /// A still's motion as JSON: the kind, the file holding the clip (and where in it), the clip's header.
+    /// A still's motion as JSON: the kind, the file holding the clip (and where in it, or the content identifier that
+    /// paired it), the clip's header.
     static func motion(_ motion: PhotoMotion) -> [String: Any] {
         var object: [String: Any] = [
             "kind": motion.kind.rawValue, "file": motion.path, "width": motion.clip.width,
@@ -148,6 +149,7 @@ extension JSONLine {
             object["length"] = embedded.length
             if let time = embedded.presentationTime { object["presentationTime"] = time }
         }
+        if let identifier = motion.contentIdentifier { object["contentIdentifier"] = identifier }
         if let video = motion.clip.video { object["video"] = JSONLine.object(video) }
         return object
     }

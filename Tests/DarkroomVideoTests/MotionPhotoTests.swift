@@ -23,7 +23,7 @@ import Testing
 
     @Test(arguments: [
         ("google.jpg", EmbeddedVideo.Layout.containerDirectory, 1.0 as Double?),
-        ("micro-video.jpg", .microVideo, 0.5), ("samsung.jpg", .samsungTrailer, nil), ("heif.heic", .heifBox, nil),
+        ("micro-video.jpg", .microVideo, 0.5), ("samsung.jpg", .samsungTrailer, nil), ("heif.heic", .heifBox, 0.5),
     ])
     func findsTheClipExifToolFinds(_ name: String, _ layout: EmbeddedVideo.Layout, _ time: Double?) throws {
         // Given a Motion Photo in one of the layouts, and ExifTool's extraction of its clip
@@ -43,9 +43,12 @@ import Testing
     }
 
     @Test func aPhotoWithoutAClipHasNoMotion() throws {
-        // Given a photo that says to be shown still (its clip still appended), one whose metadata outlived its clip,
-        // a plain JPEG and a plain HEIC
-        let names = ["still-only.jpg", "dropped.jpg", "live/IMG_0002.JPG"]
+        // Given photos that say to be shown still (their clip still there: a JPEG's appended, a HEIC's mpvd box),
+        // one whose metadata outlived its clip, a plain JPEG, and a Live Photo still beside a video of its name that
+        // is another Live Photo's (their content identifiers differ)
+        let names = [
+            "still-only.jpg", "heif-still-only.heic", "dropped.jpg", "live/IMG_0002.JPG", "live/IMG_0003.HEIC",
+        ]
         for name in names {
             // When its motion is asked for
             let path = try Self.sample(name)
@@ -147,6 +150,73 @@ import Testing
         #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("b.jpg")) == directory.file("b.mov"))
         #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("C.JPG")) == nil)
         #expect(PhotoMotion.livePhotoVideo(forPhotoAt: directory.file("D.JPG")) == nil)
+    }
+
+    @Test func contentIdentifiersAreExifTools() throws {
+        // Given Live Photo stills (HEIC and JPEG) and videos, and ExifTool's reading of their identifiers
+        let stills = ["live/IMG_0001.HEIC", "live/IMG_0003.HEIC", "live/2024-05-01 10.00.00.jpg", "live/IMG_0002.JPG"]
+        let videos = ["live/IMG_0001.MOV", "live/IMG_0003.MOV", "live/exported-clip.mov"]
+        func exifTool(_ tag: String, _ name: String) throws -> String? {
+            let text = String(
+                decoding: try ReferenceTool.run("exiftool", ["-s3", "-\(tag)", Self.sample(name)]), as: UTF8.self
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            return text.isEmpty ? nil : text
+        }
+        for name in stills {
+            // When Darkroom reads a still's identifier from its file and from its bytes
+            let path = try Self.sample(name)
+            let fromFile = try ImageProber.contentIdentifier(ofFileAt: path)
+            let fromBytes = try FileBytes.read(path).withUnsafeBytes { ImageProber.contentIdentifier(in: $0) }
+            // Then both are ExifTool's (none for the still that has no video)
+            #expect(fromFile == fromBytes, "\(name)")
+            #expect(fromFile == (try exifTool("MediaGroupUUID", name)), "\(name)")
+            #expect((fromFile == nil) == (name == "live/IMG_0002.JPG"), "\(name)")
+        }
+        for name in videos {
+            // And a video's header carries its identifier as ExifTool reads it
+            let header = try VideoDecoder().probe(fileAt: Self.sample(name))
+            let identifier = try #require(header.video?.contentIdentifier, "\(name)")
+            #expect(identifier == (try exifTool("ContentIdentifier", name)), "\(name)")
+        }
+    }
+
+    @Test func aRenamedLivePhotoPairsByItsContentIdentifier() throws {
+        // Given a folder holding a renamed pair (the still and its video under unrelated names), a video that is
+        // another Live Photo's, and a still whose video is not there
+        let directory = try TemporaryDirectory("live-renamed")
+        defer { directory.remove() }
+        let files = [
+            ("live/2024-05-01 10.00.00.jpg", "2024-05-01 10.00.00.jpg"), ("live/exported-clip.mov", "clip.MOV"),
+            ("live/IMG_0003.MOV", "IMG_0003.MOV"), ("live/IMG_0001.HEIC", "IMG_0001.HEIC"),
+        ]
+        for (from, to) in files {
+            try FileManager.default.copyItem(atPath: Self.sample(from), toPath: directory.file(to))
+        }
+        // (last changed an hour ago: a folder changed this second is looked through again on every ask)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: directory.path)
+        let still = directory.file("2024-05-01 10.00.00.jpg")
+        // When the still's motion is asked for, twice
+        let motion = try #require(try VideoDecoder().motion(ofPhotoAt: still))
+        let again = try #require(try VideoDecoder().motion(ofPhotoAt: still))
+        // Then it is the video that shares its identifier, found with one look through the folder
+        #expect(motion.kind == .livePhoto && motion.path == directory.file("clip.MOV"))
+        #expect(motion.contentIdentifier == (try ImageProber.contentIdentifier(ofFileAt: still)))
+        #expect(motion.contentIdentifier != nil && again.path == motion.path)
+        #expect(LivePhotoIndex.shared.timesBuilt(directory.path) == 1)
+        // And a still whose video is absent has none, from the same index
+        #expect(try VideoDecoder().motion(ofPhotoAt: directory.file("IMG_0001.HEIC")) == nil)
+        #expect(LivePhotoIndex.shared.timesBuilt(directory.path) == 1)
+        // And once its video is added under another name, the changed folder is looked through again and it pairs
+        try FileManager.default.copyItem(
+            atPath: Self.sample("live/IMG_0001.MOV"), toPath: directory.file("IMG_0001 (1).mov"))
+        let added = try #require(try VideoDecoder().motion(ofPhotoAt: directory.file("IMG_0001.HEIC")))
+        #expect(added.path == directory.file("IMG_0001 (1).mov"))
+        #expect(LivePhotoIndex.shared.timesBuilt(directory.path) == 2)
+        // And with no candidates allowed, pairing is by name only
+        var limits = DecodeLimits.default
+        limits.maxLivePhotoCandidates = 0
+        #expect(try VideoDecoder().motion(ofPhotoAt: still, limits: limits) == nil)
     }
 
     // MARK: The motion as an animation

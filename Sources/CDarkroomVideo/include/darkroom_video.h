@@ -53,6 +53,7 @@ typedef struct {
     int max_fall;
     int has_audio;          // whether the container has an audio stream
     int stream_count;
+    char content_identifier[64];  // Apple's Live Photo key com.apple.quicktime.content.identifier; "" when absent
 } dr_video_info;
 
 // Budgets the caller sets before opening; every one has a safe value in the Swift layer.

@@ -166,6 +166,26 @@ extension HEIFDecoder.Container {
     }
 }
 
+extension HEIFDecoder.Container {
+    /// The primary image's XMP packet (a `mime` item of type `application/rdf+xml`), if it is at most `maxBytes`
+    /// long; nil when there is none.
+    func xmp(maxBytes: Int) -> Substring? {
+        var ids = [heif_item_id](repeating: 0, count: 8)
+        let count = Int(heif_image_handle_get_list_of_metadata_block_IDs(primary, "mime", &ids, Int32(ids.count)))
+        for id in ids.prefix(max(0, count)) {
+            guard let type = heif_image_handle_get_metadata_content_type(primary, id),
+                String(cString: type) == "application/rdf+xml"
+            else { continue }
+            let size = heif_image_handle_get_metadata_size(primary, id)
+            guard size > 0, size <= maxBytes else { return nil }
+            var data = [UInt8](repeating: 0, count: size)
+            guard heif_image_handle_get_metadata(primary, id, &data).code == heif_error_Ok else { return nil }
+            return Substring(decoding: data, as: UTF8.self)
+        }
+        return nil
+    }
+}
+
 extension GainMapMetadata {
     /// The parameters an Apple gain map of linear `headroom` stands for: gains from 1 to `headroom`, no offsets, the
     /// base shown from headroom 0 and the map in full from log2 `headroom`. The sample-to-gain curve is Apple's,

@@ -20,7 +20,19 @@ package struct HEIFDecoder: CodecDecoder {
         let context: OpaquePointer
         let primary: OpaquePointer
 
-        init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+        convenience init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits) throws(DarkroomImageError) {
+            try self.init(limits: limits) {
+                heif_context_read_from_memory_without_copy($0, bytes.baseAddress, bytes.count, nil)
+            }
+        }
+
+        /// The container of the file at `path`, which libheif reads as it needs (the boxes, then an item's
+        /// extents when asked for it), never whole.
+        convenience init(fileAt path: String, limits: DecodeLimits) throws(DarkroomImageError) {
+            try self.init(limits: limits) { heif_context_read_from_file($0, path, nil) }
+        }
+
+        private init(limits: DecodeLimits, read: (OpaquePointer) -> heif_error) throws(DarkroomImageError) {
             guard let context = heif_context_alloc() else {
                 throw DarkroomImageError(.outOfMemory, "could not create a HEIF context")
             }
@@ -28,7 +40,7 @@ package struct HEIFDecoder: CodecDecoder {
             // Grid tiles are decoded on the calling thread: callers decode on their own bounded pools, and
             // libheif's tile threads would only oversubscribe the cores they already use.
             heif_context_set_max_decoding_threads(context, 0)
-            var error = heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil)
+            var error = read(context)
             var handle: OpaquePointer?
             if error.code == heif_error_Ok {
                 error = heif_context_get_primary_image_handle(context, &handle)

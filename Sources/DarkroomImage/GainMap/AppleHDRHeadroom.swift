@@ -39,21 +39,11 @@ package struct AppleHDRHeadroom: Sendable, Hashable {
         self.maker48 = maker48
     }
 
-    private static let makerNoteTag = 0x927C
-    /// "Apple iOS\0", then a version (2 bytes) and "MM": the maker note's IFD starts 14 bytes in, its offsets
-    /// counted from the maker note's first byte, big-endian whatever the EXIF's byte order.
-    private static let signature = Array("Apple iOS\0".utf8)
-
     private static func read(_ exif: IFDReader) -> (Double, Double)? {
         do throws(ProbeStop) {
-            guard let exifIFD = try exif.subIFD(IFDReader.exifIFDTag, inIFDAt: try exif.firstIFD()),
-                let note = try exif.entry(makerNoteTag, inIFDAt: exifIFD),
-                let range = try exif.valueRange(of: note, size: 1), range.count >= 16
-            else { return nil }
-            let bytes = UnsafeRawBufferPointer(rebasing: exif.reader.bytes[range])
-            guard bytes.starts(with: signature) else { return nil }
-            let maker = IFDReader(bytes, littleEndian: false)
-            guard let e33 = try maker.entry(0x21, inIFDAt: 14), let e48 = try maker.entry(0x30, inIFDAt: 14),
+            guard let maker = try AppleMakerNote.ifd(in: exif) else { return nil }
+            let at = AppleMakerNote.ifdOffset
+            guard let e33 = try maker.entry(0x21, inIFDAt: at), let e48 = try maker.entry(0x30, inIFDAt: at),
                 let m33 = try maker.number(at: e33), let m48 = try maker.number(at: e48)
             else { return nil }
             return (m33, m48)

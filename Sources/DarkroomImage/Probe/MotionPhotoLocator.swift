@@ -30,14 +30,25 @@ struct MotionPhotoLocator {
     /// The longest Samsung trailer directory read (ExifTool's bound).
     static let maxTrailerDirectory = 0x10000
 
-    func locate(_ format: ImageFileFormat?) -> EmbeddedVideo? {
+    /// The most XMP bytes read from a HEIF file's XMP item.
+    static let maxHEIFXMPBytes = 1 << 20
+
+    /// The clip of a file of `format`; `heifXMP` reads a HEIF or AVIF file's XMP item (its presentation time, and
+    /// whether it is to be shown still), called only when the file has an `mpvd` box.
+    func locate(_ format: ImageFileFormat?, heifXMP: () -> Substring? = { nil }) -> EmbeddedVideo? {
         switch format {
         case .jpeg:
             let xmp = jpegXMP()
             if let xmp, let found = fromXMP(xmp) { return found }
             if xmp.map(Self.isStillOnly) == true { return nil }
             return samsungTrailer()
-        case .heic, .avif: return heifBox()
+        case .heic, .avif:
+            guard var found = heifBox() else { return nil }
+            if let xmp = heifXMP() {
+                if Self.isStillOnly(xmp) { return nil }
+                found.presentationTime = Self.presentationTime(xmp)
+            }
+            return found
         default: return nil
         }
     }
@@ -46,23 +57,29 @@ struct MotionPhotoLocator {
 
     /// The text of the JPEG's XMP packet (the APP1 segment that starts with the XMP signature).
     func jpegXMP() -> Substring? {
+        let signature = GainMapMetadata.xmpPacketSignature
+        return jpegAPP1(startingWith: signature).map { Substring(decoding: $0[signature.count...], as: UTF8.self) }
+    }
+
+    /// The payload of the JPEG's first APP1 segment that starts with `signature` (the signature included), read
+    /// from the marker segments before the scan.
+    func jpegAPP1(startingWith signature: [UInt8]) -> [UInt8]? {
         guard let soi = read(0, 2), soi == [0xFF, 0xD8] else { return nil }
         var position = 2
         for _ in 0..<Self.maxSegments {
             guard let header = read(position, 4), header[0] == 0xFF else { return nil }
             let marker = header[1]
-            if marker == 0xDA || marker == 0xD9 { return nil }  // the scan (or the end) comes before any XMP
+            if marker == 0xDA || marker == 0xD9 { return nil }  // the scan (or the end) comes before the segment
             if marker == 0xFF {
                 position += 1
                 continue
             }
             let length = Int(header[2]) << 8 | Int(header[3])
             guard length >= 2 else { return nil }
-            let signature = GainMapMetadata.xmpPacketSignature
             if marker == 0xE1, length - 2 > signature.count, let payload = read(position + 4, length - 2),
                 payload.starts(with: signature)
             {
-                return Substring(decoding: payload[signature.count...], as: UTF8.self)
+                return payload
             }
             position += 2 + length
         }
@@ -85,7 +102,7 @@ struct MotionPhotoLocator {
         let camera = XMPScanner.prefix(boundTo: "http://ns.google.com/photos/1.0/camera/", in: xmp) ?? "GCamera"
         let items = scanner.containerItems()
         if let index = items.firstIndex(where: { $0.semantic == "MotionPhoto" }) {
-            let time = scanner.value("\(camera):MotionPhotoPresentationTimestampUs").flatMap(Self.seconds)
+            let time = Self.presentationTime(xmp)
             // Each entry from this one on is stored in order up to the end of the file; an entry's length counts
             // the padding that follows it, which is not part of its data. Each length must lie within the file
             // (so their sum cannot overflow, however many a hostile packet lists)
@@ -103,6 +120,12 @@ struct MotionPhotoLocator {
             return checked(.microVideo, offset: size - offset, length: offset, time: time)
         }
         return nil
+    }
+
+    /// The time of the still's frame in the clip, `Camera:MotionPhotoPresentationTimestampUs`.
+    static func presentationTime(_ xmp: Substring) -> Double? {
+        let camera = XMPScanner.prefix(boundTo: "http://ns.google.com/photos/1.0/camera/", in: xmp) ?? "GCamera"
+        return XMPScanner(text: xmp).value("\(camera):MotionPhotoPresentationTimestampUs").flatMap(Self.seconds)
     }
 
     private static func seconds(_ microseconds: String) -> Double? {
@@ -194,7 +217,10 @@ extension ImageProber {
             guard offset >= 0, count >= 0, offset <= bytes.count - count else { return nil }
             return Array(bytes[offset..<(offset + count)])
         }
-        return locator.locate(format(of: bytes))
+        let format = format(of: bytes)
+        return locator.locate(format) {
+            (try? HEIFDecoder.Container(bytes, limits: .default))?.xmp(maxBytes: MotionPhotoLocator.maxHEIFXMPBytes)
+        }
     }
 
     /// The clip a Motion Photo file stores, or nil when it stores none (or is not a JPEG, HEIC or AVIF). Reads the
@@ -202,8 +228,24 @@ extension ImageProber {
     /// image, so a photo larger than `DecodeLimits/maxInputBytes` (with its clip) is read too.
     /// - Throws: `.notFound`/`.io` when the file cannot be read.
     public static func embeddedVideo(ofFileAt path: String) throws(DarkroomImageError) -> EmbeddedVideo? {
+        try MotionPhotoLocator.withFile(path) { locator, format in
+            locator.locate(format) {
+                (try? HEIFDecoder.Container(fileAt: path, limits: .default))?.xmp(
+                    maxBytes: MotionPhotoLocator.maxHEIFXMPBytes)
+            }
+        }
+    }
+}
+
+extension MotionPhotoLocator {
+    /// Calls `body` with a locator over the file at `path` (read with `pread`, never whole) and the format of its
+    /// first bytes.
+    /// - Throws: `.notFound`/`.io` when the file cannot be opened or is not a regular file.
+    static func withFile<T>(
+        _ path: String, _ body: (MotionPhotoLocator, ImageFileFormat?) -> T
+    ) throws(DarkroomImageError) -> T {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ioError("cannot open", path) }
+        guard fd >= 0 else { throw ImageProber.ioError("cannot open", path) }
         defer { _ = close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
@@ -224,7 +266,7 @@ extension ImageProber {
             }
             return got == count ? out : nil
         }
-        guard let head = locator.read(0, min(Int(status.st_size), 64)) else { return nil }
-        return locator.locate(head.withUnsafeBytes { format(of: $0) })
+        let head = locator.read(0, min(Int(status.st_size), 64))
+        return body(locator, head?.withUnsafeBytes { ImageProber.format(of: $0) })
     }
 }
