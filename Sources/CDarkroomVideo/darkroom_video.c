@@ -433,7 +433,17 @@ int dr_video_seek(dr_video *v, double seconds, char *msg, size_t msg_len) {
     return DR_VIDEO_OK;
 }
 
-int dr_video_decode_frame(dr_video *v, int keyframes_only, double *seconds, char *msg, size_t msg_len) {
+// The presentation time of the packet in seconds from the stream's start; < 0 when it has none.
+static double packet_seconds(const dr_video *v, const AVPacket *packet) {
+    const AVStream *st = v->format->streams[v->stream];
+    if (packet->pts == AV_NOPTS_VALUE) return -1;
+    int64_t pts = packet->pts;
+    if (st->start_time != AV_NOPTS_VALUE) pts -= st->start_time;
+    return (double)pts * av_q2d(st->time_base);
+}
+
+int dr_video_decode_frame(dr_video *v, int keyframes_only, double skip_before, double *seconds, char *msg,
+                          size_t msg_len) {
     if (!v || !v->codec || !seconds) return DR_VIDEO_ERR_ARGUMENT;
     v->codec->skip_frame = keyframes_only ? AVDISCARD_NONKEY : AVDISCARD_DEFAULT;
     int64_t packets = 0;
@@ -503,6 +513,12 @@ int dr_video_decode_frame(dr_video *v, int keyframes_only, double *seconds, char
             if (v->key_drained) {
                 avcodec_flush_buffers(v->codec);
                 v->key_drained = 0;
+            }
+            if (!keyframes_only) {
+                // The setting of the moment applies to this packet: it is decoded as it is sent (the decoder's
+                // output buffer is empty, since receive_frame asked for input), or copied with it to a frame thread
+                double at = packet_seconds(v, v->packet);
+                v->codec->skip_frame = at >= 0 && at < skip_before ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
             }
             err = avcodec_send_packet(v->codec, v->packet);
             av_packet_unref(v->packet);

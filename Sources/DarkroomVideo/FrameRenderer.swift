@@ -55,6 +55,14 @@ struct FrameRenderer {
 
     // MARK: Choosing the frame
 
+    /// The time before which the decoder may skip frames no other frame refers to, when no frame presented before
+    /// `shown` is shown: a millisecond before it, but never within the clip's last half second (a time past the end
+    /// shows the last frame, which must then be the last one there is), and never in a clip of unknown length.
+    func skipBound(showingFrom shown: Double) -> Double {
+        guard let duration = probe.video?.duration else { return 0 }
+        return min(shown - 0.001, duration - 0.5)
+    }
+
     /// The frame at `seconds`: the first whose presentation time is at or after it (the frame `ffmpeg -ss` gives),
     /// decoded from the keyframe before it; the last frame when `seconds` is past the end, and the last good one
     /// when the stream breaks or `DecodeLimits/maxVideoFramesDecoded` runs out on the way.
@@ -63,12 +71,13 @@ struct FrameRenderer {
             throw DarkroomImageError(.invalidArgument, "a video time must be a number of seconds ≥ 0, got \(seconds)")
         }
         try video.seek(to: seconds)
+        let skip = skipBound(showingFrom: seconds - 0.0005)
         var decoded = 0
         var lastError: DarkroomImageError?
         while decoded < options.limits.maxVideoFramesDecoded {
             let step: VideoFile.FrameStep
             do throws(DarkroomImageError) {
-                step = try video.nextFrame(keyframesOnly: false)
+                step = try video.nextFrame(keyframesOnly: false, skippingBefore: skip)
             } catch {
                 lastError = error
                 break

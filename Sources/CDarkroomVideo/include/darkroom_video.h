@@ -97,10 +97,13 @@ int dr_video_seek(dr_video *video, double seconds, char *msg, size_t msg_len);
 
 // Decodes the next frame in presentation order. `keyframes_only`: the decoder skips every frame that is not a
 // keyframe (a thumbnail after a seek needs one, and decoding nothing else is the cheap part of choosing it).
+// `skip_before` (seconds; 0 for none): a frame presented before it that no other frame refers to is not decoded
+// (FFmpeg's AVDISCARD_NONREF for its packet), for a caller that shows no frame before that time.
 // On success *seconds is the frame's presentation time (< 0 when it has none) and the frame becomes the current one.
 // At the stream's end DR_VIDEO_ERR_END; a frame the decoder marked corrupt is skipped. On any failure the previous
 // frame (if any) stays current: the last good frame can still be scaled.
-int dr_video_decode_frame(dr_video *video, int keyframes_only, double *seconds, char *msg, size_t msg_len);
+int dr_video_decode_frame(dr_video *video, int keyframes_only, double skip_before, double *seconds, char *msg,
+                          size_t msg_len);
 
 // The current frame's decoded size (the coded size, or smaller with lowres) and whether it is a keyframe.
 int dr_video_frame(const dr_video *video, int *width, int *height, int *is_keyframe);
