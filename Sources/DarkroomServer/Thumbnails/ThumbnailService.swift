@@ -178,11 +178,12 @@ final class ThumbnailService: Sendable {
                 store(thumbnail, forKey: key)
                 return (thumbnail, "rendered")
             }
-            // A video's frame is SDR whatever `hdr` asks (its light is tone-mapped by the frame's decode)
-            let isVideo = probe?.format == .video
+            // A video's frame is SDR whatever `hdr` asks (its light is tone-mapped by the frame's decode), and not an
+            // animation: known from a file's header, a remote source's name (the pipeline then reads it by ranges,
+            // which the paths below that take the whole source's bytes would undo), or else the bytes they fetched
+            let isVideo = probe?.format == .video || source.isVideoByName
             // A thumbnail for HDR displays is rendered from the source's bytes (an animation's first frame)
-            if parameters.hdr == .apply, !isVideo {
-                let bytes = try await sourceBytes()
+            if parameters.hdr == .apply, !isVideo, let bytes = try await Self.stillBytes(sourceBytes) {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try hdrDisplay(bytes, parameters: parameters)
                 }
@@ -191,7 +192,7 @@ final class ThumbnailService: Sendable {
             }
             // An animation is rendered frame by frame from its bytes (the pipeline's still decode would give its
             // first frame). Files are known animated from their header; remote sources from the fetched bytes.
-            if !parameters.still, variant.mayAnimate, probe.map({ $0.frameCount > 1 }) ?? true {
+            if !parameters.still, !isVideo, variant.mayAnimate, probe.map({ $0.frameCount > 1 }) ?? true {
                 let bytes = try await sourceBytes()
                 if let animated = try? ImageProber.probe(bytes, limits: configuration.limits.decode),
                     animated.frameCount > 1, let animatedFormat = variant.animatedFormat(source: animated.format)
@@ -208,9 +209,9 @@ final class ThumbnailService: Sendable {
             // map from its bytes
             if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
                 parameters.maxBytes == nil, probe.map({ $0.format == .jpeg || $0.format == .heic }) ?? true,
-                variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg) == .jpeg
+                variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg) == .jpeg,
+                let bytes = try await Self.stillBytes(sourceBytes)
             {
-                let bytes = try await sourceBytes()
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try ultraHDR(bytes, parameters: parameters)
                 }
@@ -222,9 +223,9 @@ final class ThumbnailService: Sendable {
             // A PQ or HLG photo asked to stay HDR as an AVIF: its light, encoded in PQ from its bytes
             if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
                 parameters.maxBytes == nil, probe.map({ $0.hdr?.toneMapped == true }) ?? true,
-                variant.fileFormat(hasAlpha: false, source: probe?.format) == .avif
+                variant.fileFormat(hasAlpha: false, source: probe?.format) == .avif,
+                let bytes = try await Self.stillBytes(sourceBytes)
             {
-                let bytes = try await sourceBytes()
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try hdrSignal(bytes, parameters: parameters)
                 }
@@ -278,6 +279,13 @@ final class ThumbnailService: Sendable {
                 logger.warning("thumbnail cache write failed", metadata: ["key": "\(key)"])
             }
         }
+    }
+
+    /// The source's bytes from `read`, or nil when they are a video's (a remote video not named as one): its frame
+    /// is then the pipeline's, from those bytes.
+    private static func stillBytes(_ read: () async throws -> [UInt8]) async throws -> [UInt8]? {
+        let bytes = try await read()
+        return bytes.withUnsafeBytes { ImageProber.format(of: $0) } == .video ? nil : bytes
     }
 
     /// The header of a file source, probed by the pipeline on an I/O thread; nil for remote sources (their header

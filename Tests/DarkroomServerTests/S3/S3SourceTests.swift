@@ -112,6 +112,21 @@ struct S3SourceTests {
             let probed = server.service.pipeline.statistics.bytesFetched - fetched.bytesFetched
             #expect(info.status == .ok && String(buffer: info.body).contains("\"duration\":20"), "\(info.status)")
             #expect(probed * 4 < size, "\(probed) of \(size) bytes for the info")
+            // And asked in the format a browser takes, or to stay HDR or be made for an HDR display, its frame is
+            // still the file's own SDR frame, read by ranges too (the paths that take a photo's whole bytes, an
+            // animation's and an HDR photo's, are not a video's)
+            for query in ["w=128", "w=128&hdr=keep&format=avif", "w=128&hdr=apply&format=avif"] {
+                let before = server.service.pipeline.statistics.bytesFetched
+                let remote = try await client.execute(
+                    uri: "/v1/thumb?src=s3://photos/clips/clip.mp4&\(query)", method: .get,
+                    headers: [.accept: "image/webp,image/*"])
+                let read = server.service.pipeline.statistics.bytesFetched - before
+                let same = try await client.execute(
+                    uri: "/v1/thumb?src=clip.mp4&\(query)", method: .get, headers: [.accept: "image/webp,image/*"])
+                #expect(remote.status == .ok, "\(query): \(String(decoding: remote.bytes, as: UTF8.self).prefix(300))")
+                #expect(remote.bytes == same.bytes, "\(query)")
+                #expect(read * 4 < size, "\(query): \(read) of \(size) bytes")
+            }
         }
     }
 }
