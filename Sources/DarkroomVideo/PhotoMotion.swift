@@ -65,8 +65,9 @@ extension VideoDecoder {
     /// The motion of the photo at `path`: its embedded clip (a Motion Photo) or the video beside it (a Live
     /// Photo, by the rule in ``PhotoMotion``), with the clip's header; nil when it has neither. Reads the photo's
     /// metadata and the clip's header, never a frame; a renamed Live Photo's first still in a folder also reads the
-    /// headers of the folder's QuickTime files (bounded, then indexed). A caller that holds the photo's bytes passes them as `contents` (the metadata is then read
-    /// from them, not the file); one that knows its format passes `format` (one read less).
+    /// headers of the folder's QuickTime files (bounded, then indexed). A caller that holds the photo's bytes passes
+    /// them as `contents` (the metadata is then read from them, not the file); one that knows its format passes
+    /// `format` (one read less).
     /// - Throws: `DarkroomImageError`: `.notFound`/`.io` when the photo cannot be read, and what opening the clip
     ///   throws (a damaged or unsupported clip, `DecodeLimits`).
     public func motion(
