@@ -96,6 +96,7 @@ let package = Package(
         .systemLibrary(
             name: "CAVUtil", pkgConfig: "libavutil",
             providers: [.apt(["libavutil-dev"]), .brew(["ffmpeg"])]),
+        .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
@@ -104,6 +105,7 @@ let package = Package(
         .target(name: "CDarkroomSVG", dependencies: ["CRSVG"]),
         .target(name: "CDarkroomSQLite", dependencies: ["CSQLite"]),
         .target(name: "CDarkroomVideo", dependencies: ["CAVFormat", "CAVCodec", "CSwscale", "CAVUtil"]),
+        .target(name: "CDarkroomSandbox", dependencies: ["CSeccomp"]),
 
         // MARK: Swift modules
         // What several modules share (locks, clocks): `package` access, not a product.
@@ -120,6 +122,9 @@ let package = Package(
         // Videos as images: a poster frame (or the frame at a time) at display size, through FFmpeg, behind
         // DarkroomImage's decoder seam. The only module that links FFmpeg.
         .target(name: "DarkroomVideo", dependencies: ["DarkroomSupport", "DarkroomImage", "CDarkroomVideo"]),
+        // Decoding in confined worker processes: the confinement (seccomp, limits, namespaces). The only module that
+        // links libseccomp.
+        .target(name: "DarkroomWorkers", dependencies: ["DarkroomSupport", "CDarkroomSandbox"]),
         .target(
             name: "Darkroom",
             dependencies: [
@@ -209,6 +214,8 @@ let package = Package(
         .testTarget(
             name: "DarkroomVideoTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomVideo", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomWorkersTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers"]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(
