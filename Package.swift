@@ -124,7 +124,10 @@ let package = Package(
         .target(name: "DarkroomVideo", dependencies: ["DarkroomSupport", "DarkroomImage", "CDarkroomVideo"]),
         // Decoding in confined worker processes: the confinement (seccomp, limits, namespaces). The only module that
         // links libseccomp.
-        .target(name: "DarkroomWorkers", dependencies: ["DarkroomSupport", "CDarkroomSandbox"]),
+        .target(name: "DarkroomWorkers", dependencies: ["DarkroomSupport", "DarkroomImage", "CDarkroomSandbox"]),
+        // The decode worker's executable, beside `darkroom`.
+        .executableTarget(
+            name: "darkroom-worker", dependencies: ["DarkroomWorkers", "DarkroomVideo"]),
         .target(
             name: "Darkroom",
             dependencies: [
@@ -215,7 +218,8 @@ let package = Package(
             name: "DarkroomVideoTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomVideo", "DarkroomImage"]),
         .testTarget(
-            name: "DarkroomWorkersTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers"]),
+            name: "DarkroomWorkersTests",
+            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers", "DarkroomImage"]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(

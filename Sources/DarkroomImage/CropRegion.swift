@@ -3,9 +3,9 @@
 ///
 /// Sizes and positions are in pixels of the upright (oriented) source or fractions of its sides; a region reaching
 /// past the image is clipped to it.
-public struct CropRegion: Sendable, Hashable {
+public struct CropRegion: Sendable, Hashable, Codable {
     /// A length along one side.
-    public enum Length: Sendable, Hashable {
+    public enum Length: Sendable, Hashable, Codable {
         /// Pixels of the upright source.
         case pixels(Int)
         /// A fraction (0…1] of the source's side.
@@ -20,7 +20,7 @@ public struct CropRegion: Sendable, Hashable {
     }
 
     /// Where the region sits.
-    public enum Position: Sendable, Hashable {
+    public enum Position: Sendable, Hashable, Codable {
         /// Its top-left corner.
         case origin(x: Length, y: Length)
         /// `anchorX`/`anchorY` (0…1) share out the room the region leaves — 0 puts it against the left or top edge,

@@ -27,6 +27,8 @@ public struct DarkroomImageError: Error, Sendable, CustomStringConvertible, Code
         case io
         /// The file does not exist.
         case notFound = "not_found"
+        /// The process decoding the input ended (a crash, or killed) before it answered; the input is not retried.
+        case decoderCrashed = "decoder_crashed"
     }
 
     /// What went wrong.

@@ -4,7 +4,7 @@
 /// The defaults accept every real photo (phone cameras reach 200 MP) while bounding memory: a 200 MP JPEG is
 /// accepted when shrink-on-load keeps its decoded bitmap under ``maxDecodedBytes``, refused when asked for at
 /// full size.
-public struct DecodeLimits: Sendable, Hashable {
+public struct DecodeLimits: Sendable, Hashable, Codable {
     /// Largest input accepted, in bytes. Default 256 MiB.
     public var maxInputBytes: Int
     /// Largest source image, in pixels (width × height as stored). Default 268,435,456 (256 MP, 16384²).

@@ -1,5 +1,5 @@
 /// The resampling filter used for the final resize.
-public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
+public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable, Codable {
     /// Lanczos with 3 lobes: sharp, no aliasing; the default.
     case lanczos3
     /// Area average (box): every source pixel weighs by its coverage; softest, fastest.
@@ -10,7 +10,7 @@ public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
 
 /// Options for one decode: the output (``geometry``) and how to get there (filter, shortcuts, colour, limits).
 /// A value type: copy, tweak, pass.
-public struct DecodeOptions: Sendable, Hashable {
+public struct DecodeOptions: Sendable, Hashable, Codable {
     /// What the decode produces: size, crop, minimum size, upscaling, pixel format, orientation and page. Default
     /// the whole image at its own size, upright, in the smallest pixel format that loses nothing.
     public var geometry: OutputGeometry

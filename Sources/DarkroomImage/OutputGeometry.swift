@@ -6,7 +6,7 @@
 /// the server's parsed parameters — so a new property of the output is declared here once. It holds the one sizing
 /// rule (``outputSize(for:)``; the decoders' plan is worked out from the same code) and its own cache key (``key``).
 /// A value type of a few words: copy, tweak, pass.
-public struct OutputGeometry: Sendable, Hashable {
+public struct OutputGeometry: Sendable, Hashable, Codable {
     /// The output size and how the image is fitted to it. Default ``TargetSize/original``.
     public var size: TargetSize
     /// A region of the upright source kept before the resize (``size`` then applies to it); the decode reads only

@@ -35,7 +35,7 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// Which pixel format a decode produces.
-public enum PixelFormatPreference: Sendable, Hashable {
+public enum PixelFormatPreference: Sendable, Hashable, Codable {
     /// The smallest format that loses nothing: ``PixelFormat/gray8`` for opaque grayscale sources,
     /// ``PixelFormat/bgra8Premultiplied`` otherwise.
     case auto

@@ -1,5 +1,5 @@
 /// How big a decoded image should be.
-public enum TargetSize: Sendable, Hashable {
+public enum TargetSize: Sendable, Hashable, Codable {
     /// The image's own size (after orientation).
     case original
     /// Scale so that the longest side (after orientation) is at most this many pixels, keeping aspect.
@@ -22,7 +22,7 @@ public enum TargetSize: Sendable, Hashable {
 }
 
 /// The smallest width and height a ``TargetSize/fit(width:height:)`` result may have (either may be `nil`).
-public struct MinimumSize: Sendable, Hashable {
+public struct MinimumSize: Sendable, Hashable, Codable {
     /// The smallest width, or `nil`.
     public var width: Int?
     /// The smallest height, or `nil`.

@@ -9,7 +9,7 @@ import CDarkroomSandbox
 /// the worker was handed, memory, threads, time — and refuses everything else with `EPERM`: opening files, sockets,
 /// making processes. Running a program (`execve`) or reaching into another process (`ptrace`, `process_vm_*`) ends
 /// the worker instead. A confined process cannot undo any of it.
-public struct Confinement: Sendable, Hashable {
+public struct Confinement: Sendable, Hashable, Codable {
     /// The most address space a worker may map, in bytes (`RLIMIT_AS`): past it allocations fail. Default 4 GiB:
     /// `DecodeLimits`' decoded-bytes budget and a codec's working memory, with room for the libraries' mappings.
     public var addressSpaceBytes: Int = 4 << 30

@@ -66,20 +66,26 @@ package enum SamplePhotos {
         return files
     }
 
-    /// The `darkroom` executable for crash tests that run it as a child: `$DARKROOM_BIN`, else beside the test
-    /// binary (same build products directory), else `.build/release` or `.build/debug` under the package root.
+    /// The `darkroom` executable for crash tests that run it as a child: `$DARKROOM_BIN`, else
+    /// ``builtExecutable(_:)``.
     package static func darkroomBinary() throws -> String {
         if let env = ProcessInfo.processInfo.environment["DARKROOM_BIN"], !env.isEmpty { return env }
+        return try builtExecutable("darkroom")
+    }
+
+    /// The package's executable `name` (`darkroom`, `darkroom-worker`): beside the test binary (same build products
+    /// directory), else in `.build/release` or `.build/debug` under the package root.
+    package static func builtExecutable(_ name: String) throws -> String {
         var dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("darkroom").path
+            let candidate = dir.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             dir = dir.deletingLastPathComponent()
         }
         for config in ["release", "debug"] {
-            let candidate = packageRoot.appendingPathComponent(".build/\(config)/darkroom").path
+            let candidate = packageRoot.appendingPathComponent(".build/\(config)/\(name)").path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw TestSupportError("darkroom executable not found; run `swift build --build-tests` or set DARKROOM_BIN")
+        throw TestSupportError("\(name) executable not found; run `swift build --build-tests`")
     }
 }

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "darkroom_channel.h"
+
 // Confinement of a decode worker process: a seccomp filter that allows what decoding needs (reading and writing the
 // descriptors the worker was handed, memory, threads, time) and refuses the rest — opening files, sockets, new
 // processes' programs, tracing — no new privileges, resource limits, and, where unprivileged user namespaces are

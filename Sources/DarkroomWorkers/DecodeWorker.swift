@@ -1,0 +1,74 @@
+import CDarkroomSandbox
+import DarkroomImage
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The decode worker's side: a process started by the parent's `WorkerProcess` confines itself, then answers decode
+/// requests on its channel (descriptor 3) until the parent closes it.
+///
+/// Each request's input is read through the descriptor the parent passed (mapped, never copied) and the bitmap is
+/// written into the output memory file the parent passed. Confined before the first request: what a hostile input
+/// makes a decoder do cannot open a file, a socket or a program (``Confinement``).
+public enum DecodeWorker {
+    /// Runs a worker with `decoder`: confines the process as the JSON of a ``Confinement`` in `arguments[1]` says
+    /// (the defaults when absent), then serves requests; exits 0 when the parent closes the channel, 70 when the
+    /// confinement cannot be applied (a worker never runs unconfined).
+    public static func run(decoder: ImageDecoder, arguments: [String] = CommandLine.arguments) -> Never {
+        let confinement =
+            arguments.count > 1
+            ? (try? JSONDecoder().decode(Confinement.self, from: Data(arguments[1].utf8))) ?? .default : .default
+        guard case .success(let filter) = SeccompFilter.shared else { exit(70) }
+        var limits = confinement.limits
+        var namespaces: Int32 = 0
+        guard dr_sandbox_confine(filter.pointer, &limits, &namespaces) == 0 else { exit(70) }
+        var buffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
+        while true {
+            var fds: [Int32] = [-1, -1]
+            var count: Int32 = 0
+            let length = dr_channel_receive(3, &buffer, buffer.count, &fds, 2, &count, -1)
+            guard length > 0 else { exit(0) }
+            let reply: WorkerReply
+            if count == 2, let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(buffer[..<length])) {
+                reply = serve(request, input: fds[0], output: fds[1], decoder: decoder)
+            } else {
+                reply = WorkerReply(failure: .init(code: "invalid_argument", message: "the request could not be read"))
+            }
+            for fd in fds.prefix(Int(count)) { close(fd) }
+            let encoded = (try? JSONEncoder().encode(reply)).map { [UInt8]($0) } ?? []
+            guard dr_channel_send(3, encoded, encoded.count, nil, 0) == 0 else { exit(0) }
+        }
+    }
+
+    private static func serve(
+        _ request: WorkerRequest, input: Int32, output: Int32, decoder: ImageDecoder
+    ) -> WorkerReply {
+        guard request.inputLength > 0,
+            let source = mmap(nil, request.inputLength, PROT_READ, MAP_SHARED, input, 0), source != MAP_FAILED
+        else { return WorkerReply(failure: .init(code: "io", message: "the input could not be mapped")) }
+        defer { munmap(source, request.inputLength) }
+        let decoded: DecodedImage
+        do throws(DarkroomImageError) {
+            decoded = try decoder.decode(
+                UnsafeRawBufferPointer(start: source, count: request.inputLength), options: request.options)
+        } catch {
+            return WorkerReply(failure: .init(code: error.code.rawValue, message: error.message))
+        }
+        let bitmap = decoded.bitmap
+        let size = bitmap.bytesPerRow * bitmap.height
+        guard size <= request.outputCapacity,
+            let target = mmap(nil, max(1, size), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0), target != MAP_FAILED
+        else {
+            return WorkerReply(
+                failure: .init(code: "limit_exceeded", message: "the bitmap (\(size) bytes) does not fit the output"))
+        }
+        bitmap.withUnsafeBytes { pixels in target.copyMemory(from: pixels.baseAddress!, byteCount: size) }
+        munmap(target, max(1, size))
+        return WorkerReply(
+            width: bitmap.width, height: bitmap.height, format: bitmap.format, bytesPerRow: bitmap.bytesPerRow,
+            isOpaque: bitmap.isOpaque, probe: decoded.probe, shrinkDenominator: decoded.shrinkDenominator,
+            convertedToSRGB: decoded.convertedToSRGB, colorProblem: decoded.colorProblem)
+    }
+}

@@ -1,0 +1,161 @@
+import CDarkroomSandbox
+import DarkroomImage
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One decode worker process, seen from the parent: started from a worker executable (one that calls
+/// ``DecodeWorker/run(decoder:arguments:)``), it decodes one request at a time and is replaced when it fails.
+///
+/// A decode hands the worker the input as a memory file (one copy of the encoded bytes, never of the pixels) and an
+/// output memory file as large as `DecodeLimits/maxDecodedBytes` (sparse: only the bitmap's pages are ever
+/// touched), then copies the bitmap the worker wrote into a ``Bitmap`` of its own. A worker that dies during a decode
+/// (a crash, a kill, the kernel's CPU limit) gives `.decoderCrashed`; one past `timeout` is killed and gives
+/// `.limitExceeded`; either way this process is then finished (``isRunning`` false) and the input is not retried.
+///
+/// Not thread-safe: one caller at a time (a pool gives each worker to one decode).
+package final class WorkerProcess {
+    /// The worker's process id.
+    package let pid: pid_t
+    private let channel: Int32
+    private var finished = false
+
+    /// Starts the worker executable at `path`, confined as `confinement` says.
+    /// - Throws: ``WorkerError`` `.spawnFailed` when the process cannot be started.
+    package init(executable path: String, confinement: Confinement = .default) throws(WorkerError) {
+        var pair: [Int32] = [-1, -1]
+        let paired = dr_channel_pair(&pair)
+        guard paired == 0 else { throw WorkerError(.spawnFailed, "no channel: \(String(cString: strerror(-paired)))") }
+        let argument = (try? JSONEncoder().encode(confinement)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        var child: pid_t = 0
+        let spawned = dr_channel_spawn(path, argument, pair[1], &child)
+        close(pair[1])
+        guard spawned == 0 else {
+            close(pair[0])
+            throw WorkerError(.spawnFailed, "\(path) could not be started: \(String(cString: strerror(-spawned)))")
+        }
+        pid = child
+        channel = pair[0]
+    }
+
+    deinit {
+        close(channel)
+        if !finished { reap(kill: false) }
+    }
+
+    /// Whether the worker can take another request.
+    package var isRunning: Bool { !finished }
+
+    /// Decodes `bytes` in the worker as `options` ask, waiting at most `timeout` seconds.
+    /// - Throws: `DarkroomImageError`: what the decode threw in the worker (its code and message), `.decoderCrashed`
+    ///   when the worker ended before answering, `.limitExceeded` when it ran past `timeout` (it is then killed),
+    ///   `.io`/`.outOfMemory` when the memory files cannot be made.
+    package func decode(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, timeout: Double
+    ) throws(DarkroomImageError) -> DecodedImage {
+        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
+        let input = try Self.memoryFile("darkroom-input", bytes: bytes)
+        defer { close(input) }
+        let capacity = max(1, options.limits.maxDecodedBytes)
+        let output = try Self.memoryFile("darkroom-output", size: capacity)
+        defer { close(output) }
+        let request = WorkerRequest(options: options, inputLength: bytes.count, outputCapacity: capacity)
+        guard let encoded = try? JSONEncoder().encode(request) else {
+            throw DarkroomImageError(.invalidArgument, "the decode options could not be encoded for the worker")
+        }
+        let sent = [UInt8](encoded).withUnsafeBytes { message in
+            dr_channel_send(channel, message.baseAddress, message.count, [input, output], 2)
+        }
+        guard sent == 0 else { throw ended("before it took the request") }
+        var buffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
+        var fds: [Int32] = [-1]
+        var count: Int32 = 0
+        let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
+        let length = dr_channel_receive(channel, &buffer, buffer.count, &fds, 1, &count, milliseconds)
+        for fd in fds.prefix(Int(count)) { close(fd) }
+        if length == -Int(ETIMEDOUT) {
+            reap(kill: true)
+            throw DarkroomImageError(
+                .limitExceeded, "the decode ran past its \(timeout) s in the worker, which was killed")
+        }
+        guard length > 0 else { throw ended("during the decode") }
+        guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(buffer[..<length])) else {
+            reap(kill: true)
+            throw DarkroomImageError(.decoderCrashed, "the decode worker answered what is not a reply; it was killed")
+        }
+        if let failure = reply.failure {
+            throw DarkroomImageError(DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
+        }
+        return try Self.bitmap(reply, from: output)
+    }
+
+    /// The bitmap a reply describes, copied out of the output file.
+    private static func bitmap(_ reply: WorkerReply, from output: Int32) throws(DarkroomImageError) -> DecodedImage {
+        guard let probe = reply.probe, reply.width > 0, reply.height > 0,
+            reply.bytesPerRow >= reply.width * reply.format.bytesPerPixel
+        else { throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap") }
+        let bitmap = try Bitmap(
+            width: reply.width, height: reply.height, format: reply.format, isOpaque: reply.isOpaque)
+        let size = reply.bytesPerRow * reply.height
+        var status = stat()
+        guard fstat(output, &status) == 0, Int(status.st_size) >= size,
+            let source = mmap(nil, size, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
+        else { throw DarkroomImageError(.io, "the decode worker's bitmap could not be mapped") }
+        defer { munmap(source, size) }
+        let rowBytes = reply.width * reply.format.bytesPerPixel
+        for y in 0..<reply.height {
+            bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes)
+        }
+        return DecodedImage(
+            bitmap: bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator,
+            convertedToSRGB: reply.convertedToSRGB, colorProblem: reply.colorProblem)
+    }
+
+    /// The worker ended (or broke its channel): reaped, and reported with how it ended.
+    private func ended(_ when: String) -> DarkroomImageError {
+        let status = reap(kill: true)
+        let how =
+            status.map { (($0 & 0x7f) != 0) ? "signal \($0 & 0x7f)" : "exit status \(($0 >> 8) & 0xff)" } ?? "unknown"
+        return DarkroomImageError(.decoderCrashed, "the decode worker ended \(when) (\(how))")
+    }
+
+    /// Kills (when asked) and waits for the worker; its wait status.
+    @discardableResult
+    private func reap(kill: Bool) -> Int32? {
+        finished = true
+        if kill { _ = Glibc.kill(pid, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return nil }
+        }
+        return status
+    }
+
+    /// A memory file holding `bytes`, or of `size` bytes (sparse).
+    private static func memoryFile(
+        _ name: String, bytes: UnsafeRawBufferPointer? = nil, size: Int = 0
+    ) throws(DarkroomImageError) -> Int32 {
+        let fd = dr_channel_memory_file(name)
+        guard fd >= 0 else {
+            throw DarkroomImageError(.outOfMemory, "no memory file: \(String(cString: strerror(-fd)))")
+        }
+        if let bytes, let base = bytes.baseAddress {
+            var written = 0
+            while written < bytes.count {
+                let n = write(fd, base + written, bytes.count - written)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    close(fd)
+                    throw DarkroomImageError(.io, "the input could not be written for the worker")
+                }
+                written += n
+            }
+        } else if ftruncate(fd, off_t(size)) != 0 {
+            close(fd)
+            throw DarkroomImageError(.outOfMemory, "no output memory file of \(size) bytes")
+        }
+        return fd
+    }
+}
