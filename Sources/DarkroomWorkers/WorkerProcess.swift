@@ -15,12 +15,16 @@ import Foundation
 /// (a crash, a kill, the kernel's CPU limit) gives `.decoderCrashed`; one past `timeout` is killed and gives
 /// `.limitExceeded`; either way this process is then finished (``isRunning`` false) and the input is not retried.
 ///
-/// Not thread-safe: one caller at a time (a pool gives each worker to one decode).
-package final class WorkerProcess {
+/// `@unchecked Sendable`, not thread-safe: one caller at a time. ``DecodeWorkerPool`` hands a worker to one decode
+/// under its lock and takes it back under the lock, so the mutable state (``decodeCount``, whether it has finished)
+/// is only touched by the thread holding it, with the lock's ordering between holders.
+package final class WorkerProcess: @unchecked Sendable {
     /// The worker's process id.
     package let pid: pid_t
     private let channel: Int32
     private var finished = false
+    /// The decodes this worker answered.
+    package private(set) var decodeCount = 0
 
     /// Starts the worker executable at `path`, confined as `confinement` says.
     /// - Throws: ``WorkerError`` `.spawnFailed` when the process cannot be started.
@@ -47,6 +51,15 @@ package final class WorkerProcess {
 
     /// Whether the worker can take another request.
     package var isRunning: Bool { !finished }
+
+    /// Whether the worker process has ended while idle (killed, or crashed on its own); it is then reaped.
+    package func hasExited() -> Bool {
+        guard !finished else { return true }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+        finished = true
+        return true
+    }
 
     /// Decodes `bytes` in the worker as `options` ask, waiting at most `timeout` seconds.
     /// - Throws: `DarkroomImageError`: what the decode threw in the worker (its code and message), `.decoderCrashed`
@@ -81,6 +94,7 @@ package final class WorkerProcess {
                 .limitExceeded, "the decode ran past its \(timeout) s in the worker, which was killed")
         }
         guard length > 0 else { throw ended("during the decode") }
+        decodeCount += 1
         guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(buffer[..<length])) else {
             reap(kill: true)
             throw DarkroomImageError(.decoderCrashed, "the decode worker answered what is not a reply; it was killed")

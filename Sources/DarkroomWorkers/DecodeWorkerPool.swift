@@ -1,0 +1,147 @@
+import DarkroomImage
+import DarkroomSupport
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Long-lived, confined decode workers shared by the threads that decode: the cost of a process and its
+/// confinement is paid once per worker, not once per image.
+///
+/// ``decode(_:options:)`` takes an idle worker (starting one while fewer than ``Configuration/workers`` run; else it
+/// waits for one), decodes in it and gives it back. A worker found dead while idle is replaced before any request
+/// reaches it; one that dies or overruns during a decode costs that request its typed error (`.decoderCrashed`,
+/// `.limitExceeded`), is not given the input again, and is replaced by the next request that needs a worker. A worker
+/// is retired after ``Configuration/decodesPerWorker`` decodes, so what a decoder leaks or fragments does not
+/// accumulate. Blocking: call it on a pipeline thread, never on Swift's cooperative pool. Thread-safe.
+public final class DecodeWorkerPool: Sendable {
+    /// How the pool runs its workers.
+    public struct Configuration: Sendable, Hashable {
+        /// The worker executable: by default `darkroom-worker` beside the running executable.
+        public var executable: String
+        /// The most workers running at once (and so decodes in flight). Default: the number of active cores.
+        public var workers: Int
+        /// Decodes after which a worker is retired and replaced. Default 1,000.
+        public var decodesPerWorker: Int
+        /// The longest a decode may take in a worker before it is killed, in seconds. Default 30.
+        public var timeout: Double
+        /// How each worker is confined.
+        public var confinement: Confinement
+
+        /// Creates a configuration; omitted values take their documented defaults.
+        public init(
+            executable: String = Configuration.executableBesideThisOne(),
+            workers: Int = ProcessInfo.processInfo
+                .activeProcessorCount, decodesPerWorker: Int = 1000, timeout: Double = 30,
+            confinement: Confinement = .default
+        ) {
+            self.executable = executable
+            self.workers = max(1, workers)
+            self.decodesPerWorker = max(1, decodesPerWorker)
+            self.timeout = timeout
+            self.confinement = confinement
+        }
+
+        /// `darkroom-worker` in the folder of the running executable.
+        public static func executableBesideThisOne() -> String {
+            let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+            return (me as NSString).deletingLastPathComponent + "/darkroom-worker"
+        }
+    }
+
+    /// What the pool has done, for metrics and health checks.
+    public struct Statistics: Sendable, Hashable {
+        /// Workers started (the first ones, replacements and recycled ones).
+        public var workersStarted = 0
+        /// Decodes answered by a worker (images and the decoders' own errors).
+        public var decodes = 0
+        /// Workers that ended during a decode (`decoder_crashed`).
+        public var crashes = 0
+        /// Decodes that ran past the timeout (their worker killed).
+        public var timeouts = 0
+        /// Workers retired after their number of decodes.
+        public var recycled = 0
+        /// Workers found dead while idle, replaced before any request reached them.
+        public var diedIdle = 0
+    }
+
+    /// The pool's configuration.
+    public let configuration: Configuration
+
+    private struct State {
+        var idle: [WorkerProcess] = []
+        var statistics = Statistics()
+    }
+
+    private let state = Locked(State())
+    private let slots: DispatchSemaphore
+
+    /// Creates a pool; no worker starts until the first decode.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        slots = DispatchSemaphore(value: configuration.workers)
+    }
+
+    /// What the pool has done so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The process ids of the idle workers (tests reach into them).
+    var idlePIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
+
+    /// Decodes `bytes` as `options` ask in a worker (see the type's summary). Blocking.
+    /// - Throws: `DarkroomImageError`: the decoder's own error, `.decoderCrashed` when the worker ended (or could not
+    ///   start), `.limitExceeded` when the decode ran past ``Configuration/timeout``.
+    public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        slots.wait()
+        defer { slots.signal() }
+        let worker = try takeWorker()
+        do throws(DarkroomImageError) {
+            let image = try worker.decode(bytes, options: options, timeout: configuration.timeout)
+            giveBack(worker, failure: nil)
+            return image
+        } catch {
+            giveBack(worker, failure: error)
+            throw error
+        }
+    }
+
+    /// An idle worker that is still alive, or a new one.
+    private func takeWorker() throws(DarkroomImageError) -> WorkerProcess {
+        while let worker = state.withLock({ $0.idle.popLast() }) {
+            if worker.hasExited() {
+                state.withLock { $0.statistics.diedIdle += 1 }
+                continue
+            }
+            return worker
+        }
+        do throws(WorkerError) {
+            let worker = try WorkerProcess(executable: configuration.executable, confinement: configuration.confinement)
+            state.withLock { $0.statistics.workersStarted += 1 }
+            return worker
+        } catch {
+            throw DarkroomImageError(.decoderCrashed, "no decode worker could be started: \(error.message)")
+        }
+    }
+
+    /// Returns a worker after a decode: kept while it runs and has decodes left.
+    private func giveBack(_ worker: WorkerProcess, failure: DarkroomImageError?) {
+        state.withLock { state in
+            if worker.isRunning { state.statistics.decodes += 1 }
+            if !worker.isRunning, let failure {
+                if failure.code == .limitExceeded {
+                    state.statistics.timeouts += 1
+                } else {
+                    state.statistics.crashes += 1
+                }
+            } else if worker.decodeCount >= configuration.decodesPerWorker {
+                state.statistics.recycled += 1
+            } else if worker.isRunning {
+                state.idle.append(worker)
+            }
+        }
+    }
+}
