@@ -217,6 +217,10 @@ let package = Package(
         .testTarget(
             name: "DarkroomVideoTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomVideo", "DarkroomImage"]),
+        // A decode worker with a decoder that misbehaves on request, for the workers' fault tests only.
+        .executableTarget(
+            name: "darkroom-test-worker", dependencies: ["DarkroomWorkers", "DarkroomImage", "DarkroomTestSupport"],
+            path: "Tests/TestWorker"),
         .testTarget(
             name: "DarkroomWorkersTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers", "DarkroomImage"]),
