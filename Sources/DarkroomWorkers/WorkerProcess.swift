@@ -25,6 +25,8 @@ package final class WorkerProcess: @unchecked Sendable {
     private var finished = false
     /// The decodes this worker answered.
     package private(set) var decodeCount = 0
+    /// Where replies are received: one buffer for the worker's life, not one per decode.
+    private var replyBuffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
 
     /// Starts the worker executable at `path`, confined as `confinement` says.
     /// - Throws: ``WorkerError`` `.spawnFailed` when the process cannot be started.
@@ -82,11 +84,10 @@ package final class WorkerProcess: @unchecked Sendable {
             dr_channel_send(channel, message.baseAddress, message.count, [input, output], 2)
         }
         guard sent == 0 else { throw ended("before it took the request") }
-        var buffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
         var fds: [Int32] = [-1]
         var count: Int32 = 0
         let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
-        let length = dr_channel_receive(channel, &buffer, buffer.count, &fds, 1, &count, milliseconds)
+        let length = dr_channel_receive(channel, &replyBuffer, replyBuffer.count, &fds, 1, &count, milliseconds)
         for fd in fds.prefix(Int(count)) { close(fd) }
         if length == -Int(ETIMEDOUT) {
             reap(kill: true)
@@ -95,7 +96,7 @@ package final class WorkerProcess: @unchecked Sendable {
         }
         guard length > 0 else { throw ended("during the decode") }
         decodeCount += 1
-        guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(buffer[..<length])) else {
+        guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(replyBuffer[..<length])) else {
             reap(kill: true)
             throw DarkroomImageError(.decoderCrashed, "the decode worker answered what is not a reply; it was killed")
         }

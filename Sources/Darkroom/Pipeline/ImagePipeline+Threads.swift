@@ -47,6 +47,10 @@ extension ImagePipeline {
         }
     }
 
+    /// Whether this pipeline reads the remote `url` by ranges (a video by its name, ranges on, a video decoder):
+    /// the rule its fetch and probe follow, for callers that must not read such a source whole.
+    package func readsByRanges(_ url: URL) -> Bool { RemoteRanges.applies(to: url, configuration) }
+
     /// The header of `request`'s source: read from the file on an I/O thread (a few kilobytes, no decode), or, for
     /// a remote source, from its bytes fetched through the pipeline (shared with any fetch in flight and kept in
     /// the disk cache for the render that follows); a remote video (``Configuration/videoRangeBytes``) from the
@@ -74,7 +78,7 @@ extension ImagePipeline {
             return detailed
         }
         // A remote video is probed by ranges: its container's header, not the whole file
-        if case .url(let url) = request.source, !url.isFileURL, RemoteRanges.applies(to: url, configuration) {
+        if case .url(let url) = request.source, !url.isFileURL, readsByRanges(url) {
             let first = try await configuration.dataLoader.loadData(RemoteRanges.firstRequest(url, configuration)) {
                 _ in
             }

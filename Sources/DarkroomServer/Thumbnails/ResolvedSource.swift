@@ -1,6 +1,5 @@
 import CDispatch  // `stat()`, the zero initializer of the C struct, is attributed to this module (MemberImportVisibility)
 import Darkroom
-import DarkroomImage
 import Foundation
 
 #if canImport(Glibc)
@@ -34,9 +33,8 @@ enum ResolvedSource: Sendable {
 
     var isRemote: Bool { if case .remote = self { true } else { false } }
 
-    /// Whether this is a remote source named as a video (its path's extension), as the pipeline decides to read
-    /// one by ranges; a file's header says what it is.
-    var isVideoByName: Bool { if case .remote(let url) = self { FileExtensions.isVideo(url.path) } else { false } }
+    /// The remote URL; nil for a file.
+    var remoteURL: URL? { if case .remote(let url) = self { url } else { nil } }
 
     /// A file's modification time in seconds since 1970; `nil` for remote sources.
     var modified: Int? { if case .file(_, _, _, let modified) = self { modified } else { nil } }

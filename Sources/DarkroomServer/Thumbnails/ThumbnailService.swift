@@ -179,9 +179,9 @@ final class ThumbnailService: Sendable {
                 return (thumbnail, "rendered")
             }
             // A video's frame is SDR whatever `hdr` asks (its light is tone-mapped by the frame's decode), and not an
-            // animation: known from a file's header, a remote source's name (the pipeline then reads it by ranges,
-            // which the paths below that take the whole source's bytes would undo), or else the bytes they fetched
-            let isVideo = probe?.format == .video || source.isVideoByName
+            // animation: known from a file's header, from the pipeline's reading a remote source by ranges (which the
+            // paths below that take the whole source's bytes would undo), or else from the bytes they fetched
+            let isVideo = probe?.format == .video || source.remoteURL.map(pipeline.readsByRanges) == true
             // A thumbnail for HDR displays is rendered from the source's bytes (an animation's first frame)
             if parameters.hdr == .apply, !isVideo, let bytes = try await Self.stillBytes(sourceBytes) {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
