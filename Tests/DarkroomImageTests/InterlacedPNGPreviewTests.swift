@@ -23,6 +23,18 @@ struct InterlacedPNGPreviewTests {
         return out
     }
 
+    /// The chunks of a PNG: where each starts, its type and its data's length, from the specification's layout.
+    static func chunks(_ png: [UInt8]) -> [(offset: Int, type: String, length: Int)] {
+        var out: [(offset: Int, type: String, length: Int)] = []
+        var position = 8
+        while position + 8 <= png.count {
+            let length = png[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
+            out.append((position, String(decoding: png[position + 4..<position + 8], as: UTF8.self), length))
+            position += 12 + length
+        }
+        return out
+    }
+
     static func bytes(of bitmap: Bitmap) -> [UInt8] {
         var out: [UInt8] = []
         for y in 0..<bitmap.height {
@@ -56,6 +68,27 @@ struct InterlacedPNGPreviewTests {
         #expect(Set(passes).count >= 4 && passes.last! < 7, "\(passes)")
         // and the whole file is Pillow's image
         #expect(Self.bytes(of: try ImageDecoder().decode(bytes, options: options).bitmap) == full)
+    }
+
+    @Test("A cut inside a large IDAT chunk shows the passes whose data arrived, not only those of the whole chunks")
+    func cutInsideAChunk() throws {
+        // Given the photo (32 KiB IDAT chunks) cut at 3 %: inside its second IDAT chunk, past the first pass's data
+        // (the chunk before holds less than the pass)
+        let bytes = try SamplePhotos.bytes(Self.path)
+        let pillow = try PillowFrames(path: SamplePhotos.path(Self.path))
+        let length = Int(Double(bytes.count) * 0.03)
+        let chunks = Self.chunks(bytes)
+        let cutChunk = try #require(chunks.first { $0.offset < length && length < $0.offset + 12 + $0.length })
+        #expect(
+            cutChunk.type == "IDAT" && chunks.filter { $0.type == "IDAT" && $0.offset < cutChunk.offset }.count == 1)
+        var options = DecodeOptions(size: .original, pixelFormat: .exactly(.rgba8))
+        options.acceptTruncated = true
+
+        // When it is decoded, accepting truncation
+        let decoded = Self.bytes(of: try ImageDecoder().decode(Array(bytes[..<length]), options: options).bitmap)
+
+        // Then it is Pillow's full image on the first pass's lattice, exactly
+        #expect(decoded == Self.latticeFill(pillow.frames[0], width: pillow.width, height: pillow.height, passes: 1))
     }
 
     @Test("Without acceptTruncated, or before the first pass is whole, a cut interlaced PNG is `truncated`")

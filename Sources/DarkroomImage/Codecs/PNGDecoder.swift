@@ -33,8 +33,44 @@ struct PNGDecoder: CodecDecoder {
             }
             return try result.get()
         }
+        if options.acceptTruncated, let whole = Self.closingCutChunk(bytes) {
+            let result: Result<CodecOutput, DarkroomImageError> = whole.withUnsafeBytes { raw in
+                Result { () throws(DarkroomImageError) in
+                    try decodeImage(
+                        raw, probe: probe, plan: plan, working: working, options: options, allocate: allocate,
+                        checksCRC: false)
+                }
+            }
+            return try result.get()
+        }
         return try decodeImage(
             bytes, probe: probe, plan: plan, working: working, options: options, allocate: allocate, checksCRC: true)
+    }
+
+    /// A copy of `bytes` whose last chunk, cut short, is closed where the data ends (its length made what arrived,
+    /// a placeholder CRC after it); nil when no chunk is cut. libspng reads a chunk whole before inflating any of
+    /// it, so without this a download cut inside a large `IDAT` would show nothing of that chunk's rows — the
+    /// placeholder CRC is why such a copy is decoded without checking CRCs (zlib still checks the data's shape).
+    /// Walks the chunk headers (one read per chunk) and copies the input once.
+    static func closingCutChunk(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        let reader = ByteReader(bytes)
+        var position = 8
+        while let length = try? reader.u32be(position) {
+            let end = position + 12 + Int(length)
+            guard end > bytes.count else {
+                position = end
+                continue
+            }
+            let present = bytes.count - position - 8
+            guard present > 0 else { return nil }
+            var copy = [UInt8](bytes[..<bytes.count])
+            let cut = UInt32(min(present, Int(length)))
+            for i in 0..<4 { copy[position + i] = UInt8(truncatingIfNeeded: cut >> (24 - 8 * i)) }
+            copy.removeLast(present - Int(cut))
+            copy += [0, 0, 0, 0]
+            return copy
+        }
+        return nil
     }
 
     /// Whether `bytes` is an APNG (an `acTL` before the first `IDAT`) whose first `IDAT` has no `fcTL` before it.
