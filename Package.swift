@@ -223,7 +223,9 @@ let package = Package(
             path: "Tests/TestWorker"),
         .testTarget(
             name: "DarkroomWorkersTests",
-            dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers", "DarkroomImage"]),
+            dependencies: [
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomWorkers", "DarkroomImage", "DarkroomVideo",
+            ]),
         .testTarget(
             name: "DarkroomCacheTests", dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomCache"]),
         .testTarget(

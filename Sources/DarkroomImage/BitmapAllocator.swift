@@ -31,3 +31,13 @@ extension Bitmap {
         return bitmap
     }
 }
+
+extension Bitmap {
+    /// A copy of these pixels in memory `allocate` supplies (checked as ``allocate(_:_:_:_:using:)`` checks it): for
+    /// a decode whose pixels were made elsewhere (a custom decoder, a worker process). One pass over the rows.
+    func copied(using allocate: BitmapAllocator) throws(DarkroomImageError) -> Bitmap {
+        let copy = try Bitmap.allocate(width, height, format, isOpaque, using: allocate)
+        for y in 0..<height { copy.row(y).copyMemory(from: row(y), byteCount: width * format.bytesPerPixel) }
+        return copy
+    }
+}

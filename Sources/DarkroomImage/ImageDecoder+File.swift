@@ -13,7 +13,8 @@ extension ImageDecoder {
     /// the preview — a small part of the file — or, without a large enough preview, the sensor data; a TIFF is read
     /// by libtiff, a strip or tile at a time as it decodes: neither is held whole. A video goes to the first custom
     /// decoder that reads it from its file (DarkroomVideo's `VideoDecoder`, reading only the parts it needs). Every other format is read whole (``FileBytes/read(_:limit:)``) and decoded as
-    /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. Thread-safe.
+    /// ``decode(_:options:)-(UnsafeRawBufferPointer,_)`` does. With an ``isolation``, the open file is handed to it
+    /// and read there the same way. Thread-safe.
     /// - Throws: ``DarkroomImageError``: `.notFound`/`.io` for the file, `.limitExceeded` past
     ///   ``DecodeLimits/maxInputBytes``, and everything the bytes overload throws.
     public func decode(fileAt path: String, options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
@@ -83,7 +84,13 @@ extension ImageDecoder {
     package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)
         throws(DarkroomImageError) -> DecodedImage
     {
-        switch try ImageProber.format(ofFileAt: path, limits: options.limits) {
+        let format = try ImageProber.format(ofFileAt: path, limits: options.limits)
+        if let isolation {
+            let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)  // checked above, but for a video
+            defer { close(fd) }
+            return try isolation.decode(file: fd, length: size, options: options)
+        }
+        switch format {
         case .raw where customDecoders.isEmpty: return try decodeCameraRAW(fileAt: path, options: options)
         case .tiff where customDecoders.isEmpty: return try decodeTIFF(fileAt: path, options: options)
         case .video:

@@ -41,17 +41,22 @@ public struct DecodedImage: Sendable {
 /// animated WebP, Adam7 PNG; bounded by ``DecodeLimits/maxDecodedBytes``) and progressive JPEG (libjpeg keeps
 /// the coefficients of the whole image, about 2 bytes per sample).
 public struct ImageDecoder: Sendable {
-    /// Decoders consulted before the built-in ones, in order.
+    /// Decoders consulted before the built-in ones, in order (in this process: an ``isolation`` decodes with its
+    /// own).
     public var customDecoders: [any ImageDecoding]
+    /// Where decodes of bytes and files run instead of this process (``DecodeIsolation``); nil decodes here.
+    /// Probes, embedded thumbnails and a remote video's ranges stay in this process. Default nil.
+    public var isolation: (any DecodeIsolation)?
 
     private let codecs: [any CodecDecoder] = [
         JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), HEIFDecoder(),
         AVIFDecoder(), JXLDecoder(), TIFFDecoder(), RAWDecoder(), SVGDecoder(), BMPDecoder(), ICODecoder(),
     ]
 
-    /// Creates a decoder; `customDecoders` are tried first.
-    public init(customDecoders: [any ImageDecoding] = []) {
+    /// Creates a decoder; `customDecoders` are tried first; `isolation`, when given, runs the decodes.
+    public init(customDecoders: [any ImageDecoding] = [], isolation: (any DecodeIsolation)? = nil) {
         self.customDecoders = customDecoders
+        self.isolation = isolation
     }
 
     /// Decodes in-memory bytes. Thread-safe; allocates only the output and a few working rows (see type docs).
@@ -59,7 +64,8 @@ public struct ImageDecoder: Sendable {
     public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions())
         throws(DarkroomImageError) -> DecodedImage
     {
-        try decode(bytes, options: options, into: Bitmap.allocateOnHeap)
+        if let isolation { return try isolation.decode(bytes, options: options) }
+        return try decode(bytes, options: options, into: Bitmap.allocateOnHeap)
     }
 
     /// Decodes in-memory bytes into memory `allocate` supplies (for example a memory-mapped table entry).
@@ -74,6 +80,11 @@ public struct ImageDecoder: Sendable {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
         into allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> DecodedImage {
+        if let isolation {
+            var decoded = try isolation.decode(bytes, options: options)
+            decoded.bitmap = try decoded.bitmap.copied(using: allocate)
+            return decoded
+        }
         guard !bytes.isEmpty else { throw DarkroomImageError(.empty, "the input is empty") }
         guard bytes.count <= options.limits.maxInputBytes else {
             throw DarkroomImageError(
@@ -88,12 +99,7 @@ public struct ImageDecoder: Sendable {
         }
         if let custom = customDecoders.first(where: { $0.canDecode(probe) }) {
             let decoded = try custom.decode(bytes, probe: probe, options: options)
-            let bitmap = try Bitmap.allocate(
-                decoded.width, decoded.height, decoded.format, decoded.isOpaque, using: allocate)
-            for y in 0..<decoded.height {
-                bitmap.row(y).copyMemory(from: decoded.row(y), byteCount: decoded.width * decoded.format.bytesPerPixel)
-            }
-            return DecodedImage(bitmap: bitmap, probe: probe, shrinkDenominator: 1)
+            return DecodedImage(bitmap: try decoded.copied(using: allocate), probe: probe, shrinkDenominator: 1)
         }
         guard let codec = codecs.first(where: { $0.format == probe.format }) else {
             throw DarkroomImageError(.unsupportedFormat, "no decoder for \(probe.format.rawValue)")

@@ -9,8 +9,9 @@ import Foundation
 /// The decode worker's side: a process started by the parent's `WorkerProcess` confines itself, then answers decode
 /// requests on its channel (descriptor 3) until the parent closes it.
 ///
-/// Each request's input is read through the descriptor the parent passed (mapped, never copied) and the bitmap is
-/// written into the output memory file the parent passed. Confined before the first request: what a hostile input
+/// Each request's input is read through the descriptor the parent passed (mapped, never copied; a video file by
+/// ranges, as its decoder asks) and the bitmap and colour profile are written into the output memory file the parent
+/// passed. Confined before the first request: what a hostile input
 /// makes a decoder do cannot open a file, a socket or a program (``Confinement``).
 public enum DecodeWorker {
     /// Runs a worker with `decoder`: confines the process as the JSON of a ``Confinement`` in `arguments[1]` says
@@ -49,26 +50,68 @@ public enum DecodeWorker {
             let source = mmap(nil, request.inputLength, PROT_READ, MAP_SHARED, input, 0), source != MAP_FAILED
         else { return WorkerReply(failure: .init(code: "io", message: "the input could not be mapped")) }
         defer { munmap(source, request.inputLength) }
+        let bytes = UnsafeRawBufferPointer(start: source, count: request.inputLength)
         let decoded: DecodedImage
         do throws(DarkroomImageError) {
-            decoded = try decoder.decode(
-                UnsafeRawBufferPointer(start: source, count: request.inputLength), options: request.options)
+            // A video file is read as its decoder asks, a part at a time, never through the mapping whole
+            if request.inputIsFile,
+                ImageProber.format(of: UnsafeRawBufferPointer(rebasing: bytes.prefix(4096))) == .video
+            {
+                decoded = try decoder.decode(
+                    ranges: DescriptorRanges(descriptor: input, size: Int64(request.inputLength)),
+                    options: request.options)
+            } else {
+                decoded = try decoder.decode(bytes, options: request.options)
+            }
         } catch {
             return WorkerReply(failure: .init(code: error.code.rawValue, message: error.message))
         }
         let bitmap = decoded.bitmap
         let size = bitmap.bytesPerRow * bitmap.height
-        guard size <= request.outputCapacity,
-            let target = mmap(nil, max(1, size), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0), target != MAP_FAILED
+        let profile = decoded.colorProfile?.data ?? []
+        guard size + profile.count <= request.outputCapacity,
+            let target = mmap(nil, max(1, size + profile.count), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0),
+            target != MAP_FAILED
         else {
             return WorkerReply(
                 failure: .init(code: "limit_exceeded", message: "the bitmap (\(size) bytes) does not fit the output"))
         }
         bitmap.withUnsafeBytes { pixels in target.copyMemory(from: pixels.baseAddress!, byteCount: size) }
-        munmap(target, max(1, size))
+        profile.withUnsafeBytes { data in
+            if let base = data.baseAddress { (target + size).copyMemory(from: base, byteCount: data.count) }
+        }
+        munmap(target, max(1, size + profile.count))
         return WorkerReply(
             width: bitmap.width, height: bitmap.height, format: bitmap.format, bytesPerRow: bitmap.bytesPerRow,
             isOpaque: bitmap.isOpaque, probe: decoded.probe, shrinkDenominator: decoded.shrinkDenominator,
-            convertedToSRGB: decoded.convertedToSRGB, colorProblem: decoded.colorProblem)
+            convertedToSRGB: decoded.convertedToSRGB, colorProblem: decoded.colorProblem,
+            colorProfileLength: profile.count, usedEmbeddedThumbnail: decoded.usedEmbeddedThumbnail)
+    }
+}
+
+/// A file the parent opened, read by ranges with `pread` (the one way a confined worker reads a file): what a video
+/// decoder reads a local video through in a worker, a part at a time.
+struct DescriptorRanges: ByteRangeReading {
+    let descriptor: Int32
+    let size: Int64
+    var name: String { "the input file" }
+
+    func read(at offset: Int64, count: Int) throws(DarkroomImageError) -> [UInt8] {
+        let wanted = max(0, min(Int64(count), size - offset))
+        guard wanted > 0 else { return [] }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(wanted)) { buffer, initialized in
+            var done = 0
+            while done < buffer.count {
+                let n = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { failed = true }
+                guard n > 0 else { break }
+                done += n
+            }
+            initialized = done
+        }
+        guard !failed else { throw DarkroomImageError(.io, "the input file could not be read at \(offset)") }
+        return bytes
     }
 }

@@ -16,7 +16,7 @@ import Foundation
 /// `.limitExceeded`), is not given the input again, and is replaced by the next request that needs a worker. A worker
 /// is retired after ``Configuration/decodesPerWorker`` decodes, so what a decoder leaks or fragments does not
 /// accumulate. Blocking: call it on a pipeline thread, never on Swift's cooperative pool. Thread-safe.
-public final class DecodeWorkerPool: Sendable {
+public final class DecodeWorkerPool: DecodeIsolation {
     /// How the pool runs its workers.
     public struct Configuration: Sendable, Hashable {
         /// The worker executable: by default `darkroom-worker` beside the running executable.
@@ -90,17 +90,39 @@ public final class DecodeWorkerPool: Sendable {
     /// The process ids of the idle workers (tests reach into them).
     var idlePIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
 
-    /// Decodes `bytes` as `options` ask in a worker (see the type's summary). Blocking.
+    /// Decodes `bytes` as `options` ask in a worker (see the type's summary): one copy of the bytes into a memory
+    /// file, one of the bitmap out of the worker's. Blocking.
     /// - Throws: `DarkroomImageError`: the decoder's own error, `.decoderCrashed` when the worker ended (or could not
     ///   start), `.limitExceeded` when the decode ran past ``Configuration/timeout``.
     public func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage
     {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.decode(bytes, options: options, timeout: configuration.timeout)
+        }
+    }
+
+    /// Decodes the regular file open at `descriptor` (`length` bytes) in a worker, which reads it where it lies:
+    /// mapped, a video by ranges as its decoder asks; never copied in this process. Blocking. The caller keeps
+    /// `descriptor`.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.
+    public func decode(file descriptor: Int32, length: Int, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.decode(file: descriptor, length: length, options: options, timeout: configuration.timeout)
+        }
+    }
+
+    /// Runs `body` with an idle worker (waiting for one when all are busy) and gives the worker back after it.
+    private func withWorker(_ body: (WorkerProcess) throws(DarkroomImageError) -> DecodedImage)
+        throws(DarkroomImageError) -> DecodedImage
+    {
         slots.wait()
         defer { slots.signal() }
         let worker = try takeWorker()
         do throws(DarkroomImageError) {
-            let image = try worker.decode(bytes, options: options, timeout: configuration.timeout)
+            let image = try body(worker)
             giveBack(worker, failure: nil)
             return image
         } catch {

@@ -9,9 +9,9 @@ import Foundation
 /// One decode worker process, seen from the parent: started from a worker executable (one that calls
 /// ``DecodeWorker/run(decoder:arguments:)``), it decodes one request at a time and is replaced when it fails.
 ///
-/// A decode hands the worker the input as a memory file (one copy of the encoded bytes, never of the pixels) and an
-/// output memory file as large as `DecodeLimits/maxDecodedBytes` (sparse: only the bitmap's pages are ever
-/// touched), then copies the bitmap the worker wrote into a ``Bitmap`` of its own. A worker that dies during a decode
+/// A decode hands the worker the input as a memory file (one copy of the encoded bytes, never of the pixels), or the
+/// descriptor of a file the caller opened (no copy), and an output memory file as large as `DecodeLimits/maxDecodedBytes` (sparse: only the bitmap's pages are ever
+/// touched), then copies the bitmap the worker wrote (and the colour profile after it) into a ``Bitmap`` of its own. A worker that dies during a decode
 /// (a crash, a kill, the kernel's CPU limit) gives `.decoderCrashed`; one past `timeout` is killed and gives
 /// `.limitExceeded`; either way this process is then finished (``isRunning`` false) and the input is not retried.
 ///
@@ -73,10 +73,26 @@ package final class WorkerProcess: @unchecked Sendable {
         guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
         let input = try Self.memoryFile("darkroom-input", bytes: bytes)
         defer { close(input) }
+        return try decode(input: input, length: bytes.count, isFile: false, options: options, timeout: timeout)
+    }
+
+    /// Decodes the regular file open at `descriptor` (`length` bytes) in the worker, which reads it where it lies
+    /// (see ``decode(_:options:timeout:)``). The caller keeps `descriptor`.
+    package func decode(
+        file descriptor: Int32, length: Int, options: DecodeOptions, timeout: Double
+    ) throws(DarkroomImageError) -> DecodedImage {
+        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
+        return try decode(input: descriptor, length: length, isFile: true, options: options, timeout: timeout)
+    }
+
+    private func decode(
+        input: Int32, length: Int, isFile: Bool, options: DecodeOptions, timeout: Double
+    ) throws(DarkroomImageError) -> DecodedImage {
         let capacity = max(1, options.limits.maxDecodedBytes)
         let output = try Self.memoryFile("darkroom-output", size: capacity)
         defer { close(output) }
-        let request = WorkerRequest(options: options, inputLength: bytes.count, outputCapacity: capacity)
+        let request = WorkerRequest(
+            options: options, inputLength: length, inputIsFile: isFile, outputCapacity: capacity)
         guard let encoded = try? JSONEncoder().encode(request) else {
             throw DarkroomImageError(.invalidArgument, "the decode options could not be encoded for the worker")
         }
@@ -103,29 +119,40 @@ package final class WorkerProcess: @unchecked Sendable {
         if let failure = reply.failure {
             throw DarkroomImageError(DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
         }
-        return try Self.bitmap(reply, from: output)
+        return try Self.image(reply, from: output, capacity: capacity)
     }
 
-    /// The bitmap a reply describes, copied out of the output file.
-    private static func bitmap(_ reply: WorkerReply, from output: Int32) throws(DarkroomImageError) -> DecodedImage {
+    /// The image a reply describes: its bitmap copied out of the output file, and the colour profile after it.
+    private static func image(_ reply: WorkerReply, from output: Int32, capacity: Int) throws(DarkroomImageError)
+        -> DecodedImage
+    {
         guard let probe = reply.probe, reply.width > 0, reply.height > 0,
-            reply.bytesPerRow >= reply.width * reply.format.bytesPerPixel
+            reply.bytesPerRow >= reply.width * reply.format.bytesPerPixel, reply.colorProfileLength >= 0,
+            reply.bytesPerRow.multipliedReportingOverflow(by: reply.height).partialValue + reply.colorProfileLength
+                <= capacity
         else { throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap") }
         let bitmap = try Bitmap(
             width: reply.width, height: reply.height, format: reply.format, isOpaque: reply.isOpaque)
         let size = reply.bytesPerRow * reply.height
+        let mapped = size + reply.colorProfileLength
         var status = stat()
-        guard fstat(output, &status) == 0, Int(status.st_size) >= size,
-            let source = mmap(nil, size, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
+        guard fstat(output, &status) == 0, Int(status.st_size) >= mapped,
+            let source = mmap(nil, mapped, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
         else { throw DarkroomImageError(.io, "the decode worker's bitmap could not be mapped") }
-        defer { munmap(source, size) }
+        defer { munmap(source, mapped) }
         let rowBytes = reply.width * reply.format.bytesPerPixel
         for y in 0..<reply.height {
             bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes)
         }
-        return DecodedImage(
-            bitmap: bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator,
+        let profile =
+            reply.colorProfileLength > 0
+            ? ColorProfile(
+                data: [UInt8](UnsafeRawBufferPointer(start: source + size, count: reply.colorProfileLength))) : nil
+        var image = DecodedImage(
+            bitmap: bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator, colorProfile: profile,
             convertedToSRGB: reply.convertedToSRGB, colorProblem: reply.colorProblem)
+        image.usedEmbeddedThumbnail = reply.usedEmbeddedThumbnail
+        return image
     }
 
     /// The worker ended (or broke its channel): reaped, and reported with how it ended.

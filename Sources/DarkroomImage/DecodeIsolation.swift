@@ -1,0 +1,20 @@
+/// Where whole decodes run when not in the calling process: DarkroomWorkers' `DecodeWorkerPool` runs each in a
+/// confined worker process, so what a hostile file makes a decoder do costs one decode and reaches nothing.
+///
+/// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file to it and keeps
+/// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
+/// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
+/// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
+public protocol DecodeIsolation: Sendable {
+    /// Decodes `bytes` as `options` ask, elsewhere. Blocking; one copy of the encoded bytes at most.
+    /// - Throws: ``DarkroomImageError``: the decoder's own error, `.decoderCrashed` when the place it ran in ended,
+    ///   `.limitExceeded` past a time limit.
+    func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DarkroomImageError) -> DecodedImage
+
+    /// Decodes the regular file open at `descriptor` (`length` bytes) as `options` ask, elsewhere: the descriptor
+    /// is handed over and the file read there, where it lies (a video only in the parts a frame needs), never
+    /// copied here. The caller keeps and closes `descriptor`. Blocking.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
+    func decode(file descriptor: Int32, length: Int, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage
+}
