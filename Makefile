@@ -17,6 +17,7 @@ deps:
 
 release: deps
 	$(SWIFT) build -c release --product darkroom
+	$(SWIFT) build -c release --product darkroom-worker
 
 # Main job: the thumbnail server on the sample photos; prints the URL to open (the gallery). Ctrl-C stops it.
 run: release

@@ -25,7 +25,9 @@ let package = Package(
         .library(name: "Darkroom", targets: ["Darkroom"]),
         .library(name: "DarkroomVideo", targets: ["DarkroomVideo"]),
         .library(name: "DarkroomServer", targets: ["DarkroomServer"]),
+        .library(name: "DarkroomWorkers", targets: ["DarkroomWorkers"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
+        .executable(name: "darkroom-worker", targets: ["darkroom-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -152,7 +154,7 @@ let package = Package(
         .target(
             name: "DarkroomServer",
             dependencies: [
-                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomVideo",
+                "DarkroomSupport", "Darkroom", "DarkroomImage", "DarkroomCache", "DarkroomVideo", "DarkroomWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -187,7 +189,7 @@ let package = Package(
             name: "darkroom",
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
-                "DarkroomServer", "DarkroomDesktop", "DarkroomViewer", "DarkroomVideo",
+                "DarkroomServer", "DarkroomDesktop", "DarkroomViewer", "DarkroomVideo", "DarkroomWorkers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -238,7 +240,7 @@ let package = Package(
             name: "DarkroomServerTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomServer", "Darkroom", "DarkroomImage",
-                "DarkroomVideo",
+                "DarkroomVideo", "DarkroomWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -304,7 +306,10 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
 // bench kit and the other test targets, which it would compile and never run. Every product is named after its one
 // target, so a product goes with its target.
 if Context.environment["DARKROOM_TSAN"] == "1" {
-    let suites: Set<String> = ["DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests"]
+    // The server's suites start decode workers: their executable goes with them.
+    let suites: Set<String> = [
+        "DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests", "darkroom-worker",
+    ]
     let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var needed = Set<String>()
     var pending = Array(suites)

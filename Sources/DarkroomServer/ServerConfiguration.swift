@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomWorkers
 import Foundation
 import Logging
 
@@ -189,6 +190,13 @@ public struct ServerConfiguration: Sendable {
     public var galleryMaxImages = 1_000_000
     /// Seconds a gallery listing is served before it is rescanned in the background. Default 60.
     public var galleryRefreshSeconds = 60.0
+    /// How the decode workers run: every still a render decodes (a local file by its open descriptor, a fetched
+    /// original from its bytes) is decoded in a confined worker process (DarkroomWorkers), so a hostile file costs
+    /// one request and reaches nothing; `nil` decodes in this process. Animations, motion, HDR outputs and remote
+    /// videos' ranges are decoded in this process either way. The worker executable (`darkroom-worker` beside the
+    /// running one, by default) must exist: the server refuses to start without it rather than decode unconfined.
+    /// Default: a pool of the documented defaults (one worker per active core).
+    public var decodeWorkers: DecodeWorkerPool.Configuration? = DecodeWorkerPool.Configuration()
     /// Logger for requests and failures.
     public var logger = Logger(label: "darkroom.server")
 

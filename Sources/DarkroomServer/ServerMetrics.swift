@@ -1,5 +1,6 @@
 import DarkroomCache
 import DarkroomSupport
+import DarkroomWorkers
 import Metrics
 
 /// The server's swift-metrics instruments (exported by `/metrics` when the process bootstrapped Prometheus):
@@ -7,7 +8,9 @@ import Metrics
 /// - `darkroom_server_requests_total{route, status}` — responses by route and status;
 /// - `darkroom_server_request_duration_seconds{route}` — time to answer, a histogram;
 /// - `darkroom_server_thumbnails_total{outcome}` — `not_modified`, `memory`, `disk`, `rendered`, `joined`;
-/// - `darkroom_server_render_queue` / `darkroom_server_renders_running` — admission state, sampled per request.
+/// - `darkroom_server_render_queue` / `darkroom_server_renders_running` — admission state, sampled per request;
+/// - `darkroom_server_decode_workers_total{event}` — the decode workers' `started`, `decodes`, `crashes`,
+///   `timeouts`, `recycled` and `died_idle`, and `darkroom_server_decode_workers_running`, sampled per scrape.
 ///
 /// Instruments are made once per label set and reused. Cost per request: a dictionary lookup under a lock.
 final class ServerMetrics: Sendable {
@@ -20,6 +23,9 @@ final class ServerMetrics: Sendable {
     private let timers = Locked<[String: Metrics.Timer]>([:])
     private let queueGauge = Gauge(label: "darkroom_server_render_queue")
     private let runningGauge = Gauge(label: "darkroom_server_renders_running")
+    private let workersGauge = Gauge(label: "darkroom_server_decode_workers_running")
+    /// The workers' counts at the last scrape: each scrape adds what changed since.
+    private let workersSeen = Locked(DecodeWorkerPool.Statistics())
 
     func response(route: String, status: Int, seconds: Double) {
         let key = ResponseKey(route: route, status: status)
@@ -47,6 +53,29 @@ final class ServerMetrics: Sendable {
     func admission(running: Int, queued: Int) {
         runningGauge.record(running)
         queueGauge.record(queued)
+    }
+
+    /// Brings the decode workers' instruments up to `statistics` (the pool's counts so far).
+    func decodeWorkers(_ statistics: DecodeWorkerPool.Statistics) {
+        let events: [(String, KeyPath<DecodeWorkerPool.Statistics, Int>)] = [
+            ("started", \.workersStarted), ("decodes", \.decodes), ("crashes", \.crashes), ("timeouts", \.timeouts),
+            ("recycled", \.recycled), ("died_idle", \.diedIdle),
+        ]
+        let seen = workersSeen.withLock { seen in
+            defer { seen = statistics }
+            return seen
+        }
+        for (event, count) in events where statistics[keyPath: count] > seen[keyPath: count] {
+            let counter = outcomes.withLock { c in
+                let key = "workers:" + event
+                if let existing = c[key] { return existing }
+                let made = Counter(label: "darkroom_server_decode_workers_total", dimensions: [("event", event)])
+                c[key] = made
+                return made
+            }
+            counter.increment(by: statistics[keyPath: count] - seen[keyPath: count])
+        }
+        workersGauge.record(statistics.workersRunning)
     }
 
     private func timer(_ route: String) -> Metrics.Timer {

@@ -52,7 +52,11 @@ public final class DecodeWorkerPool: DecodeIsolation {
     }
 
     /// What the pool has done, for metrics and health checks.
-    public struct Statistics: Sendable, Hashable {
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Workers alive now (idle or decoding).
+        public var workersRunning = 0
+        /// Decodes in workers now.
+        public var decodesRunning = 0
         /// Workers started (the first ones, replacements and recycled ones).
         public var workersStarted = 0
         /// Decodes answered by a worker (images and the decoders' own errors).
@@ -65,6 +69,9 @@ public final class DecodeWorkerPool: DecodeIsolation {
         public var recycled = 0
         /// Workers found dead while idle, replaced before any request reached them.
         public var diedIdle = 0
+
+        /// No work done yet.
+        public init() {}
     }
 
     /// The pool's configuration.
@@ -72,6 +79,7 @@ public final class DecodeWorkerPool: DecodeIsolation {
 
     private struct State {
         var idle: [WorkerProcess] = []
+        var busy = 0
         var statistics = Statistics()
     }
 
@@ -85,7 +93,14 @@ public final class DecodeWorkerPool: DecodeIsolation {
     }
 
     /// What the pool has done so far.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics {
+        state.withLock {
+            var statistics = $0.statistics
+            statistics.workersRunning = $0.idle.count + $0.busy
+            statistics.decodesRunning = $0.busy
+            return statistics
+        }
+    }
 
     /// The process ids of the idle workers (tests reach into them).
     var idlePIDs: [pid_t] { state.withLock { $0.idle.map(\.pid) } }
@@ -138,11 +153,15 @@ public final class DecodeWorkerPool: DecodeIsolation {
                 state.withLock { $0.statistics.diedIdle += 1 }
                 continue
             }
+            state.withLock { $0.busy += 1 }
             return worker
         }
         do throws(WorkerError) {
             let worker = try WorkerProcess(executable: configuration.executable, confinement: configuration.confinement)
-            state.withLock { $0.statistics.workersStarted += 1 }
+            state.withLock {
+                $0.statistics.workersStarted += 1
+                $0.busy += 1
+            }
             return worker
         } catch {
             throw DarkroomImageError(.decoderCrashed, "no decode worker could be started: \(error.message)")
@@ -152,6 +171,7 @@ public final class DecodeWorkerPool: DecodeIsolation {
     /// Returns a worker after a decode: kept while it runs and has decodes left.
     private func giveBack(_ worker: WorkerProcess, failure: DarkroomImageError?) {
         state.withLock { state in
+            state.busy -= 1
             if worker.isRunning { state.statistics.decodes += 1 }
             if !worker.isRunning, let failure {
                 if failure.code == .limitExceeded {

@@ -2,6 +2,7 @@ import ArgumentParser
 import DarkroomImage
 import DarkroomServer
 import DarkroomSupport
+import DarkroomWorkers
 import Foundation
 import Logging
 import Metrics
@@ -89,6 +90,13 @@ struct ServeCommand: AsyncParsableCommand {
     var imgproxyAutoWebp = false
     @Flag(help: "imgproxy URLs without an extension: AVIF to clients that accept it (IMGPROXY_AUTO_AVIF).")
     var imgproxyAutoAvif = false
+    @Flag(
+        help:
+            "Decode in this process instead of confined workers (for benchmarks; a decoder's fault then ends the server)."
+    )
+    var inProcess = false
+    @Option(help: "Decode workers (default: active cores; a worker decodes one image at a time).") var decodeWorkers:
+        Int?
 
     /// The imgproxy settings from the options and the environment.
     func imgproxySettings() throws -> ServerConfiguration.Imgproxy {
@@ -172,6 +180,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.decode.maxInputBytes = maxSourceMb << 20
         if let maxSourceMegapixels { configuration.limits.decode.maxSourcePixels = maxSourceMegapixels * 1_000_000 }
         configuration.limits.maxAnimationFrames = maxAnimationFrames
+        if inProcess {
+            configuration.decodeWorkers = nil
+        } else if let decodeWorkers {
+            configuration.decodeWorkers?.workers = max(1, decodeWorkers)
+        }
         configuration.logger = logger
         configuration.imgproxy = try imgproxySettings()
         configuration.thumbor.key =

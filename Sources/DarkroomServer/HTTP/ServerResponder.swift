@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomWorkers
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -97,8 +98,11 @@ struct ServerResponder: HTTPResponder {
                     rendersRunning: service.admission.running, rendersQueued: service.admission.queued,
                     connectionsOpen: connections?.openCount ?? 0,
                     diskCache: service.diskCacheProblem.map { "unavailable: " + $0 }
-                        ?? (service.configuration.cacheDirectory == nil ? "none" : "ok")))
+                        ?? (service.configuration.cacheDirectory == nil ? "none" : "ok"),
+                    decoding: service.decodeWorkers == nil ? "in-process" : "workers",
+                    decodeWorkers: service.decodeWorkers?.statistics))
         case "/metrics":
+            if let workers = service.decodeWorkers { service.metrics.decodeWorkers(workers.statistics) }
             var bytes: [UInt8] = []
             registry?.emit(into: &bytes)
             var headers = HTTPFields()
@@ -250,6 +254,10 @@ struct HealthBody: Codable, Sendable {
     var connectionsOpen: Int
     /// `ok`, `none` (memory caches by configuration) or `unavailable: REASON`.
     var diskCache: String
+    /// `workers` (confined decode workers) or `in-process`.
+    var decoding: String
+    /// What the decode workers have done (started, decodes, crashes, timeouts, recycled); absent in-process.
+    var decodeWorkers: DecodeWorkerPool.Statistics?
 }
 
 /// `GET /v1/info`: the probe plus the upright size.

@@ -2,6 +2,8 @@ import Darkroom
 import DarkroomCache
 import DarkroomImage
 import DarkroomVideo
+import DarkroomWorkers
+import Foundation
 import Logging
 
 /// Assembly: everything the service answers with, built from a ``ServerConfiguration`` — the root and its gallery,
@@ -18,6 +20,8 @@ extension ThumbnailService {
         /// Why the disk caches could not be opened, when they could not.
         var diskCacheProblem: String?
         var pipeline: ImagePipeline
+        /// The decode workers the pipeline decodes in; nil when it decodes in this process.
+        var decodeWorkers: DecodeWorkerPool?
         var admission: AdmissionController
     }
 
@@ -34,7 +38,7 @@ extension ThumbnailService {
 
     /// Opens the root, the caches and the pipeline for `configuration`. Cost: opening the disk caches (their
     /// SQLite manifests) and the root directory; nothing is listed or rendered yet.
-    /// - Throws: ``ServerError`` when the root cannot be opened.
+    /// - Throws: ``ServerError`` when the root cannot be opened or the decode worker executable is missing.
     static func assemble(_ configuration: ServerConfiguration, resolver: any HostResolving) throws(ServerError)
         -> Parts
     {
@@ -50,11 +54,21 @@ extension ThumbnailService {
         let loader = GuardedDataLoader(
             policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger,
             s3: configuration.s3.map { S3DataLoader(configuration: $0, http: http, logger: configuration.logger) })
+        let workers = try configuration.decodeWorkers.map { workers throws(ServerError) in
+            guard FileManager.default.isExecutableFile(atPath: workers.executable) else {
+                throw ServerError(
+                    .internalError,
+                    "the decode worker \(workers.executable) is missing: build it (make release) beside the server, "
+                        + "or decode in this process (--in-process; ServerConfiguration.decodeWorkers = nil)")
+            }
+            return DecodeWorkerPool(configuration: workers)
+        }
         let (cache, originals, problem) = openCaches(configuration)
         return Parts(
             root: root, gallery: gallery, signer: configuration.signingKey.map { RequestSigner(key: $0) },
             loader: loader, cache: cache, diskCacheProblem: problem,
-            pipeline: makePipeline(configuration, loader: loader, originals: originals),
+            pipeline: makePipeline(configuration, loader: loader, originals: originals, workers: workers),
+            decodeWorkers: workers,
             admission: AdmissionController(
                 maxRunning: configuration.maxRenders, maxQueued: configuration.maxQueued,
                 memoryBudget: configuration.renderMemoryBudget))
@@ -86,9 +100,10 @@ extension ThumbnailService {
     }
 
     /// The pipeline renders run on: at most ``ServerConfiguration/maxRenders`` decodes at once, the decode limits,
-    /// colour and chroma policy of the configuration, originals kept in `originals`.
+    /// colour and chroma policy of the configuration, originals kept in `originals`, decodes in `workers` if any.
     private static func makePipeline(
-        _ configuration: ServerConfiguration, loader: GuardedDataLoader, originals: DiskCache?
+        _ configuration: ServerConfiguration, loader: GuardedDataLoader, originals: DiskCache?,
+        workers: DecodeWorkerPool?
     ) -> ImagePipeline {
         var pipelineConfiguration = ImagePipeline.Configuration(
             imageCache: MemoryCache<ImageCacheKey, ImageContainer>(
@@ -100,6 +115,7 @@ extension ThumbnailService {
         pipelineConfiguration.maxResponseBytes = configuration.limits.maxSourceBytes
         pipelineConfiguration.decodeOptions.limits = configuration.limits.decode
         pipelineConfiguration.decoder = VideoDecoder.imageDecoder  // videos: the poster frame, or the one at time=
+        pipelineConfiguration.decoder.isolation = workers
         pipelineConfiguration.decodeOptions.chromaFromDC = !configuration.exactChroma
         pipelineConfiguration.decodeOptions.colorSpace = configuration.keepColorProfile ? .original : .sRGB
         pipelineConfiguration.logger = configuration.logger

@@ -2,6 +2,7 @@ import Darkroom
 import DarkroomCache
 import DarkroomImage
 import DarkroomSupport
+import DarkroomWorkers
 import Foundation
 import Logging
 
@@ -34,6 +35,8 @@ final class ThumbnailService: Sendable {
     let root: RootDirectory?
     let signer: RequestSigner?
     let pipeline: ImagePipeline
+    /// The decode workers the pipeline decodes in (their counts go to `/health` and `/metrics`); nil in-process.
+    let decodeWorkers: DecodeWorkerPool?
     let cache: ThumbnailCache
     /// Why the disk caches could not be opened at start (a full or read-only disk, permissions): the server then
     /// answers from its memory caches alone and `/health` says `degraded`, rather than refusing to start — a
@@ -69,6 +72,7 @@ final class ThumbnailService: Sendable {
         cache = parts.cache
         diskCacheProblem = parts.diskCacheProblem
         pipeline = parts.pipeline
+        decodeWorkers = parts.decodeWorkers
         admission = parts.admission
         gallery?.prepare(on: pipeline)
     }
