@@ -44,6 +44,18 @@ public final class DecodeWorkerPool: DecodeIsolation {
             self.confinement = confinement
         }
 
+        /// Checks that ``executable`` is an executable file: a program that decodes in workers calls this at start,
+        /// so a missing worker is one clear error then, not a failure of every decode (and never a silent fall-back
+        /// to decoding unconfined). One `access` call.
+        /// - Throws: ``WorkerError`` `.executableMissing`, naming the file and the ways out.
+        public func checkExecutable() throws(WorkerError) {
+            guard !FileManager.default.isExecutableFile(atPath: executable) else { return }
+            throw WorkerError(
+                .executableMissing,
+                "the decode worker \(executable) is missing: build it beside this program (make release), or decode "
+                    + "in this process (--in-process)")
+        }
+
         /// `darkroom-worker` in the folder of the running executable.
         public static func executableBesideThisOne() -> String {
             let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
@@ -99,6 +111,37 @@ public final class DecodeWorkerPool: DecodeIsolation {
             statistics.workersRunning = $0.idle.count + $0.busy
             statistics.decodesRunning = $0.busy
             return statistics
+        }
+    }
+
+    /// Starts every worker the configuration allows now, so a batch's first decodes do not wait for them: a worker
+    /// loads its libraries and confines itself while the caller goes on (the spawn itself takes little of this
+    /// thread). A worker that cannot start is left to the first decode that needs one, which reports it.
+    public func prestart() {
+        let missing = state.withLock { configuration.workers - $0.idle.count - $0.busy }
+        var started: [WorkerProcess] = []
+        for _ in 0..<max(0, missing) {
+            guard
+                let worker = try? WorkerProcess(
+                    executable: configuration.executable, confinement: configuration.confinement)
+            else { break }
+            started.append(worker)
+        }
+        state.withLock {
+            $0.idle += started
+            $0.statistics.workersStarted += started.count
+        }
+    }
+
+    /// The peak resident memory of each idle worker so far, in bytes (`VmHWM` of `/proc/PID/status`): what one
+    /// worker costs at its peak, for benchmarks and health checks. One small file read per worker.
+    public func workersPeakRSS() -> [Int] {
+        idlePIDs.compactMap { pid in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+            else { return nil }
+            return kib * 1024
         }
     }
 

@@ -9,6 +9,8 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible, CodedError 
         case confinementUnavailable = "confinement_unavailable"
         /// A process could not be made (fork or spawn failed).
         case spawnFailed = "spawn_failed"
+        /// The worker executable is not where the configuration says.
+        case executableMissing = "executable_missing"
     }
 
     /// What went wrong.

@@ -2,6 +2,7 @@ import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
 import DarkroomVideo
+import DarkroomWorkers
 import Foundation
 import Synchronization
 
@@ -61,6 +62,11 @@ struct ThumbCommand: ParsableCommand {
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
     @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
+    @Flag(
+        help:
+            "Decode in this process instead of confined decode workers (for benchmarks; a decoder's fault then ends the run)."
+    )
+    var inProcess = false
     @Flag(help: "Print the summary as JSON.") var json = false
 
     func validate() throws {
@@ -92,9 +98,10 @@ struct ThumbCommand: ParsableCommand {
 
     func run() throws {
         let start = MonotonicClock.seconds()
+        let workers = jobs ?? ProcessStats.activeCores
+        let isolated = try isolatedDecoder(workers: workers)
         let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: hdr == .apply ? .avif : format)
         try plan.createOutputFolders()
-        let workers = jobs ?? ProcessStats.activeCores
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
         let failures = Locked<[(String, DarkroomImageError)]>(plan.failures)
         let options = DecodeOptions(
@@ -114,6 +121,13 @@ struct ThumbCommand: ParsableCommand {
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
                 if motion {
                     try writeMotion(job, sourceFormat: sourceFormat, options: options, encode: baseEncodeOptions)
+                    progress.advance()
+                    return
+                }
+                // Isolated, a still is decoded from its file in a worker (the file handed over as its descriptor,
+                // never read here); an animation and the HDR outputs are this process's
+                if let isolated, hdr == .sdr, still || job.animatedFormat == nil || !Self.mayAnimate(sourceFormat) {
+                    try write(isolated.decode(fileAt: job.input, options: options), job, baseEncodeOptions)
                     progress.advance()
                     return
                 }
@@ -175,18 +189,9 @@ struct ThumbCommand: ParsableCommand {
                         progress.advance()
                         return
                     }
-                    image = try ImageDecoder().decode(bytes, options: options)
+                    image = try (isolated ?? ImageDecoder()).decode(bytes, options: options)
                 }
-                if let problem = image.colorProblem {
-                    FileHandle.standardError.write(
-                        Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
-                }
-                var encodeOptions = baseEncodeOptions
-                encodeOptions.colorProfile = image.colorProfile?.data
-                let encoded = try ImageEncoder.encode(
-                    image.bitmap, as: job.format(hasAlpha: !image.bitmap.isOpaque),
-                    options: encodeOptions)
-                try FileBytes.writeAtomically(encoded, to: job.output(job.format(hasAlpha: !image.bitmap.isOpaque)))
+                try write(image, job, baseEncodeOptions)
             } catch {
                 failures.withLock {
                     $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)")))
@@ -202,7 +207,8 @@ struct ThumbCommand: ParsableCommand {
             "images": images, "succeeded": images - failed.count,
             "failures": failed.count, "skipped": plan.skipped, "wall_seconds": wall,
             "images_per_second": wall > 0 ? Double(images) / wall : 0, "peak_rss_bytes": ProcessStats.peakRSSBytes,
-            "jobs": min(workers, max(images, 1)),
+            "jobs": min(workers, max(images, 1)), "decoding": isolated == nil ? "in-process" : "workers",
+            "worker_peak_rss_bytes": (isolated?.isolation as? DecodeWorkerPool)?.workersPeakRSS().max() ?? 0,
             "errors": failed.map { ["path": $0.0, "error": JSONLine.error($0.1)] },
         ]
         if json {
@@ -216,6 +222,37 @@ struct ThumbCommand: ParsableCommand {
                     Double(ProcessStats.peakRSSBytes) / 1_048_576, min(workers, max(images, 1))))
         }
         if !failed.isEmpty { throw ExitCode(1) }
+    }
+}
+
+extension ThumbCommand {
+    /// The decoder that hands decodes to confined workers (one per job thread), or nil with `--in-process`.
+    /// - Throws: when the worker executable is missing (never a silent fall-back to decoding unconfined).
+    func isolatedDecoder(workers: Int) throws -> ImageDecoder? {
+        guard !inProcess else { return nil }
+        let configuration = DecodeWorkerPool.Configuration(workers: workers)
+        try configuration.checkExecutable()
+        let pool = DecodeWorkerPool(configuration: configuration)
+        pool.prestart()  // the workers load while the files are planned and read
+        return ImageDecoder(isolation: pool)
+    }
+
+    /// Whether a file of `format` may hold an animation (which the job decodes in this process, frame by frame).
+    static func mayAnimate(_ format: ImageFileFormat?) -> Bool {
+        [.gif, .webp, .png, .avif, .jxl, .heic].contains(format)
+    }
+
+    /// Encodes `image` as `job` asks and writes it atomically; a colour profile that was ignored is a warning.
+    func write(_ image: DecodedImage, _ job: ThumbPlan.Job, _ baseEncodeOptions: EncodeOptions) throws {
+        if let problem = image.colorProblem {
+            FileHandle.standardError.write(
+                Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
+        }
+        var encodeOptions = baseEncodeOptions
+        encodeOptions.colorProfile = image.colorProfile?.data
+        let format = job.format(hasAlpha: !image.bitmap.isOpaque)
+        try FileBytes.writeAtomically(
+            ImageEncoder.encode(image.bitmap, as: format, options: encodeOptions), to: job.output(format))
     }
 }
 

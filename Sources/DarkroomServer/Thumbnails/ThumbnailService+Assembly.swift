@@ -3,7 +3,6 @@ import DarkroomCache
 import DarkroomImage
 import DarkroomVideo
 import DarkroomWorkers
-import Foundation
 import Logging
 
 /// Assembly: everything the service answers with, built from a ``ServerConfiguration`` — the root and its gallery,
@@ -55,11 +54,10 @@ extension ThumbnailService {
             policy: configuration.remote, resolver: resolver, http: http, logger: configuration.logger,
             s3: configuration.s3.map { S3DataLoader(configuration: $0, http: http, logger: configuration.logger) })
         let workers = try configuration.decodeWorkers.map { workers throws(ServerError) in
-            guard FileManager.default.isExecutableFile(atPath: workers.executable) else {
-                throw ServerError(
-                    .internalError,
-                    "the decode worker \(workers.executable) is missing: build it (make release) beside the server, "
-                        + "or decode in this process (--in-process; ServerConfiguration.decodeWorkers = nil)")
+            do throws(WorkerError) {
+                try workers.checkExecutable()
+            } catch {
+                throw ServerError(.internalError, error.message + "; ServerConfiguration.decodeWorkers = nil")
             }
             return DecodeWorkerPool(configuration: workers)
         }
