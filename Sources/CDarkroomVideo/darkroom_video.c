@@ -182,6 +182,10 @@ static int is_webm(const dr_video *v) {
     int64_t n = v->size < 64 ? v->size : 64;
     if (v->data) {
         memcpy(head, v->data, (size_t)n);
+    } else if (v->reader) {
+        int64_t got = v->reader(v->reader_context, 0, head, (int)n);
+        if (got <= 0) return 0;
+        n = got;
     } else {
         ssize_t got = pread(v->fd, head, (size_t)n, (off_t)v->base);
         if (got <= 0) return 0;

@@ -29,6 +29,9 @@ public final class DecodeWorkerPool: DecodeIsolation {
         public var timeout: Double
         /// How each worker is confined.
         public var confinement: Confinement
+        /// The nice value workers run at (0…19): a program whose decoding threads yield to its drawing thread runs its
+        /// workers as nice. Default 0.
+        public var niceness: Int32 = 0
 
         /// Creates a configuration; omitted values take their documented defaults.
         public init(
@@ -200,7 +203,9 @@ public final class DecodeWorkerPool: DecodeIsolation {
             return worker
         }
         do throws(WorkerError) {
-            let worker = try WorkerProcess(executable: configuration.executable, confinement: configuration.confinement)
+            let worker = try WorkerProcess(
+                executable: configuration.executable, confinement: configuration.confinement,
+                niceness: configuration.niceness)
             state.withLock {
                 $0.statistics.workersStarted += 1
                 $0.busy += 1

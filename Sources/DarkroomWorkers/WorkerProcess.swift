@@ -28,9 +28,11 @@ package final class WorkerProcess: @unchecked Sendable {
     /// Where replies are received: one buffer for the worker's life, not one per decode.
     private var replyBuffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
 
-    /// Starts the worker executable at `path`, confined as `confinement` says.
+    /// Starts the worker executable at `path`, confined as `confinement` says, at nice value `niceness`.
     /// - Throws: ``WorkerError`` `.spawnFailed` when the process cannot be started.
-    package init(executable path: String, confinement: Confinement = .default) throws(WorkerError) {
+    package init(executable path: String, confinement: Confinement = .default, niceness: Int32 = 0)
+        throws(WorkerError)
+    {
         var pair: [Int32] = [-1, -1]
         let paired = dr_channel_pair(&pair)
         guard paired == 0 else { throw WorkerError(.spawnFailed, "no channel: \(String(cString: strerror(-paired)))") }
@@ -44,6 +46,7 @@ package final class WorkerProcess: @unchecked Sendable {
         }
         pid = child
         channel = pair[0]
+        if niceness > 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(child), niceness) }
     }
 
     deinit {

@@ -2,7 +2,6 @@ import ArgumentParser
 import DarkroomImage
 import DarkroomSupport
 import DarkroomVideo
-import DarkroomWorkers
 import Foundation
 import Synchronization
 
@@ -62,11 +61,7 @@ struct ThumbCommand: ParsableCommand {
     @Option(help: "Animations: keep only the first N frames.") var frames: Int?
     @Flag(help: "Animations: write the first frame only, as a still image.") var still = false
     @Option(help: "Worker threads (default: active cores).") var jobs: Int?
-    @Flag(
-        help:
-            "Decode in this process instead of confined decode workers (for benchmarks; a decoder's fault then ends the run)."
-    )
-    var inProcess = false
+    @OptionGroup var decoding: DecodingOptions
     @Flag(help: "Print the summary as JSON.") var json = false
 
     func validate() throws {
@@ -99,7 +94,8 @@ struct ThumbCommand: ParsableCommand {
     func run() throws {
         let start = MonotonicClock.seconds()
         let workers = jobs ?? ProcessStats.activeCores
-        let isolated = try isolatedDecoder(workers: workers)
+        let decoder = try decoding.decoder(workers: workers)
+        let isolated = decoder.isolation == nil ? nil : decoder
         let plan = try ThumbPlan(paths: paths, outputDirectory: out, format: hdr == .apply ? .avif : format)
         try plan.createOutputFolders()
         let progress = ProgressBar(total: plan.jobs.count, enabled: !json && isatty(2) != 0)
@@ -203,14 +199,13 @@ struct ThumbCommand: ParsableCommand {
         let wall = MonotonicClock.seconds() - start
         let failed = failures.withLock { $0 }
         let images = jobs.count + plan.failures.count
-        let summary: [String: Any] = [
+        let summary: [String: Any] = decoder.decodingSummary.merging([
             "images": images, "succeeded": images - failed.count,
             "failures": failed.count, "skipped": plan.skipped, "wall_seconds": wall,
             "images_per_second": wall > 0 ? Double(images) / wall : 0, "peak_rss_bytes": ProcessStats.peakRSSBytes,
-            "jobs": min(workers, max(images, 1)), "decoding": isolated == nil ? "in-process" : "workers",
-            "worker_peak_rss_bytes": (isolated?.isolation as? DecodeWorkerPool)?.workersPeakRSS().max() ?? 0,
+            "jobs": min(workers, max(images, 1)),
             "errors": failed.map { ["path": $0.0, "error": JSONLine.error($0.1)] },
-        ]
+        ]) { first, _ in first }
         if json {
             print(JSONLine.encode(summary))
         } else {
@@ -226,17 +221,6 @@ struct ThumbCommand: ParsableCommand {
 }
 
 extension ThumbCommand {
-    /// The decoder that hands decodes to confined workers (one per job thread), or nil with `--in-process`.
-    /// - Throws: when the worker executable is missing (never a silent fall-back to decoding unconfined).
-    func isolatedDecoder(workers: Int) throws -> ImageDecoder? {
-        guard !inProcess else { return nil }
-        let configuration = DecodeWorkerPool.Configuration(workers: workers)
-        try configuration.checkExecutable()
-        let pool = DecodeWorkerPool(configuration: configuration)
-        pool.prestart()  // the workers load while the files are planned and read
-        return ImageDecoder(isolation: pool)
-    }
-
     /// Whether a file of `format` may hold an animation (which the job decodes in this process, frame by frame).
     static func mayAnimate(_ format: ImageFileFormat?) -> Bool {
         [.gif, .webp, .png, .avif, .jxl, .heic].contains(format)

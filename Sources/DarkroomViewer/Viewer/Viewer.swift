@@ -103,6 +103,7 @@ public final class Viewer {
         configuration.defersTaskControl = true  // the drawing thread never waits on a decoding thread's lock
         configuration.animationBufferBytes = options.animationBudgetMiB << 20
         configuration.decoder = VideoDecoder.imageDecoder  // a video's cell shows its poster frame
+        configuration.decoder.isolation = options.decodeIsolation
         var tableName: String?
         if options.useTables, options.strategy == .pipeline {
             let side = layout.side

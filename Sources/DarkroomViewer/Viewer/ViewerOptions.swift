@@ -1,3 +1,4 @@
+import DarkroomImage
 import Foundation
 
 /// How `darkroom view` runs: the folder, the window, the grid's thumbnail size, the caches and the scripted-run
@@ -56,6 +57,9 @@ public struct ViewerOptions: Sendable {
     public var memoryCacheMiB = 256
     /// Decoding threads; nil: the active cores.
     public var decodeThreads: Int?
+    /// Where the grid's decodes run (DarkroomWorkers' `DecodeWorkerPool`: confined worker processes); nil decodes
+    /// in this process. `darkroom view` isolates them unless `--in-process`. Default nil.
+    public var decodeIsolation: (any DecodeIsolation)?
     /// The nice value of the pipeline's threads (0…19): above the drawing thread's 0, so decoding never takes a
     /// core the next frame needs. Default 10: higher values start fewer frames late on an otherwise idle machine,
     /// but starve the thumbnails whenever another program keeps the cores busy.

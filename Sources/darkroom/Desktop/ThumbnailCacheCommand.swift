@@ -2,7 +2,6 @@ import ArgumentParser
 import DarkroomDesktop
 import DarkroomImage
 import DarkroomSupport
-import DarkroomVideo
 import Foundation
 
 /// `darkroom thumbnail-cache fill PATH...`: the desktop's shared thumbnail cache, filled in bulk.
@@ -23,6 +22,7 @@ struct ThumbnailCacheCommand: ParsableCommand {
         var cacheDir: String?
         @Option(help: "Worker threads (default: active cores).") var jobs: Int?
         @Flag(help: "Print the summary as JSON.") var json = false
+        @OptionGroup var decoding: DecodingOptions
 
         func validate() throws {
             guard DesktopThumbnailCache.Size(rawValue: size) != nil else {
@@ -33,6 +33,8 @@ struct ThumbnailCacheCommand: ParsableCommand {
 
         func run() throws {
             let start = MonotonicClock.seconds()
+            let workers = jobs ?? ProcessStats.activeCores
+            let decoder = try decoding.decoder(workers: workers)
             let size = DesktopThumbnailCache.Size(rawValue: size)!
             let cache = cacheDir.map { DesktopThumbnailCache(root: $0) } ?? DesktopThumbnailCache()
             // The plan's inputs only: the cache names its own files, so no output folder is made
@@ -43,20 +45,21 @@ struct ThumbnailCacheCommand: ParsableCommand {
             let options = DecodeOptions(size: .maxPixelSize(size.pixels))
             // One read buffer a worker, kept across files (as `thumb` does)
             let buffers = Locked<[FileReadBuffer]>([])
-            WorkQueue.run(count: files.count, workers: jobs ?? ProcessStats.activeCores) { i in
+            WorkQueue.run(count: files.count, workers: workers) { i in
                 let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
                 defer { buffers.withLock { $0.append(buffer) } }
-                let outcome = Self.fill(files[i], cache: cache, size: size, options: options, buffer: buffer)
+                let outcome = Self.fill(
+                    files[i], decoder: decoder, cache: cache, size: size, options: options, buffer: buffer)
                 counts.withLock { $0[outcome, default: 0] += 1 }
             }
             let wall = MonotonicClock.seconds() - start
             let tally = counts.withLock { $0 }
-            let summary: [String: Any] = [
+            let summary: [String: Any] = decoder.decodingSummary.merging([
                 "files": files.count, "rendered": tally["rendered"] ?? 0, "valid": tally["valid"] ?? 0,
                 "failed": tally["failed"] ?? 0, "known_failures": tally["known_failure"] ?? 0, "wall_seconds": wall,
                 "files_per_second": wall > 0 ? Double(files.count) / wall : 0, "cache": cache.root,
                 "size": size.rawValue, "peak_rss_bytes": ProcessStats.peakRSSBytes,
-            ]
+            ]) { first, _ in first }
             if json {
                 print(JSONLine.encode(summary))
             } else {
@@ -72,7 +75,8 @@ struct ThumbnailCacheCommand: ParsableCommand {
 
         /// One file: `valid`, `known_failure`, `rendered`, or `failed` (recorded in the cache's failure folder).
         static func fill(
-            _ file: String, cache: DesktopThumbnailCache, size: DesktopThumbnailCache.Size, options: DecodeOptions,
+            _ file: String, decoder: ImageDecoder, cache: DesktopThumbnailCache, size: DesktopThumbnailCache.Size,
+            options: DecodeOptions,
             buffer: FileReadBuffer
         ) -> String {
             do {
@@ -81,7 +85,7 @@ struct ThumbnailCacheCommand: ParsableCommand {
                 case .failed: return "known_failure"
                 case .stale, .missing: break
                 }
-                let image = try VideoDecoder.imageDecoder.decode(fileAt: file, options: options, reading: buffer)
+                let image = try decoder.decode(fileAt: file, options: options, reading: buffer)
                 try cache.store(
                     image.bitmap, for: file, size: size, mimeType: DesktopThumbnailCache.mimeType(of: image.probe))
                 return "rendered"
@@ -103,6 +107,7 @@ struct ThumbnailerCommand: ParsableCommand {
     @Option(name: .short, help: "Longest side in pixels.") var s: Int = 256
     @Argument(help: "The image: a path or a file:// URI.") var input: String
     @Argument(help: "The PNG to write.") var output: String
+    @OptionGroup var decoding: DecodingOptions
 
     func validate() throws {
         guard (1...4096).contains(s) else { throw ValidationError("-s must be 1...4096") }
@@ -117,7 +122,7 @@ struct ThumbnailerCommand: ParsableCommand {
             path = url.path
         }
         do {
-            let image = try VideoDecoder.imageDecoder.decode(
+            let image = try decoding.decoder(workers: 1).decode(
                 fileAt: path, options: DecodeOptions(size: .maxPixelSize(s)))
             try FileBytes.writeAtomically(ImageEncoder.encode(image.bitmap, as: .png), to: output)
         } catch {

@@ -1,4 +1,6 @@
 import ArgumentParser
+import DarkroomImage
+import DarkroomSupport
 import DarkroomViewer
 
 /// `darkroom view [DIR]`: the photo browser window.
@@ -32,6 +34,7 @@ struct ViewCommand: ParsableCommand {
     @Option(help: "Most thumbnails the image table keeps.") var tableEntries = 20_000
     @Option(help: "Memory cache limit, MiB.") var memoryMb = 256
     @Option(help: "Decoding threads (default: active cores).") var decodeThreads: Int?
+    @OptionGroup var decoding: DecodingOptions
     @Option(help: "How long the first frame may wait for the first screen's cached images, seconds (0-5).")
     var firstScreenWait = ViewerOptions(root: "").firstScreenWait
     @Option(help: "Nice value (0-19) of the decoding threads, above the drawing thread's 0.") var decodeNiceness:
@@ -69,6 +72,9 @@ struct ViewCommand: ParsableCommand {
         options.tableEntries = tableEntries
         options.memoryCacheMiB = memoryMb
         options.decodeThreads = decodeThreads
+        options.decodeIsolation =
+            try decoding.decoder(workers: decodeThreads ?? ProcessStats.activeCores, niceness: decodeNiceness)
+            .isolation
         options.prefetchScreens = prefetchScreens
         options.decodeNiceness = decodeNiceness
         options.firstScreenWait = firstScreenWait
