@@ -263,6 +263,7 @@ let package = Package(
             name: "DarkroomFuzzingTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomFuzzing", "DarkroomImage", "DarkroomVideo",
+                "DarkroomWorkers",
             ]),
         .testTarget(
             name: "DarkroomTests",

@@ -15,12 +15,15 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 struct dr_sandbox_filter {
-    struct sock_fprog program;
+    struct sock_fprog program;  // nothing may be opened
+    struct sock_fprog reading;  // files may be opened read-only: for a root that holds only what may be read
 };
 
 static void set_message(char *msg, size_t len, const char *what, int err) {
@@ -49,9 +52,16 @@ static const int killed[] = {
     SCMP_SYS(process_vm_writev),
 };
 
-int dr_sandbox_filter_build(dr_sandbox_filter **out, char *msg, size_t msg_len) {
-    if (!out) return -EINVAL;
-    *out = NULL;
+// What reading the files of a root that holds only readable folders needs: opening without any way to write or
+// create, listing folders, and the metadata calls fontconfig makes to validate its caches.
+static const int reading_allowed[] = {
+    SCMP_SYS(getdents64), SCMP_SYS(fstatfs), SCMP_SYS(statfs), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(statx),
+    SCMP_SYS(fadvise64),
+};
+
+// One program: the rules above, with `reading` the read-only opens too. 0 or a negative errno.
+static int build_program(int reading, struct sock_fprog *program, char *msg, size_t msg_len) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx) {
         set_message(msg, msg_len, "seccomp_init", ENOMEM);
@@ -73,6 +83,17 @@ int dr_sandbox_filter_build(dr_sandbox_filter **out, char *msg, size_t msg_len) 
     // Limits may be read, never raised
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(getrlimit), 0);
+    if (reading) {
+        // Opened for reading only: no write access mode, no creating, truncating, appending or temporary file (the
+        // C library's __O_TMPFILE includes O_DIRECTORY, which opening a folder to list it needs: its own bit only)
+        const uint64_t writes = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | 020000000;
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, writes, 0));
+        if (rc == 0)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, writes, 0));
+        for (size_t i = 0; rc == 0 && i < sizeof reading_allowed / sizeof *reading_allowed; i++)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, reading_allowed[i], 0);
+    }
     if (rc != 0) {
         set_message(msg, msg_len, "seccomp_rule_add", -rc);
         seccomp_release(ctx);
@@ -89,23 +110,35 @@ int dr_sandbox_filter_build(dr_sandbox_filter **out, char *msg, size_t msg_len) 
     rc = seccomp_export_bpf(ctx, fd);
     seccomp_release(ctx);
     off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : -1;
-    struct dr_sandbox_filter *filter = NULL;
+    int built = 0;
     if (rc == 0 && size > 0 && size % (off_t)sizeof(struct sock_filter) == 0) {
-        filter = calloc(1, sizeof *filter);
         struct sock_filter *code = malloc((size_t)size);
-        if (filter && code && pread(fd, code, (size_t)size, 0) == size) {
-            filter->program.filter = code;
-            filter->program.len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+        if (code && pread(fd, code, (size_t)size, 0) == size) {
+            program->filter = code;
+            program->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+            built = 1;
         } else {
             free(code);
-            free(filter);
-            filter = NULL;
         }
     }
     close(fd);
-    if (!filter) {
+    if (!built) {
         set_message(msg, msg_len, "seccomp_export_bpf", rc < 0 ? -rc : EIO);
         return rc < 0 ? rc : -EIO;
+    }
+    return 0;
+}
+
+int dr_sandbox_filter_build(dr_sandbox_filter **out, char *msg, size_t msg_len) {
+    if (!out) return -EINVAL;
+    *out = NULL;
+    struct dr_sandbox_filter *filter = calloc(1, sizeof *filter);
+    if (!filter) return -ENOMEM;
+    int rc = build_program(0, &filter->program, msg, msg_len);
+    if (rc == 0) rc = build_program(1, &filter->reading, msg, msg_len);
+    if (rc != 0) {
+        dr_sandbox_filter_free(filter);
+        return rc;
     }
     *out = filter;
     return 0;
@@ -114,18 +147,92 @@ int dr_sandbox_filter_build(dr_sandbox_filter **out, char *msg, size_t msg_len) 
 void dr_sandbox_filter_free(dr_sandbox_filter *filter) {
     if (!filter) return;
     free(filter->program.filter);
+    free(filter->reading.filter);
     free(filter);
 }
 
 int dr_sandbox_filter_length(const dr_sandbox_filter *filter) { return filter ? filter->program.len : 0; }
 
-// A new user, mount and network namespace whose root is an empty, read-only tmpfs: nothing of the host's files is
-// there to reach, and no network but an unconfigured loopback. 0, or -1 (errno set) when the kernel refuses.
-static int enter_namespaces(void) {
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) return -1;
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
-    if (mount("darkroom-empty", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") != 0)
+// Writes `text` to the file at `path` (a /proc file of this process). 0, or -1 with errno set.
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t length = strlen(text);
+    ssize_t n = write(fd, text, length);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return n == (ssize_t)length ? 0 : -1;
+}
+
+// Creates every folder of `path` (absolute) that is missing. 0, or -1 with errno set.
+static int make_folders(const char *path) {
+    char partial[4096];
+    size_t length = strlen(path);
+    if (length >= sizeof partial) {
+        errno = ENAMETOOLONG;
         return -1;
+    }
+    memcpy(partial, path, length + 1);
+    for (char *slash = strchr(partial + 1, '/');; slash = strchr(slash + 1, '/')) {
+        if (slash) *slash = 0;
+        if (mkdir(partial, 0755) != 0 && errno != EEXIST) return -1;
+        if (!slash) return 0;
+        *slash = '/';
+    }
+}
+
+// `source` bound read-only at the same path under `root` (the mount's own flags kept: an unprivileged namespace may
+// not clear them). A folder that does not exist is skipped. 0, or -1 with errno set.
+static int bind_read_only(const char *root, const char *source) {
+    struct statvfs fs;
+    struct stat st;
+    if (stat(source, &st) != 0 || !S_ISDIR(st.st_mode) || statvfs(source, &fs) != 0) return 0;
+    char target[4096];
+    if (snprintf(target, sizeof target, "%s%s", root, source) >= (int)sizeof target) return 0;
+    if (make_folders(target) != 0) return -1;
+    if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
+    unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+    if (fs.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+    if (fs.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+    if (fs.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (fs.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+    return mount(NULL, target, NULL, flags, NULL);
+}
+
+// A new user, mount and network namespace whose root is a read-only tmpfs holding nothing but the folders of
+// `readable` (newline-separated absolute paths; may be NULL), each bound read-only at its own path: nothing else of
+// the host's files is there to reach, and no network but an unconfigured loopback. 0, or -1 (errno set) when the
+// kernel refuses.
+static int enter_namespaces(const char *readable) {
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) return -1;
+    // This process's own ids, mapped to themselves: needed to make the mount points
+    char map[64];
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+    if (write_file("/proc/self/uid_map", map) != 0) return -1;
+    if (write_file("/proc/self/setgroups", "deny") != 0) return -1;
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+    if (write_file("/proc/self/gid_map", map) != 0) return -1;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+    if (mount("darkroom-root", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") != 0)
+        return -1;
+    if (readable) {
+        const char *start = readable;
+        while (*start) {
+            const char *end = strchr(start, '\n');
+            size_t length = end ? (size_t)(end - start) : strlen(start);
+            char path[4096];
+            if (length > 0 && length < sizeof path && start[0] == '/') {
+                memcpy(path, start, length);
+                path[length] = 0;
+                if (bind_read_only("/tmp", path) != 0) return -1;
+            }
+            if (!end) break;
+            start = end + 1;
+        }
+    }
     if (chdir("/tmp") != 0) return -1;
     if (syscall(SYS_pivot_root, ".", ".") != 0) return -1;
     if (umount2(".", MNT_DETACH) != 0) return -1;
@@ -140,8 +247,11 @@ static int limit(int resource, int64_t value) {
 
 int dr_sandbox_confine(const dr_sandbox_filter *filter, const dr_sandbox_limits *limits, int *namespaces) {
     if (!filter || !limits) return -EINVAL;
-    int entered = limits->namespaces && enter_namespaces() == 0;
+    int entered = limits->namespaces && enter_namespaces(limits->readable_paths) == 0;
     if (namespaces) *namespaces = entered;
+    // Files may be opened (read-only) only in a root that holds nothing but the readable folders
+    const struct sock_fprog *program =
+        entered && limits->readable_paths && *limits->readable_paths ? &filter->reading : &filter->program;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
     if (limits->address_space_bytes > 0 && limit(RLIMIT_AS, limits->address_space_bytes) != 0) return -errno;
     if (limits->cpu_seconds > 0) {
@@ -151,7 +261,7 @@ int dr_sandbox_confine(const dr_sandbox_filter *filter, const dr_sandbox_limits 
     }
     if (limit(RLIMIT_FSIZE, 0) != 0 || limit(RLIMIT_CORE, 0) != 0) return -errno;
     signal(SIGXFSZ, SIG_IGN);
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter->program, 0, 0) != 0) return -errno;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, program, 0, 0) != 0) return -errno;
     return 0;
 }
 

@@ -67,10 +67,11 @@ package enum ConfinementCheck {
         _ attempt: Attempt, confinement: Confinement = .default, path: String = "", descriptor: Int32 = -1
     ) throws(WorkerError) -> Outcome {
         let filter = try SeccompFilter.shared.get()
-        var limits = confinement.limits
         var outcome = dr_sandbox_outcome()
-        let status = path.withCString { path in
-            dr_sandbox_try(filter.pointer, &limits, attempt.code, path, descriptor, &outcome)
+        let status = confinement.withLimits { limits in
+            path.withCString { path in
+                dr_sandbox_try(filter.pointer, &limits, attempt.code, path, descriptor, &outcome)
+            }
         }
         guard status == 0 else {
             throw WorkerError(.spawnFailed, "no child could be made: \(String(cString: strerror(-status)))")

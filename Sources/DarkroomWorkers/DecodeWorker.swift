@@ -22,9 +22,8 @@ public enum DecodeWorker {
             arguments.count > 1
             ? (try? JSONDecoder().decode(Confinement.self, from: Data(arguments[1].utf8))) ?? .default : .default
         guard case .success(let filter) = SeccompFilter.shared else { exit(70) }
-        var limits = confinement.limits
         var namespaces: Int32 = 0
-        guard dr_sandbox_confine(filter.pointer, &limits, &namespaces) == 0 else { exit(70) }
+        guard confinement.withLimits({ dr_sandbox_confine(filter.pointer, &$0, &namespaces) }) == 0 else { exit(70) }
         var buffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
         while true {
             var fds: [Int32] = [-1, -1]

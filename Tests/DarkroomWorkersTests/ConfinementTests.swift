@@ -18,6 +18,24 @@ import Testing
         return outcome
     }
 
+    @Test func theFontsAndNothingElseOfTheirFoldersCanBeRead() throws {
+        // Given a font file and fontconfig's configuration
+        let font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+        try #require(FileManager.default.fileExists(atPath: font), "fonts-dejavu-core is installed")
+        // When a confined child opens each, and creates a file beside the font
+        let fontRead = try Self.check(.open, path: font)
+        let configRead = try Self.check(.open, path: "/etc/fonts/fonts.conf")
+        let created = try Self.check(.create, path: "/usr/share/fonts/darkroom-test")
+        // Then with the namespaces both are read and nothing is created; without them neither is opened
+        if fontRead.namespaces {
+            #expect(fontRead.result == 1 && configRead.result == 1, "\(fontRead) \(configRead)")
+        } else {
+            #expect(fontRead.result == -1 && fontRead.error == EPERM, "\(fontRead)")
+        }
+        #expect(created.attempted && created.result == -1, "\(created)")
+        #expect(!FileManager.default.fileExists(atPath: "/usr/share/fonts/darkroom-test"))
+    }
+
     @Test func aConfinedProcessRuns() throws {
         // Given the filter, When a confined child does nothing, Then it exits normally
         #expect(try SeccompFilter.shared.get().instructionCount > 20)
@@ -32,9 +50,12 @@ import Testing
         // Given a readable file, When a confined child opens it, Then it is refused and nothing is read
         let secret = directory.file("secret")
         try Data("secret".utf8).write(to: URL(fileURLWithPath: secret))
+        // (refused by the filter without the namespaces; with them, not there: the root holds only the fonts)
         for path in [secret, "/etc/passwd"] {
             let opened = try Self.check(.open, path: path)
-            #expect(opened.attempted && opened.result == -1 && opened.error == EPERM, "\(path): \(opened)")
+            #expect(
+                opened.attempted && opened.result == -1 && opened.error == (opened.namespaces ? ENOENT : EPERM),
+                "\(path): \(opened)")
         }
         // And a new file cannot be created, so none appears
         let created = directory.file("created")

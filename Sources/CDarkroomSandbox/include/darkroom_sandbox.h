@@ -19,6 +19,7 @@ typedef struct {
     int64_t address_space_bytes;  // RLIMIT_AS: mappings past it fail (ENOMEM)
     int64_t cpu_seconds;          // RLIMIT_CPU: SIGXCPU, then SIGKILL a second later
     int namespaces;               // 1: try the new namespaces (an empty root, no network); 0: do not
+    const char *readable_paths;   // folders bound read-only into the new root, newline-separated; NULL: none
 } dr_sandbox_limits;
 
 // A compiled filter (BPF), immutable once built.
