@@ -124,10 +124,7 @@ public final class DecodeWorkerPool: DecodeIsolation {
         let missing = state.withLock { configuration.workers - $0.idle.count - $0.busy }
         var started: [WorkerProcess] = []
         for _ in 0..<max(0, missing) {
-            guard
-                let worker = try? WorkerProcess(
-                    executable: configuration.executable, confinement: configuration.confinement)
-            else { break }
+            guard let worker = try? makeWorker() else { break }
             started.append(worker)
         }
         state.withLock {
@@ -203,9 +200,7 @@ public final class DecodeWorkerPool: DecodeIsolation {
             return worker
         }
         do throws(WorkerError) {
-            let worker = try WorkerProcess(
-                executable: configuration.executable, confinement: configuration.confinement,
-                niceness: configuration.niceness)
+            let worker = try makeWorker()
             state.withLock {
                 $0.statistics.workersStarted += 1
                 $0.busy += 1
@@ -214,6 +209,13 @@ public final class DecodeWorkerPool: DecodeIsolation {
         } catch {
             throw DarkroomImageError(.decoderCrashed, "no decode worker could be started: \(error.message)")
         }
+    }
+
+    /// A new worker process as the configuration says.
+    private func makeWorker() throws(WorkerError) -> WorkerProcess {
+        try WorkerProcess(
+            executable: configuration.executable, confinement: configuration.confinement,
+            niceness: configuration.niceness)
     }
 
     /// Returns a worker after a decode: kept while it runs and has decodes left.

@@ -76,6 +76,28 @@ import Testing
         #expect(statistics.diedIdle == 1 && statistics.workersStarted == 2 && statistics.crashes == 0, "\(statistics)")
     }
 
+    @Test func workersRunAtTheConfiguredNiceValueAndReportTheirPeakMemory() throws {
+        // Given a pool whose workers run at nice 12, started ahead of any decode
+        var configuration = DecodeWorkerPool.Configuration(
+            executable: try SamplePhotos.builtExecutable("darkroom-worker"), workers: 2)
+        configuration.niceness = 12
+        let pool = DecodeWorkerPool(configuration: configuration)
+        pool.prestart()
+        // When one decodes a photo
+        let bytes = try SamplePhotos.bytes(SamplePhotos.path("jpeg/kite-2560x1600.jpg"))
+        _ = try bytes.withUnsafeBytes { try pool.decode($0, options: DecodeOptions(size: .maxPixelSize(64))) }
+        // Then both were started at once, run at nice 12 (the 19th field of /proc/PID/stat), and report a peak RSS
+        let pids = Self.workerPIDs(of: pool)
+        #expect(pids.count == 2 && pool.statistics.workersStarted == 2, "\(pool.statistics)")
+        for pid in pids {
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            #expect(fields[16] == "12", "\(stat)")
+        }
+        let peaks = pool.workersPeakRSS()
+        #expect(peaks.count == 2 && peaks.allSatisfy { $0 > 1 << 20 }, "\(peaks)")
+    }
+
     /// The process ids of the pool's idle workers.
     static func workerPIDs(of pool: DecodeWorkerPool) -> [pid_t] {
         pool.idlePIDs
