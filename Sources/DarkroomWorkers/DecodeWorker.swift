@@ -84,7 +84,8 @@ public enum DecodeWorker {
             width: bitmap.width, height: bitmap.height, format: bitmap.format, bytesPerRow: bitmap.bytesPerRow,
             isOpaque: bitmap.isOpaque, probe: decoded.probe, shrinkDenominator: decoded.shrinkDenominator,
             convertedToSRGB: decoded.convertedToSRGB, colorProblem: decoded.colorProblem,
-            colorProfileLength: profile.count, usedEmbeddedThumbnail: decoded.usedEmbeddedThumbnail)
+            colorProfileLength: profile.count, colorProfileSummary: decoded.colorProfile?.summary,
+            usedEmbeddedThumbnail: decoded.usedEmbeddedThumbnail)
     }
 }
 

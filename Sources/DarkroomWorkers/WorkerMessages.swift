@@ -30,6 +30,7 @@ struct WorkerReply: Codable {
     var convertedToSRGB = false
     var colorProblem: String?
     var colorProfileLength = 0
+    var colorProfileSummary: ColorProfileSummary?
     var usedEmbeddedThumbnail = false
     var failure: Failure?
 

@@ -125,32 +125,34 @@ package final class WorkerProcess: @unchecked Sendable {
         return try Self.image(reply, from: output, capacity: capacity)
     }
 
-    /// The image a reply describes: its bitmap copied out of the output file, and the colour profile after it.
+    /// The image a reply describes: its bitmap copied out of the output file, and the colour profile after it. The
+    /// reply is a possibly compromised process's: every size in it is checked, without arithmetic that could trap,
+    /// before anything is mapped, and the profile's summary is the worker's (no parser here reads the profile).
     private static func image(_ reply: WorkerReply, from output: Int32, capacity: Int) throws(DarkroomImageError)
         -> DecodedImage
     {
-        guard let probe = reply.probe, reply.width > 0, reply.height > 0,
-            reply.bytesPerRow >= reply.width * reply.format.bytesPerPixel, reply.colorProfileLength >= 0,
-            reply.bytesPerRow.multipliedReportingOverflow(by: reply.height).partialValue + reply.colorProfileLength
-                <= capacity
+        let rowBytes = reply.width.multipliedReportingOverflow(by: reply.format.bytesPerPixel)
+        let size = reply.bytesPerRow.multipliedReportingOverflow(by: reply.height)
+        let mapped = size.partialValue.addingReportingOverflow(reply.colorProfileLength)
+        guard let probe = reply.probe, reply.width > 0, reply.height > 0, reply.colorProfileLength >= 0,
+            !rowBytes.overflow, !size.overflow, !mapped.overflow, reply.bytesPerRow >= rowBytes.partialValue,
+            mapped.partialValue <= capacity, reply.colorProfileLength == 0 || reply.colorProfileSummary != nil
         else { throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap") }
         let bitmap = try Bitmap(
             width: reply.width, height: reply.height, format: reply.format, isOpaque: reply.isOpaque)
-        let size = reply.bytesPerRow * reply.height
-        let mapped = size + reply.colorProfileLength
         var status = stat()
-        guard fstat(output, &status) == 0, Int(status.st_size) >= mapped,
-            let source = mmap(nil, mapped, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
+        guard fstat(output, &status) == 0, Int(status.st_size) >= mapped.partialValue,
+            let source = mmap(nil, mapped.partialValue, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
         else { throw DarkroomImageError(.io, "the decode worker's bitmap could not be mapped") }
-        defer { munmap(source, mapped) }
-        let rowBytes = reply.width * reply.format.bytesPerPixel
+        defer { munmap(source, mapped.partialValue) }
         for y in 0..<reply.height {
-            bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes)
+            bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes.partialValue)
         }
-        let profile =
-            reply.colorProfileLength > 0
-            ? ColorProfile(
-                data: [UInt8](UnsafeRawBufferPointer(start: source + size, count: reply.colorProfileLength))) : nil
+        var profile: ColorProfile?
+        if let summary = reply.colorProfileSummary, reply.colorProfileLength > 0 {
+            let data = UnsafeRawBufferPointer(start: source + size.partialValue, count: reply.colorProfileLength)
+            profile = ColorProfile(data: [UInt8](data), summary: summary)
+        }
         var image = DecodedImage(
             bitmap: bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator, colorProfile: profile,
             convertedToSRGB: reply.convertedToSRGB, colorProblem: reply.colorProblem)

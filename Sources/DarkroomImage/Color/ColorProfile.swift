@@ -26,6 +26,13 @@ public struct ColorProfile: Sendable, Hashable {
         self.data = data
         self.summary = ColorProfileSummary(icc: data)
     }
+
+    /// Profile bytes with the summary another process already read from them (a decode worker's): nothing is
+    /// parsed here, so a hostile profile reaches no parser in this process.
+    package init(data: [UInt8], summary: ColorProfileSummary) {
+        self.data = data
+        self.summary = summary
+    }
 }
 
 /// A summary of the colour description an image carries: for `darkroom probe`, `/v1/info` and logs.
