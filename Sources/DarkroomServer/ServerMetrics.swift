@@ -23,6 +23,7 @@ final class ServerMetrics: Sendable {
     private let timers = Locked<[String: Metrics.Timer]>([:])
     private let queueGauge = Gauge(label: "darkroom_server_render_queue")
     private let runningGauge = Gauge(label: "darkroom_server_renders_running")
+    private let workerEvents = Locked<[String: Counter]>([:])
     private let workersGauge = Gauge(label: "darkroom_server_decode_workers_running")
     /// The workers' counts at the last scrape: each scrape adds what changed since.
     private let workersSeen = Locked(DecodeWorkerPool.Statistics())
@@ -66,11 +67,10 @@ final class ServerMetrics: Sendable {
             return seen
         }
         for (event, count) in events where statistics[keyPath: count] > seen[keyPath: count] {
-            let counter = outcomes.withLock { c in
-                let key = "workers:" + event
-                if let existing = c[key] { return existing }
+            let counter = workerEvents.withLock { c in
+                if let existing = c[event] { return existing }
                 let made = Counter(label: "darkroom_server_decode_workers_total", dimensions: [("event", event)])
-                c[key] = made
+                c[event] = made
                 return made
             }
             counter.increment(by: statistics[keyPath: count] - seen[keyPath: count])
