@@ -84,13 +84,14 @@ extension ImageDecoder {
     package func decode(fileAt path: String, options: DecodeOptions, reading buffer: FileReadBuffer?)
         throws(DarkroomImageError) -> DecodedImage
     {
-        let format = try ImageProber.format(ofFileAt: path, limits: options.limits)
         if let isolation {
-            let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)  // checked above, but for a video
+            // One open: the input limit checked (but for a video), then the descriptor handed over
+            let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
             defer { close(fd) }
+            _ = try ImageProber.format(ofOpenFile: fd, size: size, path: path, limits: options.limits)
             return try isolation.decode(file: fd, length: size, options: options)
         }
-        switch format {
+        switch try ImageProber.format(ofFileAt: path, limits: options.limits) {
         case .raw where customDecoders.isEmpty: return try decodeCameraRAW(fileAt: path, options: options)
         case .tiff where customDecoders.isEmpty: return try decodeTIFF(fileAt: path, options: options)
         case .video:
@@ -150,6 +151,13 @@ extension ImageProber {
     {
         let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { close(fd) }
+        return try format(ofOpenFile: fd, size: size, path: path, limits: limits)
+    }
+
+    /// ``format(ofFileAt:limits:)`` of a regular file already open at `fd` (`size` bytes; `path` for messages).
+    package static func format(ofOpenFile fd: Int32, size: Int, path: String, limits: DecodeLimits)
+        throws(DarkroomImageError) -> ImageFileFormat?
+    {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(size, initialPrefixBytes), alignment: 16)
         defer { buffer.deallocate() }
         guard let read = POSIXIO.read(fd, into: buffer, at: 0) else {

@@ -1,5 +1,6 @@
 import CDarkroomSandbox
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -101,15 +102,9 @@ struct DescriptorRanges: ByteRangeReading {
         guard wanted > 0 else { return [] }
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(wanted)) { buffer, initialized in
-            var done = 0
-            while done < buffer.count {
-                let n = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { failed = true }
-                guard n > 0 else { break }
-                done += n
-            }
-            initialized = done
+            let read = POSIXIO.read(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: Int(offset))
+            failed = read == nil
+            initialized = read ?? 0
         }
         guard !failed else { throw DarkroomImageError(.io, "the input file could not be read at \(offset)") }
         return bytes

@@ -136,13 +136,7 @@ public final class DecodeWorkerPool: DecodeIsolation {
     /// The peak resident memory of each idle worker so far, in bytes (`VmHWM` of `/proc/PID/status`): what one
     /// worker costs at its peak, for benchmarks and health checks. One small file read per worker.
     public func workersPeakRSS() -> [Int] {
-        idlePIDs.compactMap { pid in
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
-            else { return nil }
-            return kib * 1024
-        }
+        idlePIDs.compactMap(ProcessStats.peakRSSBytes(ofProcess:))
     }
 
     /// The process ids of the idle workers (tests reach into them).

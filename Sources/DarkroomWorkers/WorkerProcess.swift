@@ -1,5 +1,6 @@
 import CDarkroomSandbox
 import DarkroomImage
+import DarkroomSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -188,16 +189,10 @@ package final class WorkerProcess: @unchecked Sendable {
         guard fd >= 0 else {
             throw DarkroomImageError(.outOfMemory, "no memory file: \(String(cString: strerror(-fd)))")
         }
-        if let bytes, let base = bytes.baseAddress {
-            var written = 0
-            while written < bytes.count {
-                let n = write(fd, base + written, bytes.count - written)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    close(fd)
-                    throw DarkroomImageError(.io, "the input could not be written for the worker")
-                }
-                written += n
+        if let bytes {
+            guard POSIXIO.write(fd, bytes) else {
+                close(fd)
+                throw DarkroomImageError(.io, "the input could not be written for the worker")
             }
         } else if ftruncate(fd, off_t(size)) != 0 {
             close(fd)
