@@ -90,6 +90,11 @@ int dr_channel_memory_file(const char *name) {
     return fd >= 0 ? fd : -errno;
 }
 
+int dr_channel_release_memory(int fd, size_t length) {
+    if (length == 0) return 0;
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)length) == 0 ? 0 : -errno;
+}
+
 int dr_channel_spawn(const char *path, const char *argument, int channel, pid_t *pid) {
     // dup2 onto itself would keep close-on-exec: a channel that is already descriptor 3 is copied first
     int copy = -1;

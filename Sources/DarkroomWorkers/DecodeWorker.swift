@@ -10,9 +10,9 @@ import Foundation
 /// The decode worker's side: a process started by the parent's `WorkerProcess` confines itself, then answers decode
 /// requests on its channel (descriptor 3) until the parent closes it.
 ///
-/// Each request's input is read through the descriptor the parent passed (mapped, never copied; a video file by
-/// ranges, as its decoder asks) and the bitmap and colour profile are written into the output memory file the parent
-/// passed. Confined before the first request: what a hostile input
+/// Each request's input is read through the descriptor the parent passed or the input memory file it keeps (mapped,
+/// never copied; a video file by ranges, as its decoder asks) and the bitmap and colour profile are written into the
+/// output memory file it keeps (see `WorkerRequest`). Confined before the first request: what a hostile input
 /// makes a decoder do cannot open a file, a socket or a program (``Confinement``).
 public enum DecodeWorker {
     /// Runs a worker with `decoder`: confines the process as the JSON of a ``Confinement`` in `arguments[1]` says
@@ -26,25 +26,57 @@ public enum DecodeWorker {
         var namespaces: Int32 = 0
         guard confinement.withLimits({ dr_sandbox_confine(filter.pointer, &$0, &namespaces) }) == 0 else { exit(70) }
         var buffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
+        var kept = Kept()
         while true {
             var fds: [Int32] = [-1, -1]
             var count: Int32 = 0
             let length = dr_channel_receive(3, &buffer, buffer.count, &fds, 2, &count, -1)
             guard length > 0 else { exit(0) }
+            let received = Array(fds.prefix(Int(count)))
             let reply: WorkerReply
-            if count == 2, let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(buffer[..<length])) {
-                reply = serve(request, input: fds[0], output: fds[1], decoder: decoder)
+            if let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(buffer[..<length])),
+                request.descriptorCount == received.count, let options = request.options ?? kept.options
+            {
+                var next = received.makeIterator()
+                let input = request.input == .keptMemory ? kept.input : next.next()
+                if request.input == .newMemory { kept.replaceInput(with: input) }
+                if request.newOutput { kept.replaceOutput(with: next.next()) }
+                kept.options = options
+                if let input, let output = kept.output {
+                    reply = serve(request, options: options, input: input, output: output, decoder: decoder)
+                } else {
+                    reply = WorkerReply(failure: .init(code: "invalid_argument", message: "the request named no file"))
+                }
+                // A file is the parent's for this request only
+                if request.input == .file, let input { close(input) }
             } else {
+                for fd in received { close(fd) }
                 reply = WorkerReply(failure: .init(code: "invalid_argument", message: "the request could not be read"))
             }
-            for fd in fds.prefix(Int(count)) { close(fd) }
             let encoded = (try? JSONEncoder().encode(reply)).map { [UInt8]($0) } ?? []
             guard dr_channel_send(3, encoded, encoded.count, nil, 0) == 0 else { exit(0) }
         }
     }
 
+    /// What a worker keeps between requests: the parent's memory files for inputs and bitmaps, and the last options.
+    private struct Kept {
+        var input: Int32?
+        var output: Int32?
+        var options: DecodeOptions?
+
+        mutating func replaceInput(with fd: Int32?) {
+            if let input { close(input) }
+            input = fd
+        }
+
+        mutating func replaceOutput(with fd: Int32?) {
+            if let output { close(output) }
+            output = fd
+        }
+    }
+
     private static func serve(
-        _ request: WorkerRequest, input: Int32, output: Int32, decoder: ImageDecoder
+        _ request: WorkerRequest, options: DecodeOptions, input: Int32, output: Int32, decoder: ImageDecoder
     ) -> WorkerReply {
         guard request.inputLength > 0,
             let source = mmap(nil, request.inputLength, PROT_READ, MAP_SHARED, input, 0), source != MAP_FAILED
@@ -54,14 +86,14 @@ public enum DecodeWorker {
         let decoded: DecodedImage
         do throws(DarkroomImageError) {
             // A video file is read as its decoder asks, a part at a time, never through the mapping whole
-            if request.inputIsFile,
+            if request.input == .file,
                 ImageProber.format(of: UnsafeRawBufferPointer(rebasing: bytes.prefix(4096))) == .video
             {
                 decoded = try decoder.decode(
                     ranges: DescriptorRanges(descriptor: input, size: Int64(request.inputLength)),
-                    options: request.options)
+                    options: options)
             } else {
-                decoded = try decoder.decode(bytes, options: request.options)
+                decoded = try decoder.decode(bytes, options: options)
             }
         } catch {
             return WorkerReply(failure: .init(code: error.code.rawValue, message: error.message))

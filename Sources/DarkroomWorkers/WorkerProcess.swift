@@ -10,9 +10,11 @@ import Foundation
 /// One decode worker process, seen from the parent: started from a worker executable (one that calls
 /// ``DecodeWorker/run(decoder:arguments:)``), it decodes one request at a time and is replaced when it fails.
 ///
-/// A decode hands the worker the input as a memory file (one copy of the encoded bytes, never of the pixels), or the
-/// descriptor of a file the caller opened (no copy), and an output memory file as large as `DecodeLimits/maxDecodedBytes` (sparse: only the bitmap's pages are ever
-/// touched), then copies the bitmap the worker wrote (and the colour profile after it) into a ``Bitmap`` of its own. A worker that dies during a decode
+/// A decode hands the worker the input in a memory file (one copy of the encoded bytes, never of the pixels), or the
+/// descriptor of a file the caller opened (no copy), and writes into an output memory file as large as
+/// `DecodeLimits/maxDecodedBytes` (sparse: only the bitmap's pages are touched); then this side copies the bitmap (and
+/// the colour profile after it) into a ``Bitmap`` of its own. Both memory files are made once per worker and reused,
+/// their pages given back after a decode past a few MiB. A worker that dies during a decode
 /// (a crash, a kill, the kernel's CPU limit) gives `.decoderCrashed`; one past `timeout` is killed and gives
 /// `.limitExceeded`; either way this process is then finished (``isRunning`` false) and the input is not retried.
 ///
@@ -28,6 +30,15 @@ package final class WorkerProcess: @unchecked Sendable {
     package private(set) var decodeCount = 0
     /// Where replies are received: one buffer for the worker's life, not one per decode.
     private var replyBuffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
+    /// The memory file inputs given as bytes are written to, made at the first and kept.
+    private var inputMemory: Int32?
+    /// The memory file the worker writes bitmaps into, made at the first decode and kept (a larger one replaces it
+    /// when a decode's limit asks for more).
+    private var outputMemory: (fd: Int32, capacity: Int)?
+    /// The options the worker was last sent, which it keeps: a request with the same options leaves them out.
+    private var lastOptions: DecodeOptions?
+    /// The most bytes of a memory file's pages kept between decodes; past it they are given back after the decode.
+    static let keptBytes = 4 << 20
 
     /// Starts the worker executable at `path`, confined as `confinement` says, at nice value `niceness`.
     /// - Throws: ``WorkerError`` `.spawnFailed` when the process cannot be started.
@@ -52,6 +63,8 @@ package final class WorkerProcess: @unchecked Sendable {
 
     deinit {
         close(channel)
+        if let inputMemory { close(inputMemory) }
+        if let outputMemory { close(outputMemory.fd) }
         if !finished { reap(kill: false) }
     }
 
@@ -75,9 +88,17 @@ package final class WorkerProcess: @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
         guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
-        let input = try Self.memoryFile("darkroom-input", bytes: bytes)
-        defer { close(input) }
-        return try decode(input: input, length: bytes.count, isFile: false, options: options, timeout: timeout)
+        let isNew = inputMemory == nil
+        if isNew { inputMemory = try Self.memoryFile("darkroom-input") }
+        let input = inputMemory!
+        guard ftruncate(input, off_t(bytes.count)) == 0, POSIXIO.write(input, bytes, at: 0) else {
+            throw DarkroomImageError(.io, "the input could not be written for the worker")
+        }
+        // A large input's pages are given back after its decode, not kept until the next one's
+        defer { if bytes.count > Self.keptBytes { _ = ftruncate(input, 0) } }
+        return try decode(
+            input: input, kind: isNew ? .newMemory : .keptMemory, length: bytes.count, options: options,
+            timeout: timeout)
     }
 
     /// Decodes the regular file open at `descriptor` (`length` bytes) in the worker, which reads it where it lies
@@ -86,24 +107,34 @@ package final class WorkerProcess: @unchecked Sendable {
         file descriptor: Int32, length: Int, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
         guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
-        return try decode(input: descriptor, length: length, isFile: true, options: options, timeout: timeout)
+        return try decode(input: descriptor, kind: .file, length: length, options: options, timeout: timeout)
     }
 
     private func decode(
-        input: Int32, length: Int, isFile: Bool, options: DecodeOptions, timeout: Double
+        input: Int32, kind: WorkerRequest.Input, length: Int, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
         let capacity = max(1, options.limits.maxDecodedBytes)
-        let output = try Self.memoryFile("darkroom-output", size: capacity)
-        defer { close(output) }
+        var newOutput = false
+        if outputMemory == nil || outputMemory!.capacity < capacity {
+            if let old = outputMemory { close(old.fd) }
+            outputMemory = nil
+            outputMemory = (try Self.memoryFile("darkroom-output", size: capacity), capacity)
+            newOutput = true
+        }
+        let output = outputMemory!.fd
         let request = WorkerRequest(
-            options: options, inputLength: length, inputIsFile: isFile, outputCapacity: capacity)
+            options: options == lastOptions ? nil : options, input: kind, inputLength: length, newOutput: newOutput,
+            outputCapacity: capacity)
         guard let encoded = try? JSONEncoder().encode(request) else {
             throw DarkroomImageError(.invalidArgument, "the decode options could not be encoded for the worker")
         }
+        var descriptors: [Int32] = kind == .keptMemory ? [] : [input]
+        if newOutput { descriptors.append(output) }
         let sent = [UInt8](encoded).withUnsafeBytes { message in
-            dr_channel_send(channel, message.baseAddress, message.count, [input, output], 2)
+            dr_channel_send(channel, message.baseAddress, message.count, descriptors, Int32(descriptors.count))
         }
         guard sent == 0 else { throw ended("before it took the request") }
+        lastOptions = options
         var fds: [Int32] = [-1]
         var count: Int32 = 0
         let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
@@ -123,7 +154,11 @@ package final class WorkerProcess: @unchecked Sendable {
         if let failure = reply.failure {
             throw DarkroomImageError(DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
         }
-        return try Self.image(reply, from: output, capacity: capacity)
+        let image = try Self.image(reply, from: output, capacity: capacity)
+        // A large bitmap's pages are given back; a thumbnail's stay for the next decode to write over
+        let used = reply.bytesPerRow &* reply.height &+ reply.colorProfileLength
+        if used > Self.keptBytes { _ = dr_channel_release_memory(output, used) }
+        return image
     }
 
     /// The image a reply describes: its bitmap copied out of the output file, and the colour profile after it. The
@@ -181,20 +216,13 @@ package final class WorkerProcess: @unchecked Sendable {
         return status
     }
 
-    /// A memory file holding `bytes`, or of `size` bytes (sparse).
-    private static func memoryFile(
-        _ name: String, bytes: UnsafeRawBufferPointer? = nil, size: Int = 0
-    ) throws(DarkroomImageError) -> Int32 {
+    /// A memory file of `size` bytes (sparse).
+    private static func memoryFile(_ name: String, size: Int = 0) throws(DarkroomImageError) -> Int32 {
         let fd = dr_channel_memory_file(name)
         guard fd >= 0 else {
             throw DarkroomImageError(.outOfMemory, "no memory file: \(String(cString: strerror(-fd)))")
         }
-        if let bytes {
-            guard POSIXIO.write(fd, bytes) else {
-                close(fd)
-                throw DarkroomImageError(.io, "the input could not be written for the worker")
-            }
-        } else if ftruncate(fd, off_t(size)) != 0 {
+        if ftruncate(fd, off_t(size)) != 0 {
             close(fd)
             throw DarkroomImageError(.outOfMemory, "no output memory file of \(size) bytes")
         }

@@ -32,6 +32,47 @@ import Testing
         #expect(worker.isRunning)
     }
 
+    @Test func aWorkersMemoryFilesAndOptionsAreKeptAcrossDecodes() throws {
+        // Given a worker, and a sequence of decodes that changes the options, the input's size and its kind (bytes
+        // and open files), and includes a full-size bitmap past what a worker keeps between decodes
+        let worker = try Self.worker()
+        let small = DecodeOptions(size: .maxPixelSize(64))
+        let large = DecodeOptions(size: .maxPixelSize(256))
+        let full = DecodeOptions()
+        let steps: [(String, DecodeOptions, Bool)] = [
+            ("jpeg/kite-2560x1600.jpg", small, false), ("png/cups-alpha-1600x1000.png", small, false),
+            ("jpeg/kite-2560x1600.jpg", large, true), ("png/cups-alpha-1600x1000.png", full, false),
+            ("orientation/fallenleaf-600x400-orientation-6.jpg", small, false),
+            ("png/cups-alpha-1600x1000.png", large, true), ("jpeg/kite-2560x1600.jpg", small, false),
+        ]
+        let local = ImageDecoder()
+        for (name, options, fromFile) in steps {
+            // When each is decoded in the worker and in this process
+            let path = SamplePhotos.path(name)
+            let bytes = try SamplePhotos.bytes(path)
+            let isolated: DecodedImage
+            if fromFile {
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                defer { close(fd) }
+                isolated = try worker.decode(file: fd, length: bytes.count, options: options, timeout: 30)
+            } else {
+                isolated = try bytes.withUnsafeBytes { try worker.decode($0, options: options, timeout: 30) }
+            }
+            // Then each is the library's, for its own options (never the previous request's)
+            let expected = try local.decode(bytes, options: options)
+            #expect(isolated.bitmap.width == expected.bitmap.width && isolated.bitmap.height == expected.bitmap.height)
+            #expect(PixelCompare.psnr(isolated.bitmap, expected.bitmap) == .infinity, "\(name) \(options.geometry)")
+        }
+        // And the worker holds one input and one output memory file, whatever it decoded
+        let folder = "/proc/\(worker.pid)/fd"
+        let memoryFiles = try FileManager.default.contentsOfDirectory(atPath: folder).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")
+        }.filter { $0.hasPrefix("/memfd:darkroom-") }
+        #expect(memoryFiles.filter { $0.hasPrefix("/memfd:darkroom-input") }.count == 1, "\(memoryFiles)")
+        #expect(memoryFiles.filter { $0.hasPrefix("/memfd:darkroom-output") }.count == 1, "\(memoryFiles)")
+        #expect(worker.decodeCount == steps.count && worker.isRunning)
+    }
+
     @Test func aDecodeErrorIsTheLibrarysAndTheWorkerCarriesOn() throws {
         // Given a worker, When it is handed bytes that are no image, Then the library's typed error comes back
         let worker = try Self.worker()

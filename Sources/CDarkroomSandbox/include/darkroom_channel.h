@@ -23,6 +23,10 @@ ssize_t dr_channel_receive(int socket, void *buffer, size_t capacity, int *fds, 
 // A new memory file (memfd_create, close-on-exec): its descriptor, or a negative errno.
 int dr_channel_memory_file(const char *name);
 
+// Gives back the memory of the first `length` bytes of a memory file, keeping its size (a hole punched): 0, or a
+// negative errno.
+int dr_channel_release_memory(int fd, size_t length);
+
 // Starts the program at `path` (argv[0] = path, then `argument`, if any) with the descriptor `channel` as its
 // descriptor 3, standard input from /dev/null, its output and errors the parent's; no other descriptor is inherited.
 // Returns 0 and the child's process id, or a negative errno.
