@@ -84,8 +84,10 @@ lint:
 # Built in debug: two thirds of the release build's time (675 s against 1,032 s on two cores), the suites as fast
 # (44 s against 46 s), and nothing inlined away from ThreadSanitizer's view. DARKROOM_TSAN=1 leaves out of the
 # package what these suites do not need (Package.swift): the viewer, the tool, the fuzz targets, the other tests.
+# Of the workers' fault tests only the one under concurrent load runs here: a sanitized worker has no address-space
+# limit (ThreadSanitizer reserves terabytes), so the test that allocates past it is for the regular build.
 TSANFLAGS  ?= -c debug
-TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests
+TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests|DecodeWorkerPoolTests|aCrashAndASpinCostTheirOwnRequestsUnderLoad
 TSAN_ENV   := SWIFT_BACKTRACE=enable=no \
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 print_suppressions=1 suppressions=$(CURDIR)/scripts/tsan.supp"
 tsan: deps

@@ -307,9 +307,11 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
 // bench kit and the other test targets, which it would compile and never run. Every product is named after its one
 // target, so a product goes with its target.
 if Context.environment["DARKROOM_TSAN"] == "1" {
-    // The server's suites start decode workers: their executable goes with them.
+    // The server's suites start decode workers, and the pool's own suites the test worker: the executables go with
+    // them.
     let suites: Set<String> = [
-        "DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests", "darkroom-worker",
+        "DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests", "DarkroomWorkersTests",
+        "darkroom-worker", "darkroom-test-worker",
     ]
     let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var needed = Set<String>()

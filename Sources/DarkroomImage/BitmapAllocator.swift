@@ -17,7 +17,7 @@ extension Bitmap {
 
     /// Calls `allocate` and checks that it kept its promise (the exact geometry asked for).
     /// - Throws: whatever `allocate` throws, or `.invalidArgument` for a bitmap of another size or format.
-    static func allocate(
+    package static func allocate(
         _ width: Int, _ height: Int, _ format: PixelFormat, _ isOpaque: Bool,
         using allocate: BitmapAllocator
     ) throws(DarkroomImageError) -> Bitmap {

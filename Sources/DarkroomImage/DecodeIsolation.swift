@@ -1,7 +1,8 @@
 /// Where whole decodes run when not in the calling process: DarkroomWorkers' `DecodeWorkerPool` runs each in a
 /// confined worker process, so what a hostile file makes a decoder do costs one decode and reaches nothing.
 ///
-/// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file to it and keeps
+/// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (and the frames of an
+/// animation, ``ImageDecoder/animation(_:options:frameLimit:)``) to it and keeps
 /// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
@@ -17,4 +18,15 @@ public protocol DecodeIsolation: Sendable {
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
     func decode(file descriptor: Int32, length: Int, options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage
+
+    /// The frames of the animation in `bytes` at `options`' size, at most `frameLimit` of them, made elsewhere one at
+    /// a time as they are asked for. The source holds what made it until it is released. Blocking.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and the animation decoder's own errors.
+    func animation(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, frameLimit: Int?)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+
+    /// The frames of the animation in the regular file open at `descriptor` (`length` bytes), read where it lies
+    /// (see ``animation(_:options:frameLimit:)``). The caller keeps and closes `descriptor`.
+    func animation(file descriptor: Int32, length: Int, options: DecodeOptions, frameLimit: Int?)
+        throws(DarkroomImageError) -> any AnimationFrameSource
 }

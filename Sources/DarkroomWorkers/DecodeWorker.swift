@@ -35,34 +35,36 @@ public enum DecodeWorker {
             let received = Array(fds.prefix(Int(count)))
             let reply: WorkerReply
             if let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(buffer[..<length])),
-                request.descriptorCount == received.count, let options = request.options ?? kept.options
+                request.descriptorCount == received.count
             {
-                var next = received.makeIterator()
-                let input = request.input == .keptMemory ? kept.input : next.next()
-                if request.input == .newMemory { kept.replaceInput(with: input) }
-                if request.newOutput { kept.replaceOutput(with: next.next()) }
-                kept.options = options
-                if let input, let output = kept.output {
-                    reply = serve(request, options: options, input: input, output: output, decoder: decoder)
-                } else {
-                    reply = WorkerReply(failure: .init(code: "invalid_argument", message: "the request named no file"))
-                }
-                // A file is the parent's for this request only
-                if request.input == .file, let input { close(input) }
+                reply = handle(request, descriptors: received, kept: &kept, decoder: decoder)
             } else {
                 for fd in received { close(fd) }
-                reply = WorkerReply(failure: .init(code: "invalid_argument", message: "the request could not be read"))
+                reply = .failure("invalid_argument", "the request could not be read")
             }
             let encoded = (try? JSONEncoder().encode(reply)).map { [UInt8]($0) } ?? []
             guard dr_channel_send(3, encoded, encoded.count, nil, 0) == 0 else { exit(0) }
         }
     }
 
-    /// What a worker keeps between requests: the parent's memory files for inputs and bitmaps, and the last options.
-    private struct Kept {
+    /// What a worker keeps between requests: the parent's memory files for inputs and bitmaps, the last options and
+    /// output capacity, and an open animation's decoder with the mapping of its input.
+    struct Kept {
         var input: Int32?
         var output: Int32?
         var options: DecodeOptions?
+        var outputCapacity = 0
+        var animation: AnimatedImageDecoder?
+        var animationInput: UnsafeRawBufferPointer?
+
+        /// Drops the open animation's decoder, then unmaps its input.
+        mutating func closeAnimation() {
+            animation = nil
+            if let animationInput {
+                munmap(UnsafeMutableRawPointer(mutating: animationInput.baseAddress), animationInput.count)
+            }
+            animationInput = nil
+        }
 
         mutating func replaceInput(with fd: Int32?) {
             if let input { close(input) }
@@ -75,12 +77,34 @@ public enum DecodeWorker {
         }
     }
 
-    private static func serve(
-        _ request: WorkerRequest, options: DecodeOptions, input: Int32, output: Int32, decoder: ImageDecoder
+    /// Answers one request: takes the descriptors it hands over (a file only for this request; memory files kept),
+    /// then does its step.
+    private static func handle(
+        _ request: WorkerRequest, descriptors: [Int32], kept: inout Kept, decoder: ImageDecoder
+    ) -> WorkerReply {
+        var next = descriptors.makeIterator()
+        let input: Int32? =
+            switch request.input {
+            case .file?, .newMemory?: next.next()
+            case .keptMemory?: kept.input
+            case nil: nil
+            }
+        if request.input == .newMemory { kept.replaceInput(with: input) }
+        if request.newOutput { kept.replaceOutput(with: next.next()) }
+        if let options = request.options { kept.options = options }
+        if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
+        defer { if request.input == .file, let input { close(input) } }
+        guard request.step == .decode else { return animationStep(request, input: input, kept: &kept) }
+        guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
+        return decode(request, options: options, input: input, kept: kept, decoder: decoder)
+    }
+
+    private static func decode(
+        _ request: WorkerRequest, options: DecodeOptions, input: Int32, kept: Kept, decoder: ImageDecoder
     ) -> WorkerReply {
         guard request.inputLength > 0,
             let source = mmap(nil, request.inputLength, PROT_READ, MAP_SHARED, input, 0), source != MAP_FAILED
-        else { return WorkerReply(failure: .init(code: "io", message: "the input could not be mapped")) }
+        else { return .failure("io", "the input could not be mapped") }
         defer { munmap(source, request.inputLength) }
         let bytes = UnsafeRawBufferPointer(start: source, count: request.inputLength)
         let decoded: DecodedImage
@@ -96,29 +120,42 @@ public enum DecodeWorker {
                 decoded = try decoder.decode(bytes, options: options)
             }
         } catch {
-            return WorkerReply(failure: .init(code: error.code.rawValue, message: error.message))
+            return .failure(error.code.rawValue, error.message)
         }
-        let bitmap = decoded.bitmap
+        var reply = write(decoded.bitmap, profile: decoded.colorProfile, kept: kept)
+        guard reply.failure == nil else { return reply }
+        reply.probe = decoded.probe
+        reply.shrinkDenominator = decoded.shrinkDenominator
+        reply.convertedToSRGB = decoded.convertedToSRGB
+        reply.colorProblem = decoded.colorProblem
+        reply.usedEmbeddedThumbnail = decoded.usedEmbeddedThumbnail
+        return reply
+    }
+
+    /// Writes `bitmap`'s rows and then `profile` into the output memory file: the reply that describes them, or a
+    /// failure when they do not fit.
+    static func write(_ bitmap: Bitmap, profile: ColorProfile?, kept: Kept) -> WorkerReply {
         let size = bitmap.bytesPerRow * bitmap.height
-        let profile = decoded.colorProfile?.data ?? []
-        guard size + profile.count <= request.outputCapacity,
-            let target = mmap(nil, max(1, size + profile.count), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0),
+        let data = profile?.data ?? []
+        guard let output = kept.output, size + data.count <= kept.outputCapacity,
+            let target = mmap(nil, max(1, size + data.count), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0),
             target != MAP_FAILED
-        else {
-            return WorkerReply(
-                failure: .init(code: "limit_exceeded", message: "the bitmap (\(size) bytes) does not fit the output"))
-        }
+        else { return .failure("limit_exceeded", "the bitmap (\(size) bytes) does not fit the output") }
         bitmap.withUnsafeBytes { pixels in target.copyMemory(from: pixels.baseAddress!, byteCount: size) }
-        profile.withUnsafeBytes { data in
+        data.withUnsafeBytes { data in
             if let base = data.baseAddress { (target + size).copyMemory(from: base, byteCount: data.count) }
         }
-        munmap(target, max(1, size + profile.count))
+        munmap(target, max(1, size + data.count))
         return WorkerReply(
             width: bitmap.width, height: bitmap.height, format: bitmap.format, bytesPerRow: bitmap.bytesPerRow,
-            isOpaque: bitmap.isOpaque, probe: decoded.probe, shrinkDenominator: decoded.shrinkDenominator,
-            convertedToSRGB: decoded.convertedToSRGB, colorProblem: decoded.colorProblem,
-            colorProfileLength: profile.count, colorProfileSummary: decoded.colorProfile?.summary,
-            usedEmbeddedThumbnail: decoded.usedEmbeddedThumbnail)
+            isOpaque: bitmap.isOpaque, colorProfileLength: data.count, colorProfileSummary: profile?.summary)
+    }
+}
+
+extension WorkerReply {
+    /// A reply that reports a failure.
+    static func failure(_ code: String, _ message: String) -> WorkerReply {
+        WorkerReply(failure: .init(code: code, message: message))
     }
 }
 

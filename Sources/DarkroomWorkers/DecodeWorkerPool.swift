@@ -166,6 +166,66 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// The frames of the animation in `bytes`, made in a worker at `options`' size, at most `frameLimit` of them:
+    /// the worker opens the animation now (its limits and header checked there) and makes each frame when asked.
+    /// The source holds its worker, and so one of ``Configuration/workers`` slots, until it is released: a caller
+    /// releases each before opening the next. Blocking.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and the animation decoder's own errors.
+    public func animation(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, frameLimit: Int?)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+    {
+        try openAnimation { worker throws(DarkroomImageError) in
+            let (input, kind) = try worker.write(bytes)
+            return try worker.exchange(
+                WorkerRequest(
+                    step: .openAnimation, options: options, input: kind, inputLength: bytes.count,
+                    frameLimit: frameLimit), input: input, timeout: configuration.timeout)
+        }
+    }
+
+    /// The frames of the animation in the regular file open at `descriptor` (`length` bytes), made in a worker
+    /// that reads the file itself (see ``animation(_:options:frameLimit:)``). The caller keeps `descriptor`.
+    public func animation(file descriptor: Int32, length: Int, options: DecodeOptions, frameLimit: Int?)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+    {
+        try openAnimation { worker throws(DarkroomImageError) in
+            try worker.exchange(
+                WorkerRequest(
+                    step: .openAnimation, options: options, input: .file, inputLength: length, frameLimit: frameLimit
+                ), input: descriptor, timeout: configuration.timeout)
+        }
+    }
+
+    /// Takes a slot and a worker, opens an animation in it with `open`, and hands both to the frame source, which
+    /// gives them back when it goes (or gives them back at once when opening fails).
+    private func openAnimation(_ open: (WorkerProcess) throws(DarkroomImageError) -> WorkerReply)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+    {
+        slots.wait()
+        let worker: WorkerProcess
+        do throws(DarkroomImageError) {
+            worker = try takeWorker()
+        } catch {
+            slots.signal()
+            throw error
+        }
+        do throws(DarkroomImageError) {
+            guard let header = try open(worker).animation else {
+                worker.terminate()
+                throw DarkroomImageError(.decoderCrashed, "the decode worker opened no animation")
+            }
+            return WorkerAnimation(worker: worker, header: header, timeout: configuration.timeout) {
+                [self] worker, failure in
+                giveBack(worker, failure: failure)
+                slots.signal()
+            }
+        } catch {
+            giveBack(worker, failure: error)
+            slots.signal()
+            throw error
+        }
+    }
+
     /// Runs `body` with an idle worker (waiting for one when all are busy) and gives the worker back after it.
     private func withWorker(_ body: (WorkerProcess) throws(DarkroomImageError) -> DecodedImage)
         throws(DarkroomImageError) -> DecodedImage

@@ -1,28 +1,48 @@
 import DarkroomImage
 import Foundation
 
-/// What the parent asks a worker for: one decode. Sent as JSON with the descriptors it names, in this order: the
-/// input when ``input`` is `.file` (a regular file the parent opened) or `.newMemory` (a memory file the worker keeps
-/// for later `.keptMemory` requests), then the output when ``newOutput`` (a memory file of ``outputCapacity`` bytes,
-/// kept for every later request, that the worker writes the bitmap's rows into, then the colour profile: the pixels
-/// never pass through the socket). The input is ``inputLength`` bytes.
+/// What the parent asks a worker for: one decode, or one step of an animation's frames. Sent as JSON with the
+/// descriptors it names, in this order: the input when ``input`` is `.file` (a regular file the parent opened) or
+/// `.newMemory` (a memory file the worker keeps for later `.keptMemory` requests), then the output when
+/// ``newOutput`` (a memory file of ``outputCapacity`` bytes, kept for every later request, that the worker writes
+/// the bitmap's rows into, then the colour profile: the pixels never pass through the socket). The input is
+/// ``inputLength`` bytes.
 ///
 /// A worker's memory files are made once, not per decode: a decode costs no file made, sized or closed, and the
 /// pages a bitmap used are reused by the next. ``options`` is absent when it equals the previous request's, so a
 /// batch of one geometry sends it once per worker.
 struct WorkerRequest: Codable {
+    /// What the request asks.
+    enum Step: String, Codable {
+        /// Decode the input (``WorkerReply`` describes the image).
+        case decode
+        /// Open the input's frames, at most ``WorkerRequest/frameLimit`` (the reply's `animation`); the worker keeps
+        /// the decoder for the steps below until `closeAnimation`.
+        case openAnimation
+        /// The next frame into the output (the reply's `frameIndex`; none after the last).
+        case nextFrame
+        /// Move past the next frame without making it (the reply's `skipped`).
+        case skipFrame
+        /// Start again from the first frame.
+        case rewind
+        /// Drop the animation's decoder.
+        case closeAnimation
+    }
+
     enum Input: String, Codable {
         case file, newMemory, keptMemory
     }
 
+    var step = Step.decode
     var options: DecodeOptions?
-    var input: Input
-    var inputLength: Int
+    var input: Input?
+    var inputLength = 0
+    var frameLimit: Int?
     var newOutput = false
-    var outputCapacity: Int
+    var outputCapacity = 0
 
     /// The descriptors the message carries.
-    var descriptorCount: Int { (input == .keptMemory ? 0 : 1) + (newOutput ? 1 : 0) }
+    var descriptorCount: Int { (input == .file || input == .newMemory ? 1 : 0) + (newOutput ? 1 : 0) }
 }
 
 /// A worker's answer: the bitmap written to the output (its size, layout and rows' stride), the colour profile's
@@ -45,7 +65,23 @@ struct WorkerReply: Codable {
     var colorProfileLength = 0
     var colorProfileSummary: ColorProfileSummary?
     var usedEmbeddedThumbnail = false
+    /// `openAnimation`: what the frames will be.
+    var animation: AnimationHeader?
+    /// `nextFrame`: the frame's index (its bitmap described as a decode's is), or nil after the last frame.
+    var frameIndex: Int?
+    /// `nextFrame`: the frame's duration, milliseconds.
+    var frameDuration = 0
+    /// `skipFrame`: whether a frame was passed.
+    var skipped = false
     var failure: Failure?
+
+    /// An opened animation: its timing and its frames' count and size.
+    struct AnimationHeader: Codable {
+        var info: AnimationInfo
+        var frameCount: Int
+        var outputWidth: Int
+        var outputHeight: Int
+    }
 
     /// The most bytes a message may hold.
     static let maxBytes = 1 << 20

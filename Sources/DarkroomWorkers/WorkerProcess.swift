@@ -37,6 +37,8 @@ package final class WorkerProcess: @unchecked Sendable {
     private var outputMemory: (fd: Int32, capacity: Int)?
     /// The options the worker was last sent, which it keeps: a request with the same options leaves them out.
     private var lastOptions: DecodeOptions?
+    /// The decoded-bytes limit of the last request with options: the most a reply's bitmap and profile may fill.
+    private var outputCapacity = 0
     /// The most bytes of a memory file's pages kept between decodes; past it they are given back after the decode.
     static let keptBytes = 4 << 20
 
@@ -87,18 +89,10 @@ package final class WorkerProcess: @unchecked Sendable {
     package func decode(
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
-        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
-        let isNew = inputMemory == nil
-        if isNew { inputMemory = try Self.memoryFile("darkroom-input") }
-        let input = inputMemory!
-        guard ftruncate(input, off_t(bytes.count)) == 0, POSIXIO.write(input, bytes, at: 0) else {
-            throw DarkroomImageError(.io, "the input could not be written for the worker")
-        }
+        let (input, kind) = try write(bytes)
         // A large input's pages are given back after its decode, not kept until the next one's
         defer { if bytes.count > Self.keptBytes { _ = ftruncate(input, 0) } }
-        return try decode(
-            input: input, kind: isNew ? .newMemory : .keptMemory, length: bytes.count, options: options,
-            timeout: timeout)
+        return try decode(input: input, kind: kind, length: bytes.count, options: options, timeout: timeout)
     }
 
     /// Decodes the regular file open at `descriptor` (`length` bytes) in the worker, which reads it where it lies
@@ -106,35 +100,72 @@ package final class WorkerProcess: @unchecked Sendable {
     package func decode(
         file descriptor: Int32, length: Int, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
-        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
-        return try decode(input: descriptor, kind: .file, length: length, options: options, timeout: timeout)
+        try decode(input: descriptor, kind: .file, length: length, options: options, timeout: timeout)
     }
 
     private func decode(
         input: Int32, kind: WorkerRequest.Input, length: Int, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
-        let capacity = max(1, options.limits.maxDecodedBytes)
-        var newOutput = false
-        if outputMemory == nil || outputMemory!.capacity < capacity {
-            if let old = outputMemory { close(old.fd) }
-            outputMemory = nil
-            outputMemory = (try Self.memoryFile("darkroom-output", size: capacity), capacity)
-            newOutput = true
+        let request = WorkerRequest(options: options, input: kind, inputLength: length)
+        let reply = try exchange(request, input: input, timeout: timeout)
+        guard let probe = reply.probe else {
+            throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap")
         }
-        let output = outputMemory!.fd
-        let request = WorkerRequest(
-            options: options == lastOptions ? nil : options, input: kind, inputLength: length, newOutput: newOutput,
-            outputCapacity: capacity)
+        let output = try self.output(reply, allocate: Bitmap.allocateOnHeap)
+        var image = DecodedImage(
+            bitmap: output.bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator,
+            colorProfile: output.profile, convertedToSRGB: reply.convertedToSRGB, colorProblem: reply.colorProblem)
+        image.usedEmbeddedThumbnail = reply.usedEmbeddedThumbnail
+        return image
+    }
+
+    /// `bytes` written to the kept input memory file (made at the first call): its descriptor, and how a request
+    /// names it.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(DarkroomImageError) -> (Int32, WorkerRequest.Input) {
+        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
+        let isNew = inputMemory == nil
+        if isNew { inputMemory = try Self.memoryFile("darkroom-input") }
+        let input = inputMemory!
+        guard ftruncate(input, off_t(bytes.count)) == 0, POSIXIO.write(input, bytes, at: 0) else {
+            throw DarkroomImageError(.io, "the input could not be written for the worker")
+        }
+        return (input, isNew ? .newMemory : .keptMemory)
+    }
+
+    /// Sends `request` (with `input`'s descriptor when the request hands one over, and the output memory file when
+    /// it is new) and waits at most `timeout` seconds for the reply. The output file is made (or replaced by a larger
+    /// one) for the request's options' decoded-bytes limit, and options equal to the worker's last are left out.
+    /// - Throws: `DarkroomImageError`: the worker's own failure, `.decoderCrashed` when it ended or answered what is
+    ///   not a reply, `.limitExceeded` past `timeout`; the worker is finished by all but the first.
+    func exchange(_ request: WorkerRequest, input: Int32? = nil, timeout: Double) throws(DarkroomImageError)
+        -> WorkerReply
+    {
+        guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
+        var request = request
+        let options = request.options
+        var descriptors: [Int32] = []
+        if let input, request.input == .file || request.input == .newMemory { descriptors.append(input) }
+        if let options {
+            let capacity = max(1, options.limits.maxDecodedBytes)
+            if outputMemory == nil || outputMemory!.capacity < capacity {
+                if let old = outputMemory { close(old.fd) }
+                outputMemory = nil
+                outputMemory = (try Self.memoryFile("darkroom-output", size: capacity), capacity)
+                request.newOutput = true
+                descriptors.append(outputMemory!.fd)
+            }
+            request.outputCapacity = capacity
+            outputCapacity = capacity
+            if options == lastOptions { request.options = nil }
+        }
         guard let encoded = try? JSONEncoder().encode(request) else {
             throw DarkroomImageError(.invalidArgument, "the decode options could not be encoded for the worker")
         }
-        var descriptors: [Int32] = kind == .keptMemory ? [] : [input]
-        if newOutput { descriptors.append(output) }
         let sent = [UInt8](encoded).withUnsafeBytes { message in
             dr_channel_send(channel, message.baseAddress, message.count, descriptors, Int32(descriptors.count))
         }
         guard sent == 0 else { throw ended("before it took the request") }
-        lastOptions = options
+        if let options { lastOptions = options }
         var fds: [Int32] = [-1]
         var count: Int32 = 0
         let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
@@ -154,33 +185,37 @@ package final class WorkerProcess: @unchecked Sendable {
         if let failure = reply.failure {
             throw DarkroomImageError(DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
         }
-        let image = try Self.image(reply, from: output, capacity: capacity)
-        // A large bitmap's pages are given back; a thumbnail's stay for the next decode to write over
-        let used = reply.bytesPerRow &* reply.height &+ reply.colorProfileLength
-        if used > Self.keptBytes { _ = dr_channel_release_memory(output, used) }
-        return image
+        return reply
     }
 
-    /// The image a reply describes: its bitmap copied out of the output file, and the colour profile after it. The
-    /// reply is a possibly compromised process's: every size in it is checked, without arithmetic that could trap,
-    /// before anything is mapped, and the profile's summary is the worker's (no parser here reads the profile).
-    private static func image(_ reply: WorkerReply, from output: Int32, capacity: Int) throws(DarkroomImageError)
-        -> DecodedImage
-    {
+    /// The bitmap a reply describes, copied out of the output memory file into memory from `allocate`, and the
+    /// colour profile after it; a large bitmap's pages are then given back (a thumbnail's stay for the next decode
+    /// to write over). The reply is a possibly compromised process's: every size in it is checked, without
+    /// arithmetic that could trap, before anything is mapped, and the profile's summary is the worker's (no parser
+    /// here reads the profile).
+    func output(_ reply: WorkerReply, allocate: BitmapAllocator) throws(DarkroomImageError) -> (
+        bitmap: Bitmap, profile: ColorProfile?
+    ) {
+        guard let output = outputMemory?.fd else {
+            throw DarkroomImageError(.decoderCrashed, "the decode worker described a bitmap it had nowhere to write")
+        }
+        let capacity = outputCapacity
         let rowBytes = reply.width.multipliedReportingOverflow(by: reply.format.bytesPerPixel)
         let size = reply.bytesPerRow.multipliedReportingOverflow(by: reply.height)
         let mapped = size.partialValue.addingReportingOverflow(reply.colorProfileLength)
-        guard let probe = reply.probe, reply.width > 0, reply.height > 0, reply.colorProfileLength >= 0,
+        guard reply.width > 0, reply.height > 0, reply.colorProfileLength >= 0,
             !rowBytes.overflow, !size.overflow, !mapped.overflow, reply.bytesPerRow >= rowBytes.partialValue,
             mapped.partialValue <= capacity, reply.colorProfileLength == 0 || reply.colorProfileSummary != nil
         else { throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap") }
-        let bitmap = try Bitmap(
-            width: reply.width, height: reply.height, format: reply.format, isOpaque: reply.isOpaque)
+        let bitmap = try Bitmap.allocate(reply.width, reply.height, reply.format, reply.isOpaque, using: allocate)
         var status = stat()
         guard fstat(output, &status) == 0, Int(status.st_size) >= mapped.partialValue,
             let source = mmap(nil, mapped.partialValue, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
         else { throw DarkroomImageError(.io, "the decode worker's bitmap could not be mapped") }
-        defer { munmap(source, mapped.partialValue) }
+        defer {
+            munmap(source, mapped.partialValue)
+            if mapped.partialValue > Self.keptBytes { _ = dr_channel_release_memory(output, mapped.partialValue) }
+        }
         for y in 0..<reply.height {
             bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes.partialValue)
         }
@@ -189,11 +224,13 @@ package final class WorkerProcess: @unchecked Sendable {
             let data = UnsafeRawBufferPointer(start: source + size.partialValue, count: reply.colorProfileLength)
             profile = ColorProfile(data: [UInt8](data), summary: summary)
         }
-        var image = DecodedImage(
-            bitmap: bitmap, probe: probe, shrinkDenominator: reply.shrinkDenominator, colorProfile: profile,
-            convertedToSRGB: reply.convertedToSRGB, colorProblem: reply.colorProblem)
-        image.usedEmbeddedThumbnail = reply.usedEmbeddedThumbnail
-        return image
+        return (bitmap, profile)
+    }
+
+    /// Kills the worker (one that broke the protocol) and waits for it; it is then finished.
+    func terminate() {
+        guard !finished else { return }
+        reap(kill: true)
     }
 
     /// The worker ended (or broke its channel): reaped, and reported with how it ended.

@@ -97,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
     var inProcess = false
     @Option(help: "Decode workers (default: active cores; a worker decodes one image at a time).") var decodeWorkers:
         Int?
+    @Option(help: "The decode worker program (default: darkroom-worker beside this one).") var decodeWorker: String?
 
     /// The imgproxy settings from the options and the environment.
     func imgproxySettings() throws -> ServerConfiguration.Imgproxy {
@@ -182,8 +183,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maxAnimationFrames = maxAnimationFrames
         if inProcess {
             configuration.decodeWorkers = nil
-        } else if let decodeWorkers {
-            configuration.decodeWorkers?.workers = max(1, decodeWorkers)
+        } else {
+            if let decodeWorkers { configuration.decodeWorkers?.workers = max(1, decodeWorkers) }
+            if let decodeWorker { configuration.decodeWorkers?.executable = decodeWorker }
         }
         configuration.logger = logger
         configuration.imgproxy = try imgproxySettings()

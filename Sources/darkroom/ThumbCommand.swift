@@ -121,9 +121,24 @@ struct ThumbCommand: ParsableCommand {
                     return
                 }
                 // Isolated, a still is decoded from its file in a worker (the file handed over as its descriptor,
-                // never read here); an animation and the HDR outputs are this process's
+                // never read here), and an animation's frames are made in one; the HDR outputs are this process's
                 if let isolated, hdr == .sdr, still || job.animatedFormat == nil || !Self.mayAnimate(sourceFormat) {
                     try write(isolated.decode(fileAt: job.input, options: options), job, baseEncodeOptions)
+                    progress.advance()
+                    return
+                }
+                if let isolated, hdr == .sdr, let animated = job.animatedFormat,
+                    let sourceFormat, AnimatedImageDecoder.formats.contains(sourceFormat)
+                {
+                    if let encoded = try Self.animation(
+                        of: job.input, decoder: isolated, options: options, frameLimit: frames, as: animated,
+                        encode: baseEncodeOptions)
+                    {
+                        try FileBytes.writeAtomically(encoded, to: job.output(animated))
+                    } else {
+                        // A still in a format that may animate: decoded as a still (colour, orientation)
+                        try write(isolated.decode(fileAt: job.input, options: options), job, baseEncodeOptions)
+                    }
                     progress.advance()
                     return
                 }
@@ -222,6 +237,18 @@ struct ThumbCommand: ParsableCommand {
 
 extension ThumbCommand {
     /// Whether a file of `format` may hold an animation (which the job decodes in this process, frame by frame).
+    /// The file's animation encoded as `format` from frames `decoder` makes (in a worker, when isolated), or nil for
+    /// a file of one frame. The frame source, and the worker it holds, are released before this returns, so the
+    /// caller can decode a still with the same pool.
+    static func animation(
+        of path: String, decoder: ImageDecoder, options: DecodeOptions, frameLimit: Int?, as format: ImageFileFormat,
+        encode: EncodeOptions
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        let frames = try decoder.animation(fileAt: path, options: options, frameLimit: frameLimit)
+        guard frames.frameCount > 1 else { return nil }
+        return try AnimatedImageEncoder.encode(frames, as: format, options: encode)
+    }
+
     static func mayAnimate(_ format: ImageFileFormat?) -> Bool {
         [.gif, .webp, .png, .avif, .jxl, .heic].contains(format)
     }

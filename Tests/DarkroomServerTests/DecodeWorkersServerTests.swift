@@ -49,6 +49,33 @@ struct DecodeWorkersServerTests {
         #expect(Self.value("darkroom_server_decode_workers_running", in: metrics) != nil, "\(metrics)")
     }
 
+    @Test("an animation's frames are made in a worker: the same animated WebP as in this process")
+    func animationsInWorkers() async throws {
+        // Given an animated GIF under the root, and the server isolated and in this process
+        ServerHarness.write(
+            root + "/anim.gif", try SamplePhotos.bytes(SamplePhotos.path("animated/disposal-mixed-480x300.gif")))
+        let isolated = ServerHarness.configuration(root: root)
+        var inProcess = isolated
+        inProcess.decodeWorkers = nil
+        let uri = "/v1/thumb?src=anim.gif&w=96&format=webp"
+        // When each renders its animated thumbnail
+        let local = try await ServerHarness.withServer(inProcess) { _, client in
+            try await client.execute(uri: uri, method: .get).bytes
+        }
+        let (bytes, health) = try await ServerHarness.withServer(isolated) { _, client in
+            let bytes = try await client.execute(uri: uri, method: .get).bytes
+            return (bytes, try await client.execute(uri: "/health", method: .get).bytes)
+        }
+        // Then the two are the same animation, and a worker made its frames (one session: taken once, given back
+        // once)
+        let frames = try AnimatedImageDecoder([UInt8](bytes), options: DecodeOptions())
+        #expect(frames.frameCount > 1 && bytes == local)
+        let j = try JSONSerialization.jsonObject(with: Data(health)) as! [String: Any]
+        let workers = try #require(j["decodeWorkers"] as? [String: Any])
+        #expect(workers["decodes"] as? Int == 1 && workers["crashes"] as? Int == 0, "\(workers)")
+        #expect(workers["workersStarted"] as? Int == 1, "\(workers)")
+    }
+
     /// The value of the Prometheus sample named `name` (with its labels) in `text`.
     static func value(_ name: String, in text: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }

@@ -9,6 +9,9 @@
 /// A still image decodes as a one-frame animation. Orientation tags and colour profiles of animations are not
 /// applied: frames are taken as upright sRGB. Not thread-safe: one thread at a time (a player's worker).
 public final class AnimatedImageDecoder: AnimationFrameSource {
+    /// The formats whose frames this decoder makes (a still of another format is refused).
+    public static let formats: Set<ImageFileFormat> = [.gif, .webp, .png, .jxl]
+
     /// The container's timing.
     public var info: AnimationInfo { source.info }
     /// How many frames this decoder yields: the complete frames, or `frameLimit` if smaller.
@@ -53,7 +56,7 @@ public final class AnimatedImageDecoder: AnimationFrameSource {
         }
         var probe = source.probe
         try ImageDecoder.checkSource(probe, limits)
-        guard [.gif, .webp, .png, .jxl].contains(probe.format) else {
+        guard Self.formats.contains(probe.format) else {
             throw DarkroomImageError(.unsupportedFormat, "\(probe.format.rawValue) is not an animation format")
         }
         guard options.geometry.page == 0 else {  // frames are not pages: an animation has one page

@@ -7,16 +7,18 @@ import DarkroomVideo
 extension ThumbnailService {
     /// Decodes an animation frame by frame at the requested size and encodes it as it goes (blocking: call on a
     /// pipeline thread): one source canvas, one output frame and the encoder's state in memory, at most
-    /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames.
+    /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames. With decode workers, a worker composites and
+    /// resamples the frames and is held until the last is encoded.
     func animate(_ bytes: [UInt8], parameters: ThumbnailParameters, format: ImageFileFormat)
         throws(ServerError) -> EncodedThumbnail
     {
         stepObserver?("encode")
         do throws(DarkroomImageError) {
             let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
-            let decoder = try AnimatedImageDecoder(
+            // Each frame made where the pipeline decodes: in a confined worker unless the server decodes in-process
+            let frames = try pipeline.configuration.decoder.animation(
                 bytes, options: options, frameLimit: configuration.limits.maxAnimationFrames)
-            return try encodeAnimation(decoder, parameters: parameters, format: format)
+            return try encodeAnimation(frames, parameters: parameters, format: format)
         } catch {
             throw ServerError(
                 mapping:

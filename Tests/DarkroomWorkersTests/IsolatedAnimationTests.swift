@@ -1,0 +1,115 @@
+import DarkroomImage
+import DarkroomTestSupport
+import Foundation
+import Testing
+
+@testable import DarkroomWorkers
+
+/// An animation's frames made in a decode worker are the library's frames, in order, with their timing; skipping,
+/// rewinding and frame limits behave as in this process, and the worker goes back to the pool when the frames do.
+@Suite struct IsolatedAnimationTests {
+    static let samples = [
+        "animated/disposal-mixed-480x300.gif", "animated/blend-dispose-480x300-24f.png",
+        "animated/pan-kite-640x400-48f-lossy-alpha.webp",
+    ]
+
+    @Test(arguments: samples)
+    func framesFromAWorkerAreTheLibrarys(_ name: String) throws {
+        // Given an animation, a decoder isolated by a pool of one worker, and the library's decoder here
+        let path = SamplePhotos.path(name)
+        let bytes = try SamplePhotos.bytes(path)
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        let isolated = ImageDecoder(isolation: pool)
+        let options = DecodeOptions(size: .maxPixelSize(160))
+        // When every frame is made in the worker, from the bytes and from the open file, and here
+        let local = try AnimatedImageDecoder(bytes, options: options)
+        var expected: [AnimatedFrame] = []
+        while let frame = try local.nextFrame() { expected.append(frame) }
+        // (one source at a time: each holds the pool's one worker until it is released)
+        let opens: [() throws -> any AnimationFrameSource] = [
+            { try isolated.animation(bytes, options: options) },
+            { try isolated.animation(fileAt: path, options: options) },
+        ]
+        for open in opens {
+            let frames = try open()
+            // Then the timing, size and count are the library's, and every frame is the same, pixel for pixel
+            #expect(frames.info == local.info && frames.frameCount == local.frameCount)
+            #expect(frames.outputWidth == local.outputWidth && frames.outputHeight == local.outputHeight)
+            var index = 0
+            while let frame = try frames.nextFrame() {
+                #expect(frame.index == index && frame.duration == expected[index].duration)
+                #expect(PixelCompare.psnr(frame.bitmap, expected[index].bitmap) == .infinity, "\(name) frame \(index)")
+                index += 1
+            }
+            #expect(index == expected.count && frames.nextIndex == expected.count)
+        }
+        // And the worker was given back after each (one worker started, idle again)
+        let statistics = pool.statistics
+        #expect(statistics.workersStarted == 1 && statistics.workersRunning == 1 && statistics.decodesRunning == 0)
+    }
+
+    @Test func skippingRewindingAndAFrameLimitAreTheLibrarys() throws {
+        // Given an animation of 24 frames, in a worker and here, limited to 10 frames
+        let bytes = try SamplePhotos.bytes(SamplePhotos.path("animated/blend-dispose-480x300-24f.png"))
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        let options = DecodeOptions(size: .maxPixelSize(120))
+        let frames = try ImageDecoder(isolation: pool).animation(bytes, options: options, frameLimit: 10)
+        let local = try AnimatedImageDecoder(bytes, options: options, frameLimit: 10)
+        #expect(frames.frameCount == 10)
+        // When 3 frames are skipped, one made, then all rewound and one made again
+        for _ in 0..<3 { #expect(try frames.skipFrame() && local.skipFrame()) }
+        let fourth = try #require(try frames.nextFrame())
+        let localFourth = try #require(try local.nextFrame())
+        try frames.rewind()
+        try local.rewind()
+        let first = try #require(try frames.nextFrame())
+        let localFirst = try #require(try local.nextFrame())
+        // Then each is the library's frame, and the limit ends the frames
+        #expect(fourth.index == 3 && PixelCompare.psnr(fourth.bitmap, localFourth.bitmap) == .infinity)
+        #expect(first.index == 0 && PixelCompare.psnr(first.bitmap, localFirst.bitmap) == .infinity)
+        for _ in 1..<10 { #expect(try frames.skipFrame()) }
+        #expect(try frames.skipFrame() == false && frames.nextFrame() == nil)
+    }
+
+    @Test func aBadAnimationIsATypedErrorAndTheWorkerCarriesOn() throws {
+        // Given a pool of one worker, and bytes that are a JPEG (no animation format) and a cut GIF
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        let decoder = ImageDecoder(isolation: pool)
+        let jpeg = try SamplePhotos.bytes(SamplePhotos.path("jpeg/kite-2560x1600.jpg"))
+        // When their frames are asked for, Then the library's typed errors come back
+        let notAnimation = #expect(throws: DarkroomImageError.self) {
+            try decoder.animation(jpeg, options: DecodeOptions(size: .maxPixelSize(64)))
+        }
+        #expect(notAnimation?.code == .unsupportedFormat, "\(String(describing: notAnimation))")
+        let gif = try SamplePhotos.bytes(SamplePhotos.path("animated/disposal-mixed-480x300.gif"))
+        #expect(throws: DarkroomImageError.self) {
+            try decoder.animation(Array(gif.prefix(20)), options: DecodeOptions(size: .maxPixelSize(64)))
+        }
+        // And the one worker makes the next animation's frames, and is the only one started
+        let frames = try decoder.animation(gif, options: DecodeOptions(size: .maxPixelSize(64)))
+        #expect(try frames.nextFrame() != nil)
+        #expect(pool.statistics.workersStarted == 1 && pool.statistics.crashes == 0)
+    }
+
+    @Test func aWorkerKilledBetweenFramesCostsThatAnimation() throws {
+        // Given an animation whose frames are being made in a worker
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        pool.prestart()
+        let pid = try #require(pool.idlePIDs.first)
+        let bytes = try SamplePhotos.bytes(SamplePhotos.path("animated/pan-kite-640x400-48f-lossy-alpha.webp"))
+        let options = DecodeOptions(size: .maxPixelSize(64))
+        var frames: (any AnimationFrameSource)? = try ImageDecoder(isolation: pool).animation(bytes, options: options)
+        #expect(try frames?.nextFrame() != nil)
+        // When its worker is killed (as a decoder's crash ends it)
+        #expect(pool.idlePIDs.isEmpty)
+        kill(pid, SIGKILL)
+        // Then the next frame is decoder_crashed, and once the frames are released the crash is counted and a new
+        // worker makes the next animation
+        let error = #expect(throws: DarkroomImageError.self) { try frames?.nextFrame() }
+        #expect(error?.code == .decoderCrashed, "\(String(describing: error))")
+        frames = nil
+        #expect(pool.statistics.crashes == 1 && pool.statistics.workersRunning == 0)
+        let again = try ImageDecoder(isolation: pool).animation(bytes, options: options)
+        #expect(try again.nextFrame() != nil && pool.statistics.workersStarted == 2)
+    }
+}
