@@ -8,6 +8,9 @@ images/s of each, their ratio, the parent's peak RSS and one worker's peak RSS. 
   heic  12 MP HEICs without a thumbnail item that fits (the 512 px grid one and the 2560x1600 ones) -> 256 px
   tiff  12 MP TIFFs, LZW strips (bench/make-format-samples.sh writes them to .build-bench/formats/tiff)
   svg   vector illustrations made here (600 shapes each: paths, gradients, strokes) -> 256 px
+  gif   animations -> 128 px animated WebP, every frame made in a worker: the cinemagraph of shared/photos/animated
+        and the moving GIF where every frame changes (bench/make-moving-gif.py writes it to .build-bench/animated),
+        alternating, count // 10 files (at least 2)
 Both runs use the same number of job threads (--jobs, default the cores); the isolated run starts one worker per
 job thread. Prints one JSON object. Usage: bench/isolation-overhead.py [--darkroom PATH] [--count 40] [--rounds 3]
 """
@@ -47,6 +50,12 @@ def inputs(kind, directory, count):
         if not os.path.isdir(folder):
             subprocess.run([os.path.join(HERE, "make-format-samples.sh")], check=True, stdout=subprocess.DEVNULL)
         sources = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".tif"))
+    elif kind == "gif":
+        moving = os.path.join(HERE, "..", ".build-bench", "animated", "pan-300.gif")
+        if not os.path.exists(moving):
+            subprocess.run([os.path.join(HERE, "make-moving-gif.py")], check=True, stdout=subprocess.DEVNULL)
+        sources = [os.path.join(PHOTOS, "animated", "cinemagraph-480x300-300f.gif"), moving]
+        count = max(2, count // 10)
     else:
         sources = []
         for i in range(4):
@@ -60,8 +69,8 @@ def inputs(kind, directory, count):
     return folder
 
 
-def thumb(darkroom, folder, out, jobs, in_process):
-    command = [darkroom, "thumb", folder, "--max-pixel-size", "256", "--out", out, "--json", "--jobs", str(jobs)]
+def thumb(darkroom, folder, out, jobs, in_process, size=256):
+    command = [darkroom, "thumb", folder, "--max-pixel-size", str(size), "--out", out, "--json", "--jobs", str(jobs)]
     if in_process:
         command.append("--in-process")
     p = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -79,7 +88,7 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
-    ap.add_argument("--kinds", default="jpeg,heic,tiff,svg")
+    ap.add_argument("--kinds", default="jpeg,heic,tiff,svg,gif")
     a = ap.parse_args()
     result = {"count": a.count, "rounds": a.rounds, "jobs": a.jobs, "kinds": {}}
     for kind in a.kinds.split(","):
@@ -89,9 +98,11 @@ def main():
             for r in range(a.rounds):
                 for name in (("workers", "in_process") if r % 2 == 0 else ("in_process", "workers")):
                     out = os.path.join(directory, f"out-{name}-{r}")
-                    runs[name].append(thumb(a.darkroom, folder, out, a.jobs, name == "in_process"))
+                    runs[name].append(thumb(a.darkroom, folder, out, a.jobs, name == "in_process",
+                                            128 if kind == "gif" else 256))
             rate = {n: statistics.median(s["images_per_second"] for s in runs[n]) for n in runs}
             result["kinds"][kind] = {
+                "files": len(os.listdir(folder)),
                 "workers_images_per_second": round(rate["workers"], 2),
                 "in_process_images_per_second": round(rate["in_process"], 2),
                 "ratio": round(rate["workers"] / rate["in_process"], 3),

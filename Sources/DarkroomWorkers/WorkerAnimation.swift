@@ -34,6 +34,7 @@ final class WorkerAnimation: AnimationFrameSource {
 
     deinit {
         if worker.isRunning { _ = try? worker.exchange(WorkerRequest(step: .closeAnimation), timeout: timeout) }
+        worker.releaseLargeInput()
         release(worker, failure)
     }
 

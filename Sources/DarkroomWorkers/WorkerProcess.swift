@@ -132,6 +132,14 @@ package final class WorkerProcess: @unchecked Sendable {
         return (input, isNew ? .newMemory : .keptMemory)
     }
 
+    /// Gives back the pages of a large input left in the input memory file (after an animation, whose worker read
+    /// it until its frames were released).
+    func releaseLargeInput() {
+        var status = stat()
+        guard let inputMemory, fstat(inputMemory, &status) == 0, Int(status.st_size) > Self.keptBytes else { return }
+        _ = ftruncate(inputMemory, 0)
+    }
+
     /// Sends `request` (with `input`'s descriptor when the request hands one over, and the output memory file when
     /// it is new) and waits at most `timeout` seconds for the reply. The output file is made (or replaced by a larger
     /// one) for the request's options' decoded-bytes limit, and options equal to the worker's last are left out.
