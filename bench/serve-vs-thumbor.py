@@ -351,12 +351,12 @@ AUTO_WEBP = False
     return s
 
 
-def start_darkroom(exe, photos, work):
+def start_darkroom(exe, photos, work, extra=()):
     port = free_port()
     cache = os.path.abspath(os.path.join(work, "darkroom-cache"))
     os.makedirs(cache)
     cmd = [exe, "serve", "--host", "127.0.0.1", "--port", str(port), "--root", os.path.abspath(photos),
-           "--cache-dir", cache, "--max-renders", str(MAX_RENDERS), "--max-queue", str(MAX_QUEUE)]
+           "--cache-dir", cache, "--max-renders", str(MAX_RENDERS), "--max-queue", str(MAX_QUEUE)] + list(extra)
     s = Server("darkroom", cmd, port, "/health", work, ready_text=f"http://127.0.0.1:{port}/")
     s.start()
     return s
@@ -671,6 +671,8 @@ def main():
     ap.add_argument("--backoff-429", type=float, default=0.1, help="overload: client pause after a 429 (s)")
     ap.add_argument("--venv", default=os.path.join(ROOT, ".build-bench", "thumbor-venv"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, caches, config)")
+    ap.add_argument("--darkroom-arg", action="append", default=[],
+                    help="an extra argument for darkroom serve (repeatable), e.g. --darkroom-arg=--in-process")
     args = ap.parse_args()
 
     servers = [args.only] if args.only else list(SERVERS)
@@ -698,7 +700,7 @@ def main():
     results = {}
     try:
         if "darkroom" in servers:
-            running["darkroom"] = start_darkroom(args.darkroom, photos_dir, work)
+            running["darkroom"] = start_darkroom(args.darkroom, photos_dir, work, args.darkroom_arg)
         if "thumbor" in servers:
             running["thumbor"] = start_thumbor(thumbor_exe, photos_dir, work)
         workers = {n: len(s.pids()) for n, s in running.items()}
