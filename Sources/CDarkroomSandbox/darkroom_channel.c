@@ -90,6 +90,17 @@ int dr_channel_memory_file(const char *name) {
     return fd >= 0 ? fd : -errno;
 }
 
+int dr_channel_sealed_memory_file(const char *name, size_t size) {
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -errno;
+    if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
 int dr_channel_release_memory(int fd, size_t length) {
     if (length == 0) return 0;
     return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)length) == 0 ? 0 : -errno;

@@ -158,7 +158,7 @@ package final class WorkerProcess: @unchecked Sendable {
             if outputMemory == nil || outputMemory!.capacity < capacity {
                 if let old = outputMemory { close(old.fd) }
                 outputMemory = nil
-                outputMemory = (try Self.memoryFile("darkroom-output", size: capacity), capacity)
+                outputMemory = (try Self.outputMemoryFile(size: capacity), capacity)
                 request.newOutput = true
                 descriptors.append(outputMemory!.fd)
             }
@@ -261,15 +261,22 @@ package final class WorkerProcess: @unchecked Sendable {
         return status
     }
 
-    /// A memory file of `size` bytes (sparse).
-    private static func memoryFile(_ name: String, size: Int = 0) throws(DarkroomImageError) -> Int32 {
+    /// A new, empty memory file.
+    private static func memoryFile(_ name: String) throws(DarkroomImageError) -> Int32 {
         let fd = dr_channel_memory_file(name)
         guard fd >= 0 else {
             throw DarkroomImageError(.outOfMemory, "no memory file: \(String(cString: strerror(-fd)))")
         }
-        if ftruncate(fd, off_t(size)) != 0 {
-            close(fd)
-            throw DarkroomImageError(.outOfMemory, "no output memory file of \(size) bytes")
+        return fd
+    }
+
+    /// The output memory file, `size` bytes (sparse) and sealed at that size: this process maps it to copy a bitmap
+    /// out, and a compromised worker that shrank it under that mapping would fault this process, not itself.
+    static func outputMemoryFile(size: Int) throws(DarkroomImageError) -> Int32 {
+        let fd = dr_channel_sealed_memory_file("darkroom-output", size)
+        guard fd >= 0 else {
+            throw DarkroomImageError(
+                .outOfMemory, "no output memory file of \(size) bytes: \(String(cString: strerror(-fd)))")
         }
         return fd
     }

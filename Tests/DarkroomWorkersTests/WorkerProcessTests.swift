@@ -1,3 +1,4 @@
+import CDarkroomSandbox
 import DarkroomImage
 import DarkroomSupport
 import DarkroomTestSupport
@@ -71,6 +72,23 @@ import Testing
         #expect(memoryFiles.filter { $0.hasPrefix("/memfd:darkroom-input") }.count == 1, "\(memoryFiles)")
         #expect(memoryFiles.filter { $0.hasPrefix("/memfd:darkroom-output") }.count == 1, "\(memoryFiles)")
         #expect(worker.decodeCount == steps.count && worker.isRunning)
+    }
+
+    @Test func theOutputMemoryFileCannotBeResizedByAnyHolder() throws {
+        // Given the output memory file a worker is handed (this process maps it to copy bitmaps out)
+        let fd = try WorkerProcess.outputMemoryFile(size: 1 << 20)
+        defer { close(fd) }
+        // When a holder of the descriptor (a compromised worker) tries to shrink or grow it
+        let shrunk = ftruncate(fd, 0)
+        let shrinkError = errno
+        let grown = ftruncate(fd, 2 << 20)
+        // Then both are refused and the size holds, while writing into it and giving its pages back still work
+        #expect(shrunk == -1 && shrinkError == EPERM && grown == -1)
+        var status = stat()
+        #expect(fstat(fd, &status) == 0 && status.st_size == 1 << 20)
+        let bytes: [UInt8] = [1, 2, 3]
+        #expect(bytes.withUnsafeBytes { POSIXIO.write(fd, $0, at: 4096) })
+        #expect(dr_channel_release_memory(fd, 1 << 20) == 0)
     }
 
     @Test func aDecodeErrorIsTheLibrarysAndTheWorkerCarriesOn() throws {

@@ -23,6 +23,11 @@ ssize_t dr_channel_receive(int socket, void *buffer, size_t capacity, int *fds, 
 // A new memory file (memfd_create, close-on-exec): its descriptor, or a negative errno.
 int dr_channel_memory_file(const char *name);
 
+// A new memory file of `size` bytes (sparse, close-on-exec) sealed at that size: no process holding it can shrink or
+// grow it, so a mapping of it never faults past its end whatever a worker does with its copy of the descriptor.
+// Its descriptor, or a negative errno.
+int dr_channel_sealed_memory_file(const char *name, size_t size);
+
 // Gives back the memory of the first `length` bytes of a memory file, keeping its size (a hole punched): 0, or a
 // negative errno.
 int dr_channel_release_memory(int fd, size_t length);
