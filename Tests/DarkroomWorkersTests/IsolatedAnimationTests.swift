@@ -7,7 +7,9 @@ import Testing
 
 /// An animation's frames made in a decode worker are the library's frames, in order, with their timing; skipping,
 /// rewinding and frame limits behave as in this process, and the worker goes back to the pool when the frames do.
-@Suite struct IsolatedAnimationTests {
+/// Serialized, and at most 12 frames of each sample: every frame is composited at source size in a worker and here,
+/// and the suites beside it include timing tests on two cores.
+@Suite(.serialized) struct IsolatedAnimationTests {
     static let samples = [
         "animated/disposal-mixed-480x300.gif", "animated/blend-dispose-480x300-24f.png",
         "animated/pan-kite-640x400-48f-lossy-alpha.webp",
@@ -21,14 +23,14 @@ import Testing
         let pool = try DecodeWorkerPoolTests.pool(workers: 1)
         let isolated = ImageDecoder(isolation: pool)
         let options = DecodeOptions(size: .maxPixelSize(160))
-        // When every frame is made in the worker, from the bytes and from the open file, and here
-        let local = try AnimatedImageDecoder(bytes, options: options)
+        // When its first 12 frames are made in the worker, from the bytes and from the open file, and here
+        let local = try AnimatedImageDecoder(bytes, options: options, frameLimit: 12)
         var expected: [AnimatedFrame] = []
         while let frame = try local.nextFrame() { expected.append(frame) }
         // (one source at a time: each holds the pool's one worker until it is released)
         let opens: [() throws -> any AnimationFrameSource] = [
-            { try isolated.animation(bytes, options: options) },
-            { try isolated.animation(fileAt: path, options: options) },
+            { try isolated.animation(bytes, options: options, frameLimit: 12) },
+            { try isolated.animation(fileAt: path, options: options, frameLimit: 12) },
         ]
         for open in opens {
             let frames = try open()
@@ -37,6 +39,7 @@ import Testing
             #expect(frames.outputWidth == local.outputWidth && frames.outputHeight == local.outputHeight)
             var index = 0
             while let frame = try frames.nextFrame() {
+                try #require(index < expected.count, "more frames than the library's")
                 #expect(frame.index == index && frame.duration == expected[index].duration)
                 #expect(PixelCompare.psnr(frame.bitmap, expected[index].bitmap) == .infinity, "\(name) frame \(index)")
                 index += 1
