@@ -66,8 +66,9 @@ struct CancellationTests {
         let server = try await TestServer.start()
         server.register("big", TestImages.noisyJPEG(seed: 4))
         let pipeline = makePipeline()
-        // ~10 s of transfer (1 KiB every 50 ms): longer than the steps below can take on a loaded machine
-        let request = ImageRequest(url: server.url("/img/big?slow=50"))
+        // ~40 s of transfer (1 KiB every 200 ms): longer than the steps below can take on a loaded machine (with other
+        // suites' synchronous tests holding both of a 2-core machine's cooperative threads, they took over 10 s)
+        let request = ImageRequest(url: server.url("/img/big?slow=200"))
         let tasks = (0..<5).map { _ in Task { try await pipeline.image(for: request) } }
         #expect(await eventually { server.bytesSent("/img/big") > 0 })
 
