@@ -196,32 +196,22 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
-    /// Takes a slot and a worker, opens an animation in it with `open`, and hands both to the frame source, which
-    /// gives them back when it goes (or gives them back at once when opening fails).
+    /// Takes a worker, opens an animation in it with `open`, and hands it to the frame source, which gives it back
+    /// when it goes (or gives it back at once when opening fails).
     private func openAnimation(_ open: (WorkerProcess) throws(DarkroomImageError) -> WorkerReply)
         throws(DarkroomImageError) -> any AnimationFrameSource
     {
-        slots.wait()
-        let worker: WorkerProcess
-        do throws(DarkroomImageError) {
-            worker = try takeWorker()
-        } catch {
-            slots.signal()
-            throw error
-        }
+        let worker = try lease()
         do throws(DarkroomImageError) {
             guard let header = try open(worker).animation else {
                 worker.terminate()
                 throw DarkroomImageError(.decoderCrashed, "the decode worker opened no animation")
             }
             return WorkerAnimation(worker: worker, header: header, timeout: configuration.timeout) {
-                [self] worker, failure in
-                giveBack(worker, failure: failure)
-                slots.signal()
+                [self] worker, failure in release(worker, failure: failure)
             }
         } catch {
-            giveBack(worker, failure: error)
-            slots.signal()
+            release(worker, failure: error)
             throw error
         }
     }
@@ -230,17 +220,32 @@ public final class DecodeWorkerPool: DecodeIsolation {
     private func withWorker(_ body: (WorkerProcess) throws(DarkroomImageError) -> DecodedImage)
         throws(DarkroomImageError) -> DecodedImage
     {
-        slots.wait()
-        defer { slots.signal() }
-        let worker = try takeWorker()
+        let worker = try lease()
         do throws(DarkroomImageError) {
             let image = try body(worker)
-            giveBack(worker, failure: nil)
+            release(worker, failure: nil)
             return image
         } catch {
-            giveBack(worker, failure: error)
+            release(worker, failure: error)
             throw error
         }
+    }
+
+    /// A slot and a worker for it: waits while every slot is taken. Each lease ends with one ``release(_:failure:)``.
+    private func lease() throws(DarkroomImageError) -> WorkerProcess {
+        slots.wait()
+        do throws(DarkroomImageError) {
+            return try takeWorker()
+        } catch {
+            slots.signal()
+            throw error
+        }
+    }
+
+    /// Ends a lease: the worker given back (with the failure that ended it, if any), then its slot.
+    private func release(_ worker: WorkerProcess, failure: DarkroomImageError?) {
+        giveBack(worker, failure: failure)
+        slots.signal()
     }
 
     /// An idle worker that is still alive, or a new one.

@@ -32,6 +32,8 @@ package final class WorkerProcess: @unchecked Sendable {
     private var replyBuffer = [UInt8](repeating: 0, count: WorkerReply.maxBytes)
     /// The memory file inputs given as bytes are written to, made at the first and kept.
     private var inputMemory: Int32?
+    /// The size of what ``inputMemory`` holds.
+    private var inputSize = 0
     /// The memory file the worker writes bitmaps into, made at the first decode and kept (a larger one replaces it
     /// when a decode's limit asks for more).
     private var outputMemory: (fd: Int32, capacity: Int)?
@@ -90,8 +92,7 @@ package final class WorkerProcess: @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
         let (input, kind) = try write(bytes)
-        // A large input's pages are given back after its decode, not kept until the next one's
-        defer { if bytes.count > Self.keptBytes { _ = ftruncate(input, 0) } }
+        defer { releaseLargeInput() }
         return try decode(input: input, kind: kind, length: bytes.count, options: options, timeout: timeout)
     }
 
@@ -129,15 +130,17 @@ package final class WorkerProcess: @unchecked Sendable {
         guard ftruncate(input, off_t(bytes.count)) == 0, POSIXIO.write(input, bytes, at: 0) else {
             throw DarkroomImageError(.io, "the input could not be written for the worker")
         }
+        inputSize = bytes.count
         return (input, isNew ? .newMemory : .keptMemory)
     }
 
-    /// Gives back the pages of a large input left in the input memory file (after an animation, whose worker read
-    /// it until its frames were released).
+    /// Gives back the pages of a large input left in the input memory file, once the worker has done with it (after
+    /// a decode, or an animation whose worker read it until its frames were released); a small one stays for the
+    /// next input to write over.
     func releaseLargeInput() {
-        var status = stat()
-        guard let inputMemory, fstat(inputMemory, &status) == 0, Int(status.st_size) > Self.keptBytes else { return }
+        guard let inputMemory, inputSize > Self.keptBytes else { return }
         _ = ftruncate(inputMemory, 0)
+        inputSize = 0
     }
 
     /// Sends `request` (with `input`'s descriptor when the request hands one over, and the output memory file when

@@ -236,7 +236,6 @@ struct ThumbCommand: ParsableCommand {
 }
 
 extension ThumbCommand {
-    /// Whether a file of `format` may hold an animation (which the job decodes in this process, frame by frame).
     /// The file's animation encoded as `format` from frames `decoder` makes (in a worker, when isolated), or nil for
     /// a file of one frame. The frame source, and the worker it holds, are released before this returns, so the
     /// caller can decode a still with the same pool.
@@ -249,6 +248,7 @@ extension ThumbCommand {
         return try AnimatedImageEncoder.encode(frames, as: format, options: encode)
     }
 
+    /// Whether a file of `format` may hold an animation (which the job decodes frame by frame).
     static func mayAnimate(_ format: ImageFileFormat?) -> Bool {
         [.gif, .webp, .png, .avif, .jxl, .heic].contains(format)
     }
