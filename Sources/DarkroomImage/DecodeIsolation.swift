@@ -1,8 +1,9 @@
 /// Where whole decodes run when not in the calling process: DarkroomWorkers' `DecodeWorkerPool` runs each in a
 /// confined worker process, so what a hostile file makes a decoder do costs one decode and reaches nothing.
 ///
-/// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (and the frames of an
-/// animation, ``ImageDecoder/animation(_:options:frameLimit:)``) to it and keeps
+/// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (the frames of an
+/// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, and the HDR outputs made from a source's bytes,
+/// ``ImageDecoder/encodeHDRThumbnail(_:_:)``) to it and keeps
 /// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
@@ -29,4 +30,11 @@ public protocol DecodeIsolation: Sendable {
     /// (see ``animation(_:options:frameLimit:)``). The caller keeps and closes `descriptor`.
     func animation(file descriptor: Int32, length: Int, options: DecodeOptions, frameLimit: Int?)
         throws(DarkroomImageError) -> any AnimationFrameSource
+
+    /// Makes the HDR thumbnail `request` asks for from `bytes` elsewhere (``ImageEncoder/encodeHDRThumbnail(_:_:)``
+    /// run there): the source's bytes copied there once, the encoded file copied back. Blocking.
+    /// - Returns: the encoded file, or nil when the output declines the source.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and the encoder's own errors.
+    func encodeHDRThumbnail(_ bytes: UnsafeRawBufferPointer, _ request: HDRThumbnailRequest)
+        throws(DarkroomImageError) -> [UInt8]?
 }

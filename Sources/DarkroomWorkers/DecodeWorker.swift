@@ -94,8 +94,11 @@ public enum DecodeWorker {
         if let options = request.options { kept.options = options }
         if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
         defer { if request.input == .file, let input { close(input) } }
-        guard request.step == .decode else { return animationStep(request, input: input, kept: &kept) }
+        guard request.step == .decode || request.step == .encodeHDR else {
+            return animationStep(request, input: input, kept: &kept)
+        }
         guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
+        guard request.step == .decode else { return encodeHDR(request, options: options, input: input, kept: kept) }
         return decode(request, options: options, input: input, kept: kept, decoder: decoder)
     }
 
@@ -129,6 +132,37 @@ public enum DecodeWorker {
         reply.convertedToSRGB = decoded.convertedToSRGB
         reply.colorProblem = decoded.colorProblem
         reply.usedEmbeddedThumbnail = decoded.usedEmbeddedThumbnail
+        return reply
+    }
+
+    /// Makes the HDR thumbnail the request names from the mapped input and writes the encoded file into the output
+    /// memory file.
+    private static func encodeHDR(_ request: WorkerRequest, options: DecodeOptions, input: Int32, kept: Kept)
+        -> WorkerReply
+    {
+        guard let output = request.hdrOutput, let encode = request.encode else {
+            return .failure("invalid_argument", "an HDR output needs its kind and encoding")
+        }
+        guard request.inputLength > 0,
+            let source = mmap(nil, request.inputLength, PROT_READ, MAP_SHARED, input, 0), source != MAP_FAILED
+        else { return .failure("io", "the input could not be mapped") }
+        defer { munmap(source, request.inputLength) }
+        let encoded: [UInt8]?
+        do throws(DarkroomImageError) {
+            encoded = try ImageEncoder.encodeHDRThumbnail(
+                UnsafeRawBufferPointer(start: source, count: request.inputLength),
+                HDRThumbnailRequest(output, options: options, encode: encode))
+        } catch {
+            return .failure(error.code.rawValue, error.message)
+        }
+        guard let encoded else { return WorkerReply() }
+        guard let fd = kept.output, !encoded.isEmpty, encoded.count <= kept.outputCapacity,
+            let target = mmap(nil, encoded.count, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), target != MAP_FAILED
+        else { return .failure("limit_exceeded", "the encoded file (\(encoded.count) bytes) does not fit the output") }
+        encoded.withUnsafeBytes { target.copyMemory(from: $0.baseAddress!, byteCount: encoded.count) }
+        munmap(target, encoded.count)
+        var reply = WorkerReply()
+        reply.encodedLength = encoded.count
         return reply
     }
 

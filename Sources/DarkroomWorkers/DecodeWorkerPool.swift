@@ -196,6 +196,18 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// Makes the HDR thumbnail `request` asks for from `bytes` in a worker: one copy of the bytes into a memory file,
+    /// one of the encoded file out of the worker's. Blocking.
+    /// - Returns: the encoded file, or nil when the output declines the source.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and the encoder's own errors.
+    public func encodeHDRThumbnail(_ bytes: UnsafeRawBufferPointer, _ request: HDRThumbnailRequest)
+        throws(DarkroomImageError) -> [UInt8]?
+    {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.encodeHDRThumbnail(bytes, request, timeout: configuration.timeout)
+        }
+    }
+
     /// Takes a worker, opens an animation in it with `open`, and hands it to the frame source, which gives it back
     /// when it goes (or gives it back at once when opening fails).
     private func openAnimation(_ open: (WorkerProcess) throws(DarkroomImageError) -> WorkerReply)
@@ -217,14 +229,14 @@ public final class DecodeWorkerPool: DecodeIsolation {
     }
 
     /// Runs `body` with an idle worker (waiting for one when all are busy) and gives the worker back after it.
-    private func withWorker(_ body: (WorkerProcess) throws(DarkroomImageError) -> DecodedImage)
-        throws(DarkroomImageError) -> DecodedImage
+    private func withWorker<Result>(_ body: (WorkerProcess) throws(DarkroomImageError) -> Result)
+        throws(DarkroomImageError) -> Result
     {
         let worker = try lease()
         do throws(DarkroomImageError) {
-            let image = try body(worker)
+            let result = try body(worker)
             release(worker, failure: nil)
-            return image
+            return result
         } catch {
             release(worker, failure: error)
             throw error

@@ -1,7 +1,8 @@
 import DarkroomImage
 import Foundation
 
-/// What the parent asks a worker for: one decode, or one step of an animation's frames. Sent as JSON with the
+/// What the parent asks a worker for: one decode, one step of an animation's frames, or one HDR thumbnail made from
+/// the source's bytes. Sent as JSON with the
 /// descriptors it names, in this order: the input when ``input`` is `.file` (a regular file the parent opened) or
 /// `.newMemory` (a memory file the worker keeps for later `.keptMemory` requests), then the output when
 /// ``newOutput`` (a memory file of ``outputCapacity`` bytes, kept for every later request, that the worker writes
@@ -27,6 +28,9 @@ struct WorkerRequest: Codable {
         case rewind
         /// Drop the animation's decoder.
         case closeAnimation
+        /// Make the HDR thumbnail ``WorkerRequest/hdrOutput`` names from the input at the options' geometry,
+        /// encoded as ``WorkerRequest/encode`` says, into the output (the reply's `encodedLength`).
+        case encodeHDR
     }
 
     enum Input: String, Codable {
@@ -40,6 +44,9 @@ struct WorkerRequest: Codable {
     var frameLimit: Int?
     var newOutput = false
     var outputCapacity = 0
+    /// `encodeHDR`: which output, and its encoding (the decode's options are ``options``, kept as a decode's are).
+    var hdrOutput: HDRThumbnailRequest.Output?
+    var encode: EncodeOptions?
 
     /// The descriptors the message carries.
     var descriptorCount: Int { (input == .file || input == .newMemory ? 1 : 0) + (newOutput ? 1 : 0) }
@@ -73,6 +80,8 @@ struct WorkerReply: Codable {
     var frameDuration = 0
     /// `skipFrame`: whether a frame was passed.
     var skipped = false
+    /// `encodeHDR`: the length of the encoded file written to the output, or nil when the output declined the source.
+    var encodedLength: Int?
     var failure: Failure?
 
     /// An opened animation: its timing and its frames' count and size.

@@ -120,6 +120,39 @@ package final class WorkerProcess: @unchecked Sendable {
         return image
     }
 
+    /// Makes the HDR thumbnail `request` asks for from `bytes` in the worker, waiting at most `timeout` seconds: the
+    /// encoded file, copied out of the output memory file, or nil when the output declined the source.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:timeout:)``.
+    package func encodeHDRThumbnail(
+        _ bytes: UnsafeRawBufferPointer, _ request: HDRThumbnailRequest, timeout: Double
+    ) throws(DarkroomImageError) -> [UInt8]? {
+        let (input, kind) = try write(bytes)
+        defer { releaseLargeInput() }
+        var message = WorkerRequest(step: .encodeHDR, options: request.options, input: kind, inputLength: bytes.count)
+        message.hdrOutput = request.output
+        message.encode = request.encode
+        let reply = try exchange(message, input: input, timeout: timeout)
+        guard let length = reply.encodedLength else { return nil }
+        return try encodedFile(length: length)
+    }
+
+    /// The `length` bytes of an encoded file at the start of the output memory file, copied out; checked against
+    /// the output's size first (the length is a possibly compromised process's).
+    private func encodedFile(length: Int) throws(DarkroomImageError) -> [UInt8] {
+        guard let output = outputMemory?.fd, length > 0, length <= outputCapacity else {
+            throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible encoded file")
+        }
+        var status = stat()
+        guard fstat(output, &status) == 0, Int(status.st_size) >= length,
+            let source = mmap(nil, length, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
+        else { throw DarkroomImageError(.io, "the decode worker's encoded file could not be mapped") }
+        defer {
+            munmap(source, length)
+            if length > Self.keptBytes { _ = dr_channel_release_memory(output, length) }
+        }
+        return [UInt8](UnsafeRawBufferPointer(start: source, count: length))
+    }
+
     /// `bytes` written to the kept input memory file (made at the first call): its descriptor, and how a request
     /// names it.
     func write(_ bytes: UnsafeRawBufferPointer) throws(DarkroomImageError) -> (Int32, WorkerRequest.Input) {

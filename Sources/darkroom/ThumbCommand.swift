@@ -112,97 +112,23 @@ struct ThumbCommand: ParsableCommand {
             let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
             defer { buffers.withLock { $0.append(buffer) } }
             do {
-                // A camera RAW is read by libraw itself, which needs its preview, not the whole file; a TIFF by
-                // libtiff, a strip or tile at a time
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
                 if motion {
                     try writeMotion(job, sourceFormat: sourceFormat, options: options, encode: baseEncodeOptions)
-                    progress.advance()
-                    return
-                }
-                // Isolated, a still is decoded from its file in a worker (the file handed over as its descriptor,
-                // never read here), and an animation's frames are made in one; the HDR outputs are this process's
-                if let isolated, hdr == .sdr, still || job.animatedFormat == nil || !Self.mayAnimate(sourceFormat) {
-                    try write(isolated.decode(fileAt: job.input, options: options), job, baseEncodeOptions)
-                    progress.advance()
-                    return
-                }
-                if let isolated, hdr == .sdr, let animated = job.animatedFormat,
-                    let sourceFormat, AnimatedImageDecoder.formats.contains(sourceFormat)
+                } else if try !writeHDR(
+                    job, sourceFormat: sourceFormat, decoder: decoder, buffer: buffer, options: options,
+                    encode: baseEncodeOptions)
                 {
-                    if let encoded = try Self.animation(
-                        of: job.input, decoder: isolated, options: options, frameLimit: frames, as: animated,
-                        encode: baseEncodeOptions)
-                    {
-                        try FileBytes.writeAtomically(encoded, to: job.output(animated))
+                    if let isolated {
+                        try writeIsolated(
+                            job, sourceFormat: sourceFormat, decoder: isolated, options: options,
+                            encode: baseEncodeOptions)
                     } else {
-                        // A still in a format that may animate: decoded as a still (colour, orientation)
-                        try write(isolated.decode(fileAt: job.input, options: options), job, baseEncodeOptions)
+                        try writeInProcess(
+                            job, sourceFormat: sourceFormat, buffer: buffer, options: options,
+                            encode: baseEncodeOptions)
                     }
-                    progress.advance()
-                    return
                 }
-                // A video by FFmpeg, which reads the parts of the file it needs (the frame comes back SDR whatever
-                // --hdr says)
-                if sourceFormat == .video || (sourceFormat == .raw && hdr != .apply) {
-                    let image =
-                        sourceFormat == .video
-                        ? try VideoDecoder().render(videoAt: job.input, options: options)
-                        : try ImageDecoder().decodeCameraRAW(fileAt: job.input, options: options)
-                    let format = job.format(hasAlpha: false)
-                    try FileBytes.writeAtomically(
-                        ImageEncoder.encode(image.bitmap, as: format, options: baseEncodeOptions),
-                        to: job.output(format))
-                    progress.advance()
-                    return
-                }
-                if hdr == .apply {
-                    let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
-                    let encoded = try ImageEncoder.encodeHDRDisplayThumbnail(
-                        bytes, options: options, displayHeadroom: headroom, encode: baseEncodeOptions)
-                    try FileBytes.writeAtomically(encoded, to: job.output(.avif))
-                    progress.advance()
-                    return
-                }
-                let image: DecodedImage
-                // A TIFF kept HDR is read whole, as the other formats are: the HDR output reads its light from bytes
-                let keepsHDRAVIF = hdr == .keep && job.format(hasAlpha: false) == .avif
-                if sourceFormat == .tiff, !keepsHDRAVIF {
-                    image = try ImageDecoder().decodeTIFF(fileAt: job.input, options: options)
-                } else {
-                    let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
-                    if !still, let animated = job.animatedFormat,
-                        try ImageProber.probe(bytes, limits: options.limits).frameCount > 1
-                    {
-                        // The worker's read buffer outlives the decoder, which stays on this thread: no copy
-                        let decoder = try AnimatedImageDecoder(
-                            EncodedAnimation(borrowing: bytes, limits: options.limits), options: options,
-                            frameLimit: frames)
-                        let encoded = try AnimatedImageEncoder.encode(decoder, as: animated, options: baseEncodeOptions)
-                        try FileBytes.writeAtomically(encoded, to: job.output(animated))
-                        progress.advance()
-                        return
-                    }
-                    if hdr == .keep, sourceFormat == .jpeg || sourceFormat == .heic,
-                        job.format(hasAlpha: false) == .jpeg,
-                        let encoded = try ImageEncoder.encodeUltraHDRThumbnail(
-                            bytes, options: options, encode: baseEncodeOptions)
-                    {
-                        try FileBytes.writeAtomically(encoded, to: job.output(.jpeg))
-                        progress.advance()
-                        return
-                    }
-                    if keepsHDRAVIF,
-                        let encoded = try ImageEncoder.encodeHDRSignalThumbnail(
-                            bytes, options: options, encode: baseEncodeOptions)
-                    {
-                        try FileBytes.writeAtomically(encoded, to: job.output(.avif))
-                        progress.advance()
-                        return
-                    }
-                    image = try (isolated ?? ImageDecoder()).decode(bytes, options: options)
-                }
-                try write(image, job, baseEncodeOptions)
             } catch {
                 failures.withLock {
                     $0.append((job.input, error as? DarkroomImageError ?? DarkroomImageError(.io, "\(error)")))
@@ -232,38 +158,6 @@ struct ThumbCommand: ParsableCommand {
                     Double(ProcessStats.peakRSSBytes) / 1_048_576, min(workers, max(images, 1))))
         }
         if !failed.isEmpty { throw ExitCode(1) }
-    }
-}
-
-extension ThumbCommand {
-    /// The file's animation encoded as `format` from frames `decoder` makes (in a worker, when isolated), or nil for
-    /// a file of one frame. The frame source, and the worker it holds, are released before this returns, so the
-    /// caller can decode a still with the same pool.
-    static func animation(
-        of path: String, decoder: ImageDecoder, options: DecodeOptions, frameLimit: Int?, as format: ImageFileFormat,
-        encode: EncodeOptions
-    ) throws(DarkroomImageError) -> [UInt8]? {
-        let frames = try decoder.animation(fileAt: path, options: options, frameLimit: frameLimit)
-        guard frames.frameCount > 1 else { return nil }
-        return try AnimatedImageEncoder.encode(frames, as: format, options: encode)
-    }
-
-    /// Whether a file of `format` may hold an animation (which the job decodes frame by frame).
-    static func mayAnimate(_ format: ImageFileFormat?) -> Bool {
-        [.gif, .webp, .png, .avif, .jxl, .heic].contains(format)
-    }
-
-    /// Encodes `image` as `job` asks and writes it atomically; a colour profile that was ignored is a warning.
-    func write(_ image: DecodedImage, _ job: ThumbPlan.Job, _ baseEncodeOptions: EncodeOptions) throws {
-        if let problem = image.colorProblem {
-            FileHandle.standardError.write(
-                Data("\(job.input): warning: colour profile ignored, treated as sRGB: \(problem)\n".utf8))
-        }
-        var encodeOptions = baseEncodeOptions
-        encodeOptions.colorProfile = image.colorProfile?.data
-        let format = job.format(hasAlpha: !image.bitmap.isOpaque)
-        try FileBytes.writeAtomically(
-            ImageEncoder.encode(image.bitmap, as: format, options: encodeOptions), to: job.output(format))
     }
 }
 

@@ -76,6 +76,38 @@ struct DecodeWorkersServerTests {
         #expect(workers["workersStarted"] as? Int == 1, "\(workers)")
     }
 
+    @Test("hdr=keep and hdr=apply are made in a worker: the same Ultra HDR JPEG and PQ AVIF as in this process")
+    func hdrOutputsInWorkers() async throws {
+        // Given an Ultra HDR JPEG under the root, and the server isolated and in this process
+        ServerHarness.write(
+            root + "/ultrahdr.jpg", try GainMapSamples.assembled(from: "jpeg/colorfulcups-2560x1600.jpg").bytes)
+        let isolated = ServerHarness.configuration(root: root)
+        var inProcess = isolated
+        inProcess.decodeWorkers = nil
+        let uris = [
+            "/v1/thumb?src=ultrahdr.jpg&w=128&format=jpeg&hdr=keep", "/v1/thumb?src=ultrahdr.jpg&w=128&hdr=apply",
+        ]
+        // When each renders both
+        let local = try await ServerHarness.withServer(inProcess) { _, client in
+            var answers: [[UInt8]] = []
+            for uri in uris { answers.append(try await client.execute(uri: uri, method: .get).bytes) }
+            return answers
+        }
+        let (answers, health) = try await ServerHarness.withServer(isolated) { _, client in
+            var answers: [[UInt8]] = []
+            for uri in uris { answers.append(try await client.execute(uri: uri, method: .get).bytes) }
+            return (answers, try await client.execute(uri: "/health", method: .get).bytes)
+        }
+        // Then the worker's are the same files (an Ultra HDR JPEG with its gain map, a 10-bit PQ AVIF), and a worker
+        // made each
+        #expect(answers == local)
+        #expect(ImageProber.gainMap(of: answers[0])?.isUsable == true)
+        #expect(try ImageProber.probe(answers[1]).hdr?.transfer == "pq")
+        let j = try JSONSerialization.jsonObject(with: Data(health)) as! [String: Any]
+        let workers = try #require(j["decodeWorkers"] as? [String: Any])
+        #expect(workers["decodes"] as? Int == 2 && workers["crashes"] as? Int == 0, "\(workers)")
+    }
+
     /// The value of the Prometheus sample named `name` (with its labels) in `text`.
     static func value(_ name: String, in text: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }

@@ -3,8 +3,8 @@ import DarkroomTestSupport
 import Foundation
 import Testing
 
-/// `darkroom thumb --hdr`, run as a child process: an Ultra HDR JPEG kept as Ultra HDR and applied as a PQ AVIF, a
-/// PQ AVIF and a PQ TIFF kept as PQ.
+/// `darkroom thumb --hdr`, run as a child process: an Ultra HDR JPEG kept as Ultra HDR and applied as a PQ AVIF (in
+/// decode workers and in this process, the same files), a PQ AVIF and a PQ TIFF kept as PQ.
 @Suite struct ThumbCommandHDRTests {
     /// Runs `darkroom thumb` and answers its exit status and standard error.
     static func thumb(_ arguments: [String]) throws -> (status: Int32, error: String) {
@@ -26,10 +26,13 @@ import Testing
         defer { directory.remove() }
         let input = directory.path + "/ultrahdr.jpg"
         try TemporaryDirectory.write(GainMapSamples.assembled(from: "jpeg/colorfulcups-2560x1600.jpg").bytes, to: input)
-        // When it is thumbnailed to 128 px with --hdr keep, with --hdr apply, and with --hdr apply --headroom 1
+        // When it is thumbnailed to 128 px with --hdr keep, with --hdr apply, and with --hdr apply --headroom 1, in
+        // decode workers (the default) and the first two in this process
         let runs = [
             ("keep", ["--hdr", "keep"]), ("apply", ["--hdr", "apply"]),
             ("apply1", ["--hdr", "apply", "--headroom", "1"]),
+            ("keep-in-process", ["--hdr", "keep", "--in-process"]),
+            ("apply-in-process", ["--hdr", "apply", "--in-process"]),
         ]
         for (folder, mode) in runs {
             let run = try Self.thumb([input, "--max-pixel-size", "128", "--out", directory.path + "/" + folder] + mode)
@@ -45,6 +48,9 @@ import Testing
         #expect(probe.format == .avif && probe.width == 128 && probe.bitDepth == 10, "\(probe)")
         #expect(probe.hdr?.transfer == "pq" && probe.hdr?.primaries == 9)
         #expect(try SamplePhotos.bytes(directory.path + "/apply1/ultrahdr.avif") != applied)
+        // and the workers wrote what this process writes, byte for byte
+        #expect(try SamplePhotos.bytes(directory.path + "/keep-in-process/ultrahdr.jpg") == kept)
+        #expect(try SamplePhotos.bytes(directory.path + "/apply-in-process/ultrahdr.avif") == applied)
     }
 
     @Test func keepOfAPQPhotoAsAVIFStaysPQ() throws {

@@ -7,7 +7,7 @@ import CWebP
 #endif
 
 /// One PNG `tEXt` chunk (``EncodeOptions/pngText``).
-public struct PNGText: Sendable, Hashable {
+public struct PNGText: Sendable, Hashable, Codable {
     /// 1–79 printable Latin-1 characters.
     public var keyword: String
     /// The text, written as its UTF-8 bytes.
@@ -21,7 +21,7 @@ public struct PNGText: Sendable, Hashable {
 }
 
 /// Options for ``ImageEncoder``.
-public struct EncodeOptions: Sendable, Hashable {
+public struct EncodeOptions: Sendable, Hashable, Codable {
     /// Lossy quality 1–100 (JPEG, lossy WebP). Default 85.
     public var quality: Int
     /// WebP only: lossless instead of lossy. Default `false`.

@@ -84,9 +84,11 @@ extension ThumbnailService {
     /// gain map each resized and encoded; nil when the source has no usable gain map or the geometry crops.
     func ultraHDR(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
         try fromSourceBytes(.jpeg, what: "Ultra HDR", parameters: parameters) { options throws(DarkroomImageError) in
-            try ImageEncoder.encodeUltraHDRThumbnail(
-                bytes, options: options,
-                encode: EncodeOptions(quality: quality(parameters, .jpeg), progressive: parameters.progressive))
+            try hdrThumbnail(
+                bytes,
+                HDRThumbnailRequest(
+                    .ultraHDR, options: options,
+                    encode: EncodeOptions(quality: quality(parameters, .jpeg), progressive: parameters.progressive)))
         }
     }
 
@@ -94,9 +96,11 @@ extension ThumbnailService {
     /// nil when the source is not one.
     func hdrSignal(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail? {
         try fromSourceBytes(.avif, what: "HDR", parameters: parameters) { options throws(DarkroomImageError) in
-            try ImageEncoder.encodeHDRSignalThumbnail(
-                bytes, options: options,
-                encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed))
+            try hdrThumbnail(
+                bytes,
+                HDRThumbnailRequest(
+                    .signal, options: options,
+                    encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed)))
         }
     }
 
@@ -105,12 +109,21 @@ extension ThumbnailService {
     func hdrDisplay(_ bytes: [UInt8], parameters: ThumbnailParameters) throws(ServerError) -> EncodedThumbnail {
         let thumbnail = try fromSourceBytes(.avif, what: "HDR", parameters: parameters) {
             options throws(DarkroomImageError) in
-            try ImageEncoder.encodeHDRDisplayThumbnail(
-                bytes, options: options, displayHeadroom: parameters.headroom,
-                encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed))
+            try hdrThumbnail(
+                bytes,
+                HDRThumbnailRequest(
+                    .display(headroom: parameters.headroom), options: options,
+                    encode: EncodeOptions(quality: quality(parameters, .avif), speed: configuration.avifSpeed)))
         }
         guard let thumbnail else { throw ServerError(.internalError, "the HDR thumbnail encoder returned nothing") }
         return thumbnail
+    }
+
+    /// An HDR output made where the pipeline decodes: in a confined worker unless the server decodes in-process.
+    private func hdrThumbnail(_ bytes: [UInt8], _ request: HDRThumbnailRequest) throws(DarkroomImageError)
+        -> [UInt8]?
+    {
+        try pipeline.configuration.decoder.encodeHDRThumbnail(bytes, request)
     }
 
     /// A thumbnail that `encode` makes from the source's bytes itself (not from the pipeline's bitmap), at the

@@ -1,0 +1,78 @@
+/// One HDR thumbnail made from a source's own bytes rather than from a decoded bitmap: which output, the geometry and
+/// limits it is decoded at, and how it is encoded. A value, so that it can be handed whole to where it is made (a
+/// decode worker, ``ImageDecoder/encodeHDRThumbnail(_:_:)``).
+public struct HDRThumbnailRequest: Sendable, Hashable, Codable {
+    /// Which HDR output.
+    public enum Output: Sendable, Hashable, Codable {
+        /// An Ultra HDR JPEG of a gain-map source
+        /// (``ImageEncoder/encodeUltraHDRThumbnail(_:options:encode:)-(UnsafeRawBufferPointer,_,_)``); declined
+        /// when the source has no usable gain map or the geometry crops.
+        case ultraHDR
+        /// A 10-bit AVIF of a PQ or HLG source in its own transfer
+        /// (``ImageEncoder/encodeHDRSignalThumbnail(_:options:encode:)-(UnsafeRawBufferPointer,_,_)``); declined
+        /// for other sources.
+        case signal
+        /// A 10-bit PQ AVIF for a display with `headroom` (log2 of its peak over SDR white; nil: the source's own)
+        /// (``ImageEncoder/encodeHDRDisplayThumbnail(_:options:displayHeadroom:encode:)-(UnsafeRawBufferPointer,_,_,_)``);
+        /// never declined.
+        case display(headroom: Double?)
+    }
+
+    /// Which HDR output.
+    public var output: Output
+    /// The geometry, colour and limits the source is decoded with.
+    public var options: DecodeOptions
+    /// How the output is encoded.
+    public var encode: EncodeOptions
+
+    /// A request for `output` at `options`, encoded as `encode` says.
+    public init(_ output: Output, options: DecodeOptions, encode: EncodeOptions = EncodeOptions()) {
+        self.output = output
+        self.options = options
+        self.encode = encode
+    }
+}
+
+extension ImageEncoder {
+    /// Makes the HDR thumbnail `request` asks for from `bytes`, in this process: the one place the three HDR outputs
+    /// are told apart. Cost: that of the output's own encoder.
+    /// - Returns: the encoded file, or nil when the output declines the source (see ``HDRThumbnailRequest/Output``).
+    /// - Throws: ``DarkroomImageError`` from decoding or encoding.
+    public static func encodeHDRThumbnail(_ bytes: UnsafeRawBufferPointer, _ request: HDRThumbnailRequest)
+        throws(DarkroomImageError) -> [UInt8]?
+    {
+        switch request.output {
+        case .ultraHDR:
+            try encodeUltraHDRThumbnail(bytes, options: request.options, encode: request.encode)
+        case .signal:
+            try encodeHDRSignalThumbnail(bytes, options: request.options, encode: request.encode)
+        case .display(let headroom):
+            try encodeHDRDisplayThumbnail(
+                bytes, options: request.options, displayHeadroom: headroom, encode: request.encode)
+        }
+    }
+}
+
+extension ImageDecoder {
+    /// Makes the HDR thumbnail `request` asks for from `bytes` where this decoder decodes: in its ``isolation``
+    /// when it has one (the source's bytes copied there once, the encoded file copied back), else in this process
+    /// (``ImageEncoder/encodeHDRThumbnail(_:_:)``). Blocking.
+    /// - Returns: the encoded file, or nil when the output declines the source.
+    /// - Throws: ``DarkroomImageError`` from decoding or encoding, and the isolation's own (`.decoderCrashed`,
+    ///   `.limitExceeded`).
+    public func encodeHDRThumbnail(_ bytes: UnsafeRawBufferPointer, _ request: HDRThumbnailRequest)
+        throws(DarkroomImageError) -> [UInt8]?
+    {
+        if let isolation { return try isolation.encodeHDRThumbnail(bytes, request) }
+        return try ImageEncoder.encodeHDRThumbnail(bytes, request)
+    }
+
+    /// Makes the HDR thumbnail `request` asks for from a byte array. See ``encodeHDRThumbnail(_:_:)``.
+    public func encodeHDRThumbnail(_ bytes: [UInt8], _ request: HDRThumbnailRequest) throws(DarkroomImageError)
+        -> [UInt8]?
+    {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(DarkroomImageError) in try encodeHDRThumbnail(raw, request) }
+        }.get()
+    }
+}
