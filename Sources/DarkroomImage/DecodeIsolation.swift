@@ -2,8 +2,8 @@
 /// confined worker process, so what a hostile file makes a decoder do costs one decode and reaches nothing.
 ///
 /// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (the frames of an
-/// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, and the HDR outputs made from a source's bytes,
-/// ``ImageDecoder/encodeHDRThumbnail(_:_:)``) to it and keeps
+/// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, a video's motion, and the HDR outputs made from a source's bytes,
+/// ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``) to it and keeps
 /// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
@@ -29,6 +29,14 @@ public protocol DecodeIsolation: Sendable {
     /// The frames of the animation in the regular file open at `descriptor` (`length` bytes), read where it lies
     /// (see ``animation(_:options:frameLimit:)``). The caller keeps and closes `descriptor`.
     func animation(file descriptor: Int32, length: Int, options: DecodeOptions, frameLimit: Int?)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+
+    /// The motion preview of the video clip at `range` of the regular file open at `descriptor` (a video file
+    /// whole, a Motion Photo's clip inside it) at `options`' size, its frames made elsewhere one at a time as they
+    /// are asked for: the file is read there by ranges, as the video decoder asks, never here. The source holds what
+    /// made it until it is released. The caller keeps and closes `descriptor`. Blocking.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and the video decoder's own errors.
+    func motion(file descriptor: Int32, range: Range<Int64>, options: DecodeOptions, preview: MotionPreview)
         throws(DarkroomImageError) -> any AnimationFrameSource
 
     /// Makes the HDR thumbnail `request` asks for from `bytes` elsewhere (``ImageEncoder/encodeHDRThumbnail(_:_:)``

@@ -59,7 +59,8 @@ public enum FileBytes {
     }
 
     /// Opens `path` for reading: a regular file of at most `limit` bytes. Returns the descriptor and the size.
-    static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int) {
+    package static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int)
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
         var st = stat()

@@ -126,17 +126,52 @@ extension VideoAnimation {
         motionOfFileAt path: String, format: ImageFileFormat? = nil, options: DecodeOptions = DecodeOptions(),
         preview: MotionPreview = MotionPreview()
     ) throws(DarkroomImageError) {
+        let clip = try Self.clip(ofFileAt: path, format: format, limits: options.limits)
+        try self.init(fileAt: clip.path, range: clip.range, options: options, preview: preview)
+    }
+
+    /// The motion of the file at `path` made where `decoder` decodes: in its isolation when it has one (the clip
+    /// found here, from headers, and its file handed over as a descriptor, read there by ranges and each frame
+    /// made there), else in this process (``init(motionOfFileAt:format:options:preview:)``). The source holds what
+    /// made it (a worker) until it is released.
+    /// - Throws: `DarkroomImageError` as ``init(motionOfFileAt:format:options:preview:)``, and the isolation's own
+    ///   (`.decoderCrashed`, `.limitExceeded`).
+    public static func motion(
+        ofFileAt path: String, format: ImageFileFormat? = nil, options: DecodeOptions = DecodeOptions(),
+        preview: MotionPreview = MotionPreview(), decoder: ImageDecoder
+    ) throws(DarkroomImageError) -> any AnimationFrameSource {
+        guard let isolation = decoder.isolation else {
+            return try VideoAnimation(motionOfFileAt: path, format: format, options: options, preview: preview)
+        }
+        let clip = try clip(ofFileAt: path, format: format, limits: options.limits)
+        // A video may be larger than the input limit: only the parts the frames need are read
+        let (fd, size) = try FileBytes.openRegularFile(clip.path, limit: .max)
+        defer { close(fd) }
+        let range = clip.range ?? 0..<Int64(size)
+        guard range.lowerBound >= 0, range.upperBound <= Int64(size), !range.isEmpty else {
+            throw DarkroomImageError(
+                .truncated,
+                "the video at bytes \(range.lowerBound)..<\(range.upperBound) lies outside \(clip.path) (\(size) bytes)"
+            )
+        }
+        return try isolation.motion(file: fd, range: range, options: options, preview: preview)
+    }
+
+    /// Where the motion of the file at `path` lies: the file itself for a video, a Motion Photo's clip inside it,
+    /// a Live Photo's video beside it. Reads headers only.
+    /// - Throws: `.unsupportedFeature` when the file has no motion, and what reading the headers throws.
+    private static func clip(ofFileAt path: String, format: ImageFileFormat?, limits: DecodeLimits)
+        throws(DarkroomImageError) -> (path: String, range: Range<Int64>?)
+    {
         var format = format
-        if format == nil { format = try ImageProber.format(ofFileAt: path, limits: options.limits) }
-        if format == .video {
-            try self.init(fileAt: path, options: options, preview: preview)
-        } else if let motion = try VideoDecoder().motion(ofPhotoAt: path, format: format, limits: options.limits) {
-            try self.init(fileAt: motion.path, range: motion.byteRange, options: options, preview: preview)
-        } else {
+        if format == nil { format = try ImageProber.format(ofFileAt: path, limits: limits) }
+        if format == .video { return (path, nil) }
+        guard let motion = try VideoDecoder().motion(ofPhotoAt: path, format: format, limits: limits) else {
             throw DarkroomImageError(
                 .unsupportedFeature,
                 "the file has no motion: it is not a video, holds no Motion Photo clip and has no Live Photo video beside it"
             )
         }
+        return (motion.path, motion.byteRange)
     }
 }

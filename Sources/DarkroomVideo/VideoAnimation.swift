@@ -1,29 +1,5 @@
 import DarkroomImage
 
-/// What part of a clip a motion preview shows, and how smoothly.
-public struct MotionPreview: Sendable, Hashable, Codable {
-    /// The longest stretch of the clip shown, in seconds (a short clip is shown whole).
-    public var seconds: Double
-    /// Frames a second of the preview: the clip's frames nearest each tick are shown, the others decoded and
-    /// dropped.
-    public var framesPerSecond: Double
-    /// Where the preview starts, in seconds; nil: at the start of a clip up to three previews long (a Motion Photo,
-    /// a short video), else at a tenth of the clip (where the poster frame is looked for).
-    public var start: Double?
-    /// How many times the preview plays: 0 forever (a grid's cell, a video in the large view), 1 once (a photo's
-    /// motion, after which the still is shown again).
-    public var loopCount: Int
-
-    /// A preview of `seconds` at `framesPerSecond` from `start`, played `loopCount` times. The defaults suit a
-    /// grid's cell: 3 s at 10 fps, looping.
-    public init(seconds: Double = 3, framesPerSecond: Double = 10, start: Double? = nil, loopCount: Int = 0) {
-        self.seconds = seconds
-        self.framesPerSecond = framesPerSecond
-        self.start = start
-        self.loopCount = loopCount
-    }
-}
-
 /// A video's motion as an animation at display size: a few seconds of the clip at a modest frame rate, each frame
 /// decoded when it is asked for (as a player shows it or an encoder writes it), so that a grid plays it, or the
 /// server writes it, as it would an animated WebP.
@@ -59,10 +35,27 @@ public final class VideoAnimation: AnimationFrameSource {
     /// `options` ask for.
     /// - Throws: `DarkroomImageError` as `VideoDecoder/decode(fileAt:options:)` does for opening, and
     ///   `.invalidArgument` for a preview of no frames (a rate or length that is not positive).
-    public init(
+    public convenience init(
         fileAt path: String, range: Range<Int64>? = nil, options: DecodeOptions = DecodeOptions(),
         preview: MotionPreview = MotionPreview()
     ) throws(DarkroomImageError) {
+        try Self.check(preview)
+        try self.init(VideoFile(path: path, range: range, limits: options.limits), options: options, preview: preview)
+    }
+
+    /// Opens the video `ranges` reads where it lies (a clip a decode worker reads through the descriptor it was
+    /// handed, a remote video) for a preview at the size `options` ask for: only the ranges FFmpeg asks for are read.
+    /// - Throws: `DarkroomImageError` as ``init(fileAt:range:options:preview:)``, and what the reads throw.
+    public convenience init(
+        ranges: any ByteRangeReading, options: DecodeOptions = DecodeOptions(),
+        preview: MotionPreview = MotionPreview()
+    ) throws(DarkroomImageError) {
+        try Self.check(preview)
+        try self.init(VideoFile(ranges: ranges, limits: options.limits), options: options, preview: preview)
+    }
+
+    /// Refuses a preview of no frames: a length that is not positive, a rate outside (0, 120] fps.
+    private static func check(_ preview: MotionPreview) throws(DarkroomImageError) {
         guard preview.seconds > 0, preview.seconds.isFinite, preview.framesPerSecond > 0,
             preview.framesPerSecond <= 120
         else {
@@ -71,11 +64,14 @@ public final class VideoAnimation: AnimationFrameSource {
                 "a motion preview needs a length > 0 s and a rate in (0, 120] fps, got \(preview.seconds) s at \(preview.framesPerSecond) fps"
             )
         }
+    }
+
+    /// The preview of the open `video` (a checked preview).
+    private init(_ video: VideoFile, options: DecodeOptions, preview: MotionPreview) throws(DarkroomImageError) {
         var options = options
         if options.geometry.pixelFormat != .exactly(.rgba8) {
             options.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
         }
-        let video = try VideoFile(path: path, range: range, limits: options.limits)
         renderer = try FrameRenderer(video: video, options: options)
         probe = renderer.probe
         let duration = probe.video?.duration

@@ -6,15 +6,22 @@ import DarkroomImage
 
 /// The worker's side of an animation: the decoder opened on the input, kept until closed, one frame per request.
 extension DecodeWorker {
-    static func animationStep(_ request: WorkerRequest, input: Int32?, kept: inout Kept) -> WorkerReply {
+    static func animationStep(_ request: WorkerRequest, input: Int32?, kept: inout Kept, motion: MotionOpener?)
+        -> WorkerReply
+    {
         do throws(DarkroomImageError) {
-            if request.step == .openAnimation {
+            if request.step == .openAnimation || request.step == .openMotion {
                 kept.closeAnimation()
                 guard let input, let options = kept.options else {
+                    if request.step == .openMotion, let input { close(input) }
                     return .failure("invalid_argument", "an animation needs an input and options")
                 }
-                let decoder = try open(
-                    input, length: request.inputLength, options: options, frameLimit: request.frameLimit, kept: &kept)
+                let decoder =
+                    request.step == .openMotion
+                    ? try openMotion(input, request, options: options, motion: motion, kept: &kept)
+                    : try open(
+                        input, length: request.inputLength, options: options, frameLimit: request.frameLimit,
+                        kept: &kept)
                 kept.animation = decoder
                 return WorkerReply(
                     animation: .init(
@@ -41,6 +48,28 @@ extension DecodeWorker {
             }
         } catch {
             return .failure(error.code.rawValue, error.message)
+        }
+    }
+
+    /// The motion preview of the clip in the input file, read by ranges: the file is kept (and closed by
+    /// ``Kept/closeAnimation()``) for as long as the animation is open.
+    private static func openMotion(
+        _ input: Int32, _ request: WorkerRequest, options: DecodeOptions, motion: MotionOpener?, kept: inout Kept
+    ) throws(DarkroomImageError) -> any AnimationFrameSource {
+        kept.animationFile = input
+        do throws(DarkroomImageError) {
+            guard let motion, let preview = request.preview, request.input == .file else {
+                throw DarkroomImageError(.unsupportedFormat, "this worker makes no motion previews")
+            }
+            guard request.clipOffset >= 0, request.inputLength > 0 else {
+                throw DarkroomImageError(.invalidArgument, "the clip's range is empty")
+            }
+            let ranges = DescriptorRanges(
+                descriptor: input, start: request.clipOffset, size: Int64(request.inputLength))
+            return try motion(ranges, options, preview)
+        } catch {
+            kept.closeAnimation()
+            throw error
         }
     }
 

@@ -15,10 +15,19 @@ import Foundation
 /// output memory file it keeps (see `WorkerRequest`). Confined before the first request: what a hostile input
 /// makes a decoder do cannot open a file, a socket or a program (``Confinement``).
 public enum DecodeWorker {
-    /// Runs a worker with `decoder`: confines the process as the JSON of a ``Confinement`` in `arguments[1]` says
-    /// (the defaults when absent), then serves requests; exits 0 when the parent closes the channel, 70 when the
-    /// confinement cannot be applied (a worker never runs unconfined).
-    public static func run(decoder: ImageDecoder, arguments: [String] = CommandLine.arguments) -> Never {
+    /// Opens a motion preview of the video a reader reads, for a worker that makes videos' motion (DarkroomVideo's
+    /// `VideoAnimation`).
+    public typealias MotionOpener =
+        @Sendable (any ByteRangeReading, DecodeOptions, MotionPreview) throws(DarkroomImageError) ->
+        any AnimationFrameSource
+
+    /// Runs a worker with `decoder` (and `motion`, for videos' motion previews; without it they are refused):
+    /// confines the process as the JSON of a ``Confinement`` in `arguments[1]` says (the defaults when absent), then
+    /// serves requests; exits 0 when the parent closes the channel, 70 when the confinement cannot be applied (a
+    /// worker never runs unconfined).
+    public static func run(
+        decoder: ImageDecoder, motion: MotionOpener? = nil, arguments: [String] = CommandLine.arguments
+    ) -> Never {
         let confinement =
             arguments.count > 1
             ? (try? JSONDecoder().decode(Confinement.self, from: Data(arguments[1].utf8))) ?? .default : .default
@@ -37,7 +46,7 @@ public enum DecodeWorker {
             if let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(buffer[..<length])),
                 request.descriptorCount == received.count
             {
-                reply = handle(request, descriptors: received, kept: &kept, decoder: decoder)
+                reply = handle(request, descriptors: received, kept: &kept, decoder: decoder, motion: motion)
             } else {
                 for fd in received { close(fd) }
                 reply = .failure("invalid_argument", "the request could not be read")
@@ -48,22 +57,26 @@ public enum DecodeWorker {
     }
 
     /// What a worker keeps between requests: the parent's memory files for inputs and bitmaps, the last options and
-    /// output capacity, and an open animation's decoder with the mapping of its input.
+    /// output capacity, and an open animation's frame source with the mapping of its input (an image's) or its file
+    /// (a video's, read by ranges).
     struct Kept {
         var input: Int32?
         var output: Int32?
         var options: DecodeOptions?
         var outputCapacity = 0
-        var animation: AnimatedImageDecoder?
+        var animation: (any AnimationFrameSource)?
         var animationInput: UnsafeRawBufferPointer?
+        var animationFile: Int32?
 
-        /// Drops the open animation's decoder, then unmaps its input.
+        /// Drops the open animation's frame source, then unmaps or closes its input.
         mutating func closeAnimation() {
             animation = nil
             if let animationInput {
                 munmap(UnsafeMutableRawPointer(mutating: animationInput.baseAddress), animationInput.count)
             }
             animationInput = nil
+            if let animationFile { close(animationFile) }
+            animationFile = nil
         }
 
         mutating func replaceInput(with fd: Int32?) {
@@ -80,7 +93,8 @@ public enum DecodeWorker {
     /// Answers one request: takes the descriptors it hands over (a file only for this request; memory files kept),
     /// then does its step.
     private static func handle(
-        _ request: WorkerRequest, descriptors: [Int32], kept: inout Kept, decoder: ImageDecoder
+        _ request: WorkerRequest, descriptors: [Int32], kept: inout Kept, decoder: ImageDecoder,
+        motion: MotionOpener?
     ) -> WorkerReply {
         var next = descriptors.makeIterator()
         let input: Int32? =
@@ -93,9 +107,10 @@ public enum DecodeWorker {
         if request.newOutput { kept.replaceOutput(with: next.next()) }
         if let options = request.options { kept.options = options }
         if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
-        defer { if request.input == .file, let input { close(input) } }
+        // A file is this request's alone, but for a video's motion, read until the animation closes
+        defer { if request.input == .file, request.step != .openMotion, let input { close(input) } }
         guard request.step == .decode || request.step == .encodeHDR else {
-            return animationStep(request, input: input, kept: &kept)
+            return animationStep(request, input: input, kept: &kept, motion: motion)
         }
         guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
         guard request.step == .decode else { return encodeHDR(request, options: options, input: input, kept: kept) }
@@ -193,10 +208,13 @@ extension WorkerReply {
     }
 }
 
-/// A file the parent opened, read by ranges with `pread` (the one way a confined worker reads a file): what a video
-/// decoder reads a local video through in a worker, a part at a time.
+/// A file the parent opened (or the bytes from `start` of it), read by ranges with `pread` (the one way a confined
+/// worker reads a file): what a video decoder reads a local video, or a clip inside a photo, through in a worker, a
+/// part at a time.
 struct DescriptorRanges: ByteRangeReading {
     let descriptor: Int32
+    /// Where the bytes read start in the file (a clip inside a photo); 0 for a file read whole.
+    var start: Int64 = 0
     let size: Int64
     var name: String { "the input file" }
 
@@ -205,7 +223,7 @@ struct DescriptorRanges: ByteRangeReading {
         guard wanted > 0 else { return [] }
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(wanted)) { buffer, initialized in
-            let read = POSIXIO.read(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: Int(offset))
+            let read = POSIXIO.read(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: Int(start + offset))
             failed = read == nil
             initialized = read ?? 0
         }

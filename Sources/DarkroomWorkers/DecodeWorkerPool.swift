@@ -196,6 +196,22 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// The motion preview of the clip at `range` of the regular file open at `descriptor`, made in a worker that
+    /// reads the file by ranges (the clip found by the caller, from headers): the worker opens the video now and
+    /// decodes each frame when asked, holding a slot as an animation does. The caller keeps `descriptor`. Blocking.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and the video decoder's own errors.
+    public func motion(file descriptor: Int32, range: Range<Int64>, options: DecodeOptions, preview: MotionPreview)
+        throws(DarkroomImageError) -> any AnimationFrameSource
+    {
+        try openAnimation { worker throws(DarkroomImageError) in
+            var request = WorkerRequest(
+                step: .openMotion, options: options, input: .file, inputLength: Int(range.count))
+            request.preview = preview
+            request.clipOffset = range.lowerBound
+            return try worker.exchange(request, input: descriptor, timeout: configuration.timeout)
+        }
+    }
+
     /// Makes the HDR thumbnail `request` asks for from `bytes` in a worker: one copy of the bytes into a memory file,
     /// one of the encoded file out of the worker's. Blocking.
     /// - Returns: the encoded file, or nil when the output declines the source.

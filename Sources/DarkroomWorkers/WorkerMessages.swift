@@ -22,6 +22,10 @@ struct WorkerRequest: Codable {
         case openAnimation
         /// The next frame into the output (the reply's `frameIndex`; none after the last).
         case nextFrame
+        /// Open the motion preview ``WorkerRequest/preview`` of the video clip at ``WorkerRequest/clipOffset`` of the
+        /// input file (``WorkerRequest/inputLength`` bytes of it), read by ranges; the steps below then make its
+        /// frames, as an animation's.
+        case openMotion
         /// Move past the next frame without making it (the reply's `skipped`).
         case skipFrame
         /// Start again from the first frame.
@@ -44,6 +48,10 @@ struct WorkerRequest: Codable {
     var frameLimit: Int?
     var newOutput = false
     var outputCapacity = 0
+    /// `openMotion`: what part of the clip the preview shows.
+    var preview: MotionPreview?
+    /// `openMotion`: where the clip starts in the input file.
+    var clipOffset: Int64 = 0
     /// `encodeHDR`: which output, and its encoding (the decode's options are ``options``, kept as a decode's are).
     var hdrOutput: HDRThumbnailRequest.Output?
     var encode: EncodeOptions?

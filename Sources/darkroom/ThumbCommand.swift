@@ -114,7 +114,8 @@ struct ThumbCommand: ParsableCommand {
             do {
                 let sourceFormat = try ImageProber.format(ofFileAt: job.input, limits: options.limits)
                 if motion {
-                    try writeMotion(job, sourceFormat: sourceFormat, options: options, encode: baseEncodeOptions)
+                    try writeMotion(
+                        job, sourceFormat: sourceFormat, decoder: decoder, options: options, encode: baseEncodeOptions)
                 } else if try !writeHDR(
                     job, sourceFormat: sourceFormat, decoder: decoder, buffer: buffer, options: options,
                     encode: baseEncodeOptions)

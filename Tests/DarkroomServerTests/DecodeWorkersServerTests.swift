@@ -108,6 +108,29 @@ struct DecodeWorkersServerTests {
         #expect(workers["decodes"] as? Int == 2 && workers["crashes"] as? Int == 0, "\(workers)")
     }
 
+    @Test("motion=1 is made in a worker that reads the clip by ranges: the same animated WebP as in this process")
+    func motionInWorkers() async throws {
+        // Given a Motion Photo (its clip inside the still) under the root, and the server isolated and in this process
+        ServerHarness.write(root + "/google.jpg", try FileBytes.read(MotionPhotoSamples.path("google.jpg")))
+        let isolated = ServerHarness.configuration(root: root)
+        var inProcess = isolated
+        inProcess.decodeWorkers = nil
+        let uri = "/v1/thumb?src=google.jpg&w=96&motion=1&format=webp"
+        // When each renders its motion
+        let local = try await ServerHarness.withServer(inProcess) { _, client in
+            try await client.execute(uri: uri, method: .get).bytes
+        }
+        let (bytes, health) = try await ServerHarness.withServer(isolated) { _, client in
+            let bytes = try await client.execute(uri: uri, method: .get).bytes
+            return (bytes, try await client.execute(uri: "/health", method: .get).bytes)
+        }
+        // Then the two are the same animation, and one worker session made its frames
+        #expect(try AnimatedImageDecoder(bytes, options: DecodeOptions()).frameCount == 20 && bytes == local)
+        let j = try JSONSerialization.jsonObject(with: Data(health)) as! [String: Any]
+        let workers = try #require(j["decodeWorkers"] as? [String: Any])
+        #expect(workers["decodes"] as? Int == 1 && workers["crashes"] as? Int == 0, "\(workers)")
+    }
+
     /// The value of the Prometheus sample named `name` (with its labels) in `text`.
     static func value(_ name: String, in text: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }

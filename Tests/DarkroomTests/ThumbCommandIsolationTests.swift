@@ -3,7 +3,8 @@ import DarkroomTestSupport
 import Foundation
 import Testing
 
-/// `darkroom thumb` decodes in confined workers unless told `--in-process`: the same files either way.
+/// `darkroom thumb` decodes in confined workers unless told `--in-process`: the same files either way, stills,
+/// animations and motion.
 @Suite("darkroom thumb in decode workers")
 struct ThumbCommandIsolationTests {
     @Test("by default thumb decodes in workers and writes byte for byte what --in-process writes")
@@ -37,6 +38,26 @@ struct ThumbCommandIsolationTests {
         #expect(written == (try FileManager.default.contentsOfDirectory(atPath: directory.file("in-process")).sorted()))
         for name in written {
             let isolated = try FileBytes.read(directory.file("workers/" + name))
+            #expect(isolated == (try FileBytes.read(directory.file("in-process/" + name))), "\(name)")
+        }
+    }
+
+    @Test("thumb --motion makes a video's and a Motion Photo's motion in workers, byte for byte as --in-process")
+    func motionInWorkers() throws {
+        // Given a video and a Motion Photo
+        let directory = try TemporaryDirectory("thumb-motion-isolation")
+        defer { directory.remove() }
+        let files = [try MotionPhotoSamples.path("clip.mp4"), try MotionPhotoSamples.path("google.jpg")]
+        // When thumb writes their motion in workers (the default) and in this process
+        for (name, extra) in [("workers", [String]()), ("in-process", ["--in-process"])] {
+            let run = try PageCommandTests.darkroom(
+                ["thumb"] + files + ["--motion", "--max-pixel-size", "80", "--out", directory.file(name)] + extra)
+            #expect(run.status == 0, "\(run.errors)")
+        }
+        // Then each is an animated WebP, and the two runs wrote the same bytes
+        for name in ["clip.webp", "google.webp"] {
+            let isolated = try FileBytes.read(directory.file("workers/" + name))
+            #expect(try AnimatedImageDecoder(isolated, options: DecodeOptions()).frameCount > 1, "\(name)")
             #expect(isolated == (try FileBytes.read(directory.file("in-process/" + name))), "\(name)")
         }
     }

@@ -37,18 +37,26 @@ import Testing
             // Then the timing, size and count are the library's, and every frame is the same, pixel for pixel
             #expect(frames.info == local.info && frames.frameCount == local.frameCount)
             #expect(frames.outputWidth == local.outputWidth && frames.outputHeight == local.outputHeight)
-            var index = 0
-            while let frame = try frames.nextFrame() {
-                try #require(index < expected.count, "more frames than the library's")
-                #expect(frame.index == index && frame.duration == expected[index].duration)
-                #expect(PixelCompare.psnr(frame.bitmap, expected[index].bitmap) == .infinity, "\(name) frame \(index)")
-                index += 1
-            }
-            #expect(index == expected.count && frames.nextIndex == expected.count)
+            try Self.expectFrames(of: frames, equal: expected, name)
+            #expect(frames.nextIndex == expected.count)
         }
         // And the worker was given back after each (one worker started, idle again)
         let statistics = pool.statistics
         #expect(statistics.workersStarted == 1 && statistics.workersRunning == 1 && statistics.decodesRunning == 0)
+    }
+
+    /// Checks that the rest of `frames` are `expected`, in order, with their durations, pixel for pixel.
+    static func expectFrames(of frames: any AnimationFrameSource, equal expected: [AnimatedFrame], _ name: String)
+        throws
+    {
+        var index = 0
+        while let frame = try frames.nextFrame() {
+            try #require(index < expected.count, "more frames than the library's")
+            #expect(frame.index == index && frame.duration == expected[index].duration)
+            #expect(PixelCompare.psnr(frame.bitmap, expected[index].bitmap) == .infinity, "\(name) frame \(index)")
+            index += 1
+        }
+        #expect(index == expected.count, "\(name): \(index) of \(expected.count) frames")
     }
 
     @Test func skippingRewindingAndAFrameLimitAreTheLibrarys() throws {

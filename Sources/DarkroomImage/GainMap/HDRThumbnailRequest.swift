@@ -1,6 +1,6 @@
 /// One HDR thumbnail made from a source's own bytes rather than from a decoded bitmap: which output, the geometry and
 /// limits it is decoded at, and how it is encoded. A value, so that it can be handed whole to where it is made (a
-/// decode worker, ``ImageDecoder/encodeHDRThumbnail(_:_:)``).
+/// decode worker, ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``).
 public struct HDRThumbnailRequest: Sendable, Hashable, Codable {
     /// Which HDR output.
     public enum Output: Sendable, Hashable, Codable {
@@ -67,7 +67,8 @@ extension ImageDecoder {
         return try ImageEncoder.encodeHDRThumbnail(bytes, request)
     }
 
-    /// Makes the HDR thumbnail `request` asks for from a byte array. See ``encodeHDRThumbnail(_:_:)``.
+    /// Makes the HDR thumbnail `request` asks for from a byte array. See
+    /// ``encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``.
     public func encodeHDRThumbnail(_ bytes: [UInt8], _ request: HDRThumbnailRequest) throws(DarkroomImageError)
         -> [UInt8]?
     {

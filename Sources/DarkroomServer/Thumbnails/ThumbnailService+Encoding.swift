@@ -30,15 +30,18 @@ extension ThumbnailService {
 
     /// `motion=1`: a video's motion, or a Motion Photo's or Live Photo's, as an animation (blocking: call on a
     /// pipeline thread) — a few seconds at the parameters' size from `time=` (or the start of a short clip, a
-    /// tenth of a long one), each frame decoded as it is encoded (`VideoAnimation`). `path` is a file under the
-    /// root; a Live Photo's video is the regular file beside it with its base name.
+    /// tenth of a long one), each frame decoded as it is encoded (`VideoAnimation`; with decode workers, in a worker
+    /// that reads the clip by ranges and is held until the last frame is encoded). `path` is a file under the root; a
+    /// Live Photo's video is the regular file beside it with its base name.
     func motion(_ path: String, parameters: ThumbnailParameters, format: ImageFileFormat)
         throws(ServerError) -> EncodedThumbnail
     {
         stepObserver?("encode")
         do throws(DarkroomImageError) {
             let options = DecodeOptions(geometry: parameters.geometry, limits: configuration.limits.decode)
-            let animation = try VideoAnimation(motionOfFileAt: path, options: options)
+            // Each frame made where the pipeline decodes: in a confined worker unless the server decodes in-process
+            let animation = try VideoAnimation.motion(
+                ofFileAt: path, options: options, decoder: pipeline.configuration.decoder)
             return try encodeAnimation(animation, parameters: parameters, format: format)
         } catch {
             throw ServerError(
