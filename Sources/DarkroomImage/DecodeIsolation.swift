@@ -3,7 +3,7 @@
 ///
 /// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (the frames of an
 /// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, a video's motion, and the HDR outputs made from a source's bytes,
-/// ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``) to it and keeps
+/// ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``, and embedded thumbnails) to it and keeps
 /// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
@@ -19,6 +19,13 @@ public protocol DecodeIsolation: Sendable {
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
     func decode(file descriptor: Int32, length: Int, options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage
+
+    /// Decodes the small picture `bytes` carries beside its image, elsewhere
+    /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)`` run there): nil when it has
+    /// none of the image's shape. Blocking; one copy of the encoded bytes.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
+    func decodeEmbeddedThumbnail(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage?
 
     /// The frames of the animation in `bytes` at `options`' size, at most `frameLimit` of them, made elsewhere one at
     /// a time as they are asked for. The source holds what made it until it is released. Blocking.

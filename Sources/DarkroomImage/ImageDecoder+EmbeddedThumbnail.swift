@@ -7,7 +7,8 @@ extension ImageDecoder {
     /// or unrelated thumbnail is never shown in its place), and when the geometry crops or asks for a page (a
     /// thumbnail holds neither). Colour is the thumbnail's own, untagged sRGB. Cost: a header walk and a decode of the
     /// thumbnail (a few tens of thousands of pixels), whatever the image's size; allocates the output bitmap.
-    /// ``DecodedImage/usedEmbeddedThumbnail`` is true and ``DecodedImage/probe`` describes the whole image.
+    /// ``DecodedImage/usedEmbeddedThumbnail`` is true and ``DecodedImage/probe`` describes the whole image. With an
+    /// ``isolation``, the thumbnail is decoded there (the file's bytes copied there once).
     /// - Throws: ``DarkroomImageError`` when the image's own header is unreadable or over a limit, or the
     ///   thumbnail is corrupt.
     public func decodeEmbeddedThumbnail(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions)
@@ -16,6 +17,7 @@ extension ImageDecoder {
         guard options.geometry.crop == nil, options.geometry.page == 0, !bytes.isEmpty,
             bytes.count <= options.limits.maxInputBytes
         else { return nil }
+        if let isolation { return try isolation.decodeEmbeddedThumbnail(bytes, options: options) }
         let probe = try ImageProber.probe(bytes, limits: options.limits)
         try Self.checkSource(probe, options.limits)
         switch probe.format {

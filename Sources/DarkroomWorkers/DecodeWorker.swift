@@ -109,11 +109,11 @@ public enum DecodeWorker {
         if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
         // A file is this request's alone, but for a video's motion, read until the animation closes
         defer { if request.input == .file, request.step != .openMotion, let input { close(input) } }
-        guard request.step == .decode || request.step == .encodeHDR else {
+        guard [.decode, .decodeEmbeddedThumbnail, .encodeHDR].contains(request.step) else {
             return animationStep(request, input: input, kept: &kept, motion: motion)
         }
         guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
-        guard request.step == .decode else { return encodeHDR(request, options: options, input: input, kept: kept) }
+        guard request.step != .encodeHDR else { return encodeHDR(request, options: options, input: input, kept: kept) }
         return decode(request, options: options, input: input, kept: kept, decoder: decoder)
     }
 
@@ -127,8 +127,13 @@ public enum DecodeWorker {
         let bytes = UnsafeRawBufferPointer(start: source, count: request.inputLength)
         let decoded: DecodedImage
         do throws(DarkroomImageError) {
-            // A video file is read as its decoder asks, a part at a time, never through the mapping whole
-            if request.input == .file,
+            if request.step == .decodeEmbeddedThumbnail {
+                guard let thumbnail = try decoder.decodeEmbeddedThumbnail(bytes, options: options) else {
+                    return WorkerReply(noImage: true)
+                }
+                decoded = thumbnail
+            } else if request.input == .file,
+                // A video file is read as its decoder asks, a part at a time, never through the mapping whole
                 ImageProber.format(of: UnsafeRawBufferPointer(rebasing: bytes.prefix(4096))) == .video
             {
                 decoded = try decoder.decode(

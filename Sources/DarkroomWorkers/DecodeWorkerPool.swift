@@ -166,6 +166,17 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// Decodes the small picture `bytes` carries beside its image (an EXIF or HEIF thumbnail) in a worker: nil when
+    /// it has none of the image's shape. One copy of the bytes in, one of the bitmap out. Blocking.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.
+    public func decodeEmbeddedThumbnail(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions)
+        throws(DarkroomImageError) -> DecodedImage?
+    {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.decodeEmbeddedThumbnail(bytes, options: options, timeout: configuration.timeout)
+        }
+    }
+
     /// The frames of the animation in `bytes`, made in a worker at `options`' size, at most `frameLimit` of them:
     /// the worker opens the animation now (its limits and header checked there) and makes each frame when asked.
     /// The source holds its worker, and so one of ``Configuration/workers`` slots, until it is released: a caller

@@ -17,6 +17,9 @@ struct WorkerRequest: Codable {
     enum Step: String, Codable {
         /// Decode the input (``WorkerReply`` describes the image).
         case decode
+        /// Decode the small picture the input carries beside its image (the reply's `noImage` when it has none of
+        /// the image's shape).
+        case decodeEmbeddedThumbnail
         /// Open the input's frames, at most ``WorkerRequest/frameLimit`` (the reply's `animation`); the worker keeps
         /// the decoder for the steps below until `closeAnimation`.
         case openAnimation
@@ -88,6 +91,8 @@ struct WorkerReply: Codable {
     var frameDuration = 0
     /// `skipFrame`: whether a frame was passed.
     var skipped = false
+    /// `decodeEmbeddedThumbnail`: the input has no thumbnail to stand in for its image (nothing written).
+    var noImage = false
     /// `encodeHDR`: the length of the encoded file written to the output, or nil when the output declined the source.
     var encodedLength: Int?
     var failure: Failure?

@@ -104,11 +104,28 @@ package final class WorkerProcess: @unchecked Sendable {
         try decode(input: descriptor, kind: .file, length: length, options: options, timeout: timeout)
     }
 
+    /// Decodes the small picture `bytes` carries beside its image in the worker: nil when it has none of the
+    /// image's shape (see ``decode(_:options:timeout:)``).
+    package func decodeEmbeddedThumbnail(
+        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions, timeout: Double
+    ) throws(DarkroomImageError) -> DecodedImage? {
+        let (input, kind) = try write(bytes)
+        defer { releaseLargeInput() }
+        let request = WorkerRequest(
+            step: .decodeEmbeddedThumbnail, options: options, input: kind, inputLength: bytes.count)
+        let reply = try exchange(request, input: input, timeout: timeout)
+        return reply.noImage ? nil : try image(reply)
+    }
+
     private func decode(
         input: Int32, kind: WorkerRequest.Input, length: Int, options: DecodeOptions, timeout: Double
     ) throws(DarkroomImageError) -> DecodedImage {
         let request = WorkerRequest(options: options, input: kind, inputLength: length)
-        let reply = try exchange(request, input: input, timeout: timeout)
+        return try image(exchange(request, input: input, timeout: timeout))
+    }
+
+    /// The decoded image a reply describes, its bitmap and profile copied out of the output memory file.
+    private func image(_ reply: WorkerReply) throws(DarkroomImageError) -> DecodedImage {
         guard let probe = reply.probe else {
             throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap")
         }

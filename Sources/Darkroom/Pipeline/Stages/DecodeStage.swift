@@ -179,7 +179,7 @@ final class DecodeStage: Sendable {
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
                 guard
-                    let decoded = try? ImageDecoder().decodeEmbeddedThumbnail(
+                    let decoded = try? configuration.decoder.decodeEmbeddedThumbnail(
                         fetched.bytes, options: decodeOptions(for: request))
                 else {
                     return
