@@ -4,7 +4,8 @@
 /// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (the frames of an
 /// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, a video's motion, and the HDR outputs made from a source's bytes,
 /// ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``, and embedded thumbnails) to it and keeps
-/// only the cheap, header-reading work (probing, a file's first bytes) in this process. The isolation decodes
+/// only the cheap, header-reading work (probing images, a file's first bytes) in this process; a remote video, probed or
+/// decoded, is read there by ranges this process fetches. The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
 public protocol DecodeIsolation: Sendable {
@@ -19,6 +20,16 @@ public protocol DecodeIsolation: Sendable {
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
     func decode(file descriptor: Int32, length: Int, options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage
+
+    /// Decodes the video `ranges` reads where it lies (a remote video), elsewhere: each range the decoder there asks
+    /// for is read here, through `ranges` (with its limits), and handed over. Blocking as the reads are.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
+    func decode(ranges: any ByteRangeReading, options: DecodeOptions) throws(DarkroomImageError) -> DecodedImage
+
+    /// Reads the header of the video `ranges` reads where it lies (a remote video's container), elsewhere, the ranges
+    /// handed over as ``decode(ranges:options:)`` hands them. Blocking as the reads are.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
+    func probe(ranges: any ByteRangeReading, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe
 
     /// Decodes the small picture `bytes` carries beside its image, elsewhere
     /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)`` run there): nil when it has

@@ -24,14 +24,16 @@ extension ImageDecoder {
     }
 
     /// Decodes the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges decodes it
-    /// (`VideoDecoder` reads the parts a frame needs), else it is read whole, within `DecodeLimits/maxInputBytes`,
-    /// and decoded from its bytes. Blocking as `ranges`' reads are. Thread-safe.
+    /// (`VideoDecoder` reads the parts a frame needs; with an ``isolation``, a video is decoded there, the ranges it
+    /// asks for read here), else it is read whole, within `DecodeLimits/maxInputBytes`, and decoded from its bytes.
+    /// Blocking as `ranges`' reads are. Thread-safe.
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)-(UnsafeRawBufferPointer,_)``, and what the reads throw.
     public func decode(ranges: any ByteRangeReading, options: DecodeOptions = DecodeOptions())
         throws(DarkroomImageError) -> DecodedImage
     {
         let head = try Self.head(of: ranges)
         if head.isVideo {
+            if let isolation { return try isolation.decode(ranges: ranges, options: options) }
             for custom in customDecoders {
                 if let image = try custom.decode(ranges: ranges, format: .video, options: options) { return image }
             }
@@ -40,7 +42,8 @@ extension ImageDecoder {
     }
 
     /// The header of the file `ranges` reads where it lies (a remote video): a custom decoder that reads ranges
-    /// reads only what the header needs (`VideoDecoder`: the container's header), else the file is read whole, within
+    /// reads only what the header needs (`VideoDecoder`: the container's header; with an ``isolation``, a video's is
+    /// read there, the ranges it asks for read here), else the file is read whole, within
     /// `limits.maxInputBytes`, and probed from its bytes. Blocking as `ranges`' reads are. Thread-safe.
     /// - Throws: ``DarkroomImageError`` as ``probe(_:limits:page:)``, and what the reads throw.
     public func probe(ranges: any ByteRangeReading, limits: DecodeLimits = .default) throws(DarkroomImageError)
@@ -48,6 +51,7 @@ extension ImageDecoder {
     {
         let head = try Self.head(of: ranges)
         if head.isVideo {
+            if let isolation { return try isolation.probe(ranges: ranges, limits: limits) }
             for custom in customDecoders {
                 if let probe = try custom.probe(ranges: ranges, format: .video, limits: limits) { return probe }
             }

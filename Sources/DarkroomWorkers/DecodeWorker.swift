@@ -109,11 +109,14 @@ public enum DecodeWorker {
         if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
         // A file is this request's alone, but for a video's motion, read until the animation closes
         defer { if request.input == .file, request.step != .openMotion, let input { close(input) } }
-        guard [.decode, .decodeEmbeddedThumbnail, .encodeHDR].contains(request.step) else {
+        guard [.decode, .decodeEmbeddedThumbnail, .encodeHDR, .probe].contains(request.step) else {
             return animationStep(request, input: input, kept: &kept, motion: motion)
         }
         guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
         guard request.step != .encodeHDR else { return encodeHDR(request, options: options, input: input, kept: kept) }
+        if request.readsRanges {
+            return readRanges(request, options: options, memory: input, kept: kept, decoder: decoder)
+        }
         return decode(request, options: options, input: input, kept: kept, decoder: decoder)
     }
 
@@ -145,6 +148,11 @@ public enum DecodeWorker {
         } catch {
             return .failure(error.code.rawValue, error.message)
         }
+        return reply(for: decoded, kept: kept)
+    }
+
+    /// The reply describing `decoded`, its bitmap and profile written into the output memory file.
+    private static func reply(for decoded: DecodedImage, kept: Kept) -> WorkerReply {
         var reply = write(decoded.bitmap, profile: decoded.colorProfile, kept: kept)
         guard reply.failure == nil else { return reply }
         reply.probe = decoded.probe
@@ -153,6 +161,24 @@ public enum DecodeWorker {
         reply.colorProblem = decoded.colorProblem
         reply.usedEmbeddedThumbnail = decoded.usedEmbeddedThumbnail
         return reply
+    }
+
+    /// Decodes or probes a file the parent reads by ranges: each range the decoder asks for is asked of the parent
+    /// and arrives in the input memory file.
+    private static func readRanges(
+        _ request: WorkerRequest, options: DecodeOptions, memory: Int32, kept: Kept, decoder: ImageDecoder
+    ) -> WorkerReply {
+        let ranges = ParentRanges(memory: memory, size: Int64(request.inputLength))
+        do throws(DarkroomImageError) {
+            guard request.step == .decode else {
+                var reply = WorkerReply()
+                reply.probe = try decoder.probe(ranges: ranges, limits: options.limits)
+                return reply
+            }
+            return reply(for: try decoder.decode(ranges: ranges, options: options), kept: kept)
+        } catch {
+            return .failure(error.code.rawValue, error.message)
+        }
     }
 
     /// Makes the HDR thumbnail the request names from the mapped input and writes the encoded file into the output
@@ -210,29 +236,5 @@ extension WorkerReply {
     /// A reply that reports a failure.
     static func failure(_ code: String, _ message: String) -> WorkerReply {
         WorkerReply(failure: .init(code: code, message: message))
-    }
-}
-
-/// A file the parent opened (or the bytes from `start` of it), read by ranges with `pread` (the one way a confined
-/// worker reads a file): what a video decoder reads a local video, or a clip inside a photo, through in a worker, a
-/// part at a time.
-struct DescriptorRanges: ByteRangeReading {
-    let descriptor: Int32
-    /// Where the bytes read start in the file (a clip inside a photo); 0 for a file read whole.
-    var start: Int64 = 0
-    let size: Int64
-    var name: String { "the input file" }
-
-    func read(at offset: Int64, count: Int) throws(DarkroomImageError) -> [UInt8] {
-        let wanted = max(0, min(Int64(count), size - offset))
-        guard wanted > 0 else { return [] }
-        var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: Int(wanted)) { buffer, initialized in
-            let read = POSIXIO.read(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: Int(start + offset))
-            failed = read == nil
-            initialized = read ?? 0
-        }
-        guard !failed else { throw DarkroomImageError(.io, "the input file could not be read at \(offset)") }
-        return bytes
     }
 }

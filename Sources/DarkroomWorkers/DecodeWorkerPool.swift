@@ -166,6 +166,27 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// Decodes the file `ranges` reads where it lies (a remote video) in a worker, which can reach no network: each
+    /// range its decoder asks for is read here, on the calling thread, and handed over through memory. Blocking as
+    /// the reads are.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and what the reads throw.
+    public func decode(ranges: any ByteRangeReading, options: DecodeOptions) throws(DarkroomImageError)
+        -> DecodedImage
+    {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.decode(ranges: ranges, options: options, timeout: configuration.timeout)
+        }
+    }
+
+    /// Reads the header of the file `ranges` reads (a remote video's container) in a worker, the ranges handed over
+    /// as ``decode(ranges:options:)`` hands them. Blocking as the reads are.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and what the reads throw.
+    public func probe(ranges: any ByteRangeReading, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.probe(ranges: ranges, limits: limits, timeout: configuration.timeout)
+        }
+    }
+
     /// Decodes the small picture `bytes` carries beside its image (an EXIF or HEIF thumbnail) in a worker: nil when
     /// it has none of the image's shape. One copy of the bytes in, one of the bitmap out. Blocking.
     /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.

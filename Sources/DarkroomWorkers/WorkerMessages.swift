@@ -35,6 +35,11 @@ struct WorkerRequest: Codable {
         case rewind
         /// Drop the animation's decoder.
         case closeAnimation
+        /// Read the header of the file the worker reads by ranges (the reply's `probe`).
+        case probe
+        /// The parent's answer to the worker's `rangeWanted`, mid-request: the bytes (``WorkerRequest/inputLength`` of
+        /// them) at the start of the input memory file, or ``WorkerRequest/rangeFailure``.
+        case rangeBytes
         /// Make the HDR thumbnail ``WorkerRequest/hdrOutput`` names from the input at the options' geometry,
         /// encoded as ``WorkerRequest/encode`` says, into the output (the reply's `encodedLength`).
         case encodeHDR
@@ -51,6 +56,11 @@ struct WorkerRequest: Codable {
     var frameLimit: Int?
     var newOutput = false
     var outputCapacity = 0
+    /// `decode` and `probe`: the input is a file the parent reads by ranges (``inputLength`` bytes long), which the
+    /// worker asks for a range at a time (`WorkerReply/rangeWanted`) and receives in the input memory file.
+    var readsRanges = false
+    /// `rangeBytes`: why the parent could not read the range.
+    var rangeFailure: WorkerReply.Failure?
     /// `openMotion`: what part of the clip the preview shows.
     var preview: MotionPreview?
     /// `openMotion`: where the clip starts in the input file.
@@ -91,11 +101,23 @@ struct WorkerReply: Codable {
     var frameDuration = 0
     /// `skipFrame`: whether a frame was passed.
     var skipped = false
+    /// Mid-request, from a worker reading its input by ranges: the range it wants next (the parent answers with a
+    /// `rangeBytes` request, and the final reply comes after).
+    var rangeWanted: RangeWanted?
     /// `decodeEmbeddedThumbnail`: the input has no thumbnail to stand in for its image (nothing written).
     var noImage = false
     /// `encodeHDR`: the length of the encoded file written to the output, or nil when the output declined the source.
     var encodedLength: Int?
     var failure: Failure?
+
+    /// A range of the input a worker asks for.
+    struct RangeWanted: Codable {
+        var offset: Int64
+        var count: Int
+    }
+
+    /// The most bytes one range request asks for.
+    static let maxRangeBytes = 4 << 20
 
     /// An opened animation: its timing and its frames' count and size.
     struct AnimationHeader: Codable {

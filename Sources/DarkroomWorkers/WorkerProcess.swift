@@ -195,12 +195,14 @@ package final class WorkerProcess: @unchecked Sendable {
 
     /// Sends `request` (with `input`'s descriptor when the request hands one over, and the output memory file when
     /// it is new) and waits at most `timeout` seconds for the reply. The output file is made (or replaced by a larger
-    /// one) for the request's options' decoded-bytes limit, and options equal to the worker's last are left out.
+    /// one) for the request's options' decoded-bytes limit, and options equal to the worker's last are left out. A
+    /// worker reading its input by ranges asks for each on the way: `ranges` reads it here and it is handed over in
+    /// the input memory file (a worker that asks for a range of anything else broke the protocol).
     /// - Throws: `DarkroomImageError`: the worker's own failure, `.decoderCrashed` when it ended or answered what is
     ///   not a reply, `.limitExceeded` past `timeout`; the worker is finished by all but the first.
-    func exchange(_ request: WorkerRequest, input: Int32? = nil, timeout: Double) throws(DarkroomImageError)
-        -> WorkerReply
-    {
+    func exchange(
+        _ request: WorkerRequest, input: Int32? = nil, timeout: Double, ranges: (any ByteRangeReading)? = nil
+    ) throws(DarkroomImageError) -> WorkerReply {
         guard !finished else { throw DarkroomImageError(.decoderCrashed, "the decode worker has ended") }
         var request = request
         let options = request.options
@@ -219,6 +221,54 @@ package final class WorkerProcess: @unchecked Sendable {
             outputCapacity = capacity
             if options == lastOptions { request.options = nil }
         }
+        try send(request, descriptors: descriptors)
+        if let options { lastOptions = options }
+        while true {
+            let reply = try receive(timeout: timeout)
+            guard let wanted = reply.rangeWanted else {
+                decodeCount += 1
+                if let failure = reply.failure {
+                    throw DarkroomImageError(
+                        DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
+                }
+                return reply
+            }
+            try serve(wanted, from: ranges)
+        }
+    }
+
+    /// Reads the range a worker asked for with `ranges` and hands it over in the input memory file (or the read's
+    /// failure). The ask is a possibly compromised process's: a range outside the file, larger than a read may be,
+    /// or of an input not read by ranges ends the worker.
+    private func serve(_ wanted: WorkerReply.RangeWanted, from ranges: (any ByteRangeReading)?)
+        throws(DarkroomImageError)
+    {
+        guard let ranges, let inputMemory, wanted.offset >= 0, wanted.offset < ranges.size, wanted.count > 0,
+            wanted.count <= WorkerReply.maxRangeBytes
+        else {
+            reap(kill: true)
+            throw DarkroomImageError(.decoderCrashed, "the decode worker asked for a range it may not; it was killed")
+        }
+        var answer = WorkerRequest(step: .rangeBytes)
+        do throws(DarkroomImageError) {
+            let bytes = try ranges.read(at: wanted.offset, count: wanted.count)
+            guard bytes.count <= wanted.count else {
+                throw DarkroomImageError(.io, "\(ranges.name) gave more bytes than were asked for")
+            }
+            let written = bytes.withUnsafeBytes { raw in
+                ftruncate(inputMemory, off_t(raw.count)) == 0 && POSIXIO.write(inputMemory, raw, at: 0)
+            }
+            guard written else { throw DarkroomImageError(.io, "the range could not be written for the worker") }
+            inputSize = bytes.count
+            answer.inputLength = bytes.count
+        } catch {
+            answer.rangeFailure = .init(code: error.code.rawValue, message: error.message)
+        }
+        try send(answer, descriptors: [])
+    }
+
+    /// Sends one message with `descriptors`.
+    private func send(_ request: WorkerRequest, descriptors: [Int32]) throws(DarkroomImageError) {
         guard let encoded = try? JSONEncoder().encode(request) else {
             throw DarkroomImageError(.invalidArgument, "the decode options could not be encoded for the worker")
         }
@@ -226,7 +276,10 @@ package final class WorkerProcess: @unchecked Sendable {
             dr_channel_send(channel, message.baseAddress, message.count, descriptors, Int32(descriptors.count))
         }
         guard sent == 0 else { throw ended("before it took the request") }
-        if let options { lastOptions = options }
+    }
+
+    /// The worker's next message, waiting at most `timeout` seconds.
+    private func receive(timeout: Double) throws(DarkroomImageError) -> WorkerReply {
         var fds: [Int32] = [-1]
         var count: Int32 = 0
         let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
@@ -238,15 +291,45 @@ package final class WorkerProcess: @unchecked Sendable {
                 .limitExceeded, "the decode ran past its \(timeout) s in the worker, which was killed")
         }
         guard length > 0 else { throw ended("during the decode") }
-        decodeCount += 1
         guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(replyBuffer[..<length])) else {
             reap(kill: true)
             throw DarkroomImageError(.decoderCrashed, "the decode worker answered what is not a reply; it was killed")
         }
-        if let failure = reply.failure {
-            throw DarkroomImageError(DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
-        }
         return reply
+    }
+
+    /// The file `ranges` reads (a remote video) decoded in the worker, which asks for each range it needs; they are
+    /// read here and handed over through the input memory file, at most ``WorkerReply/maxRangeBytes`` at a time.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:timeout:)``, and what the reads throw.
+    package func decode(ranges: any ByteRangeReading, options: DecodeOptions, timeout: Double)
+        throws(DarkroomImageError) -> DecodedImage
+    {
+        try image(readingRanges(ranges, step: .decode, options: options, timeout: timeout))
+    }
+
+    /// The header of the file `ranges` reads, read in the worker as ``decode(ranges:options:timeout:)`` reads it.
+    package func probe(ranges: any ByteRangeReading, limits: DecodeLimits, timeout: Double)
+        throws(DarkroomImageError) -> ImageProbe
+    {
+        var options = DecodeOptions()
+        options.limits = limits
+        guard let probe = try readingRanges(ranges, step: .probe, options: options, timeout: timeout).probe else {
+            throw DarkroomImageError(.decoderCrashed, "the decode worker sent no header")
+        }
+        return probe
+    }
+
+    /// One request over a file read by ranges, its input memory file ready for the ranges.
+    private func readingRanges(
+        _ ranges: any ByteRangeReading, step: WorkerRequest.Step, options: DecodeOptions, timeout: Double
+    ) throws(DarkroomImageError) -> WorkerReply {
+        guard ranges.size > 0 else { throw DarkroomImageError(.empty, "\(ranges.name) is empty") }
+        let (memory, kind) = try write(UnsafeRawBufferPointer(start: nil, count: 0))
+        defer { releaseLargeInput() }
+        var request = WorkerRequest(
+            step: step, options: options, input: kind, inputLength: Int(clamping: ranges.size))
+        request.readsRanges = true
+        return try exchange(request, input: memory, timeout: timeout, ranges: ranges)
     }
 
     /// The bitmap a reply describes, copied out of the output memory file into memory from `allocate`, and the
