@@ -4,8 +4,8 @@
 /// Set as ``ImageDecoder/isolation``: the decoder then hands every decode of bytes or of a file (the frames of an
 /// animation, ``ImageDecoder/animation(_:options:frameLimit:)``, a video's motion, and the HDR outputs made from a source's bytes,
 /// ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``, and embedded thumbnails) to it and keeps
-/// only the cheap, header-reading work (probing images, a file's first bytes) in this process; a remote video, probed or
-/// decoded, is read there by ranges this process fetches. The isolation decodes
+/// only the cheap, header-reading work (probing images, a file's first bytes) in this process; a video's header is read
+/// there too (a remote one by ranges this process fetches). The isolation decodes
 /// with its own decoders (the built-in codecs and, for `darkroom-worker`, videos), not the caller's
 /// ``ImageDecoder/customDecoders``. Implementations block the calling thread for the decode and are thread-safe.
 public protocol DecodeIsolation: Sendable {
@@ -30,6 +30,12 @@ public protocol DecodeIsolation: Sendable {
     /// handed over as ``decode(ranges:options:)`` hands them. Blocking as the reads are.
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
     func probe(ranges: any ByteRangeReading, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe
+
+    /// Reads the header of the video in the regular file open at `descriptor` (`length` bytes), elsewhere: the
+    /// descriptor is handed over and the container's header read there. The caller keeps and closes `descriptor`.
+    /// Blocking.
+    /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
+    func probe(file descriptor: Int32, length: Int, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe
 
     /// Decodes the small picture `bytes` carries beside its image, elsewhere
     /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)`` run there): nil when it has

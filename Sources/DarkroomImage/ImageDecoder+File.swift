@@ -72,10 +72,18 @@ extension ImageDecoder {
 
     /// The header of the file at `path`: the built-in prober's (a prefix read, see
     /// ``ImageProber/probe(fileAt:limits:)``), or for a file it recognizes but does not read (a video), the first
-    /// custom decoder's that reads it from the file. Thread-safe.
+    /// custom decoder's that reads it from the file (with an ``isolation``, a video's header is read there, the open
+    /// file handed over). Thread-safe.
     /// - Throws: ``DarkroomImageError`` as ``ImageProber/probe(fileAt:limits:)``, and what the custom decoder throws.
     public func probe(fileAt path: String, limits: DecodeLimits = .default) throws(DarkroomImageError) -> ImageProbe {
-        if !customDecoders.isEmpty, try ImageProber.format(ofFileAt: path, limits: limits) == .video {
+        if isolation != nil || !customDecoders.isEmpty,
+            try ImageProber.format(ofFileAt: path, limits: limits) == .video
+        {
+            if let isolation {
+                let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
+                defer { close(fd) }
+                return try isolation.probe(file: fd, length: size, limits: limits)
+            }
             for custom in customDecoders {
                 if let probe = try custom.probe(fileAt: path, format: .video, limits: limits) { return probe }
             }

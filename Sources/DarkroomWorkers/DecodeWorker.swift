@@ -114,8 +114,8 @@ public enum DecodeWorker {
         }
         guard let input, let options = kept.options else { return .failure("invalid_argument", "no input or options") }
         guard request.step != .encodeHDR else { return encodeHDR(request, options: options, input: input, kept: kept) }
-        if request.readsRanges {
-            return readRanges(request, options: options, memory: input, kept: kept, decoder: decoder)
+        if request.readsRanges || request.step == .probe {
+            return readRanges(request, options: options, input: input, kept: kept, decoder: decoder)
         }
         return decode(request, options: options, input: input, kept: kept, decoder: decoder)
     }
@@ -163,12 +163,15 @@ public enum DecodeWorker {
         return reply
     }
 
-    /// Decodes or probes a file the parent reads by ranges: each range the decoder asks for is asked of the parent
-    /// and arrives in the input memory file.
+    /// Decodes or probes a file by ranges: one the parent reads (each range the decoder asks for asked of the parent,
+    /// arriving in the input memory file), or a video file the parent opened (its header read from it by ranges).
     private static func readRanges(
-        _ request: WorkerRequest, options: DecodeOptions, memory: Int32, kept: Kept, decoder: ImageDecoder
+        _ request: WorkerRequest, options: DecodeOptions, input: Int32, kept: Kept, decoder: ImageDecoder
     ) -> WorkerReply {
-        let ranges = ParentRanges(memory: memory, size: Int64(request.inputLength))
+        let size = Int64(request.inputLength)
+        let ranges: any ByteRangeReading =
+            request.readsRanges
+            ? ParentRanges(memory: input, size: size) : DescriptorRanges(descriptor: input, size: size)
         do throws(DarkroomImageError) {
             guard request.step == .decode else {
                 var reply = WorkerReply()

@@ -187,6 +187,17 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
+    /// Reads the header of the video in the regular file open at `descriptor` (`length` bytes) in a worker, which
+    /// reads the file by ranges itself. The caller keeps `descriptor`. Blocking.
+    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.
+    public func probe(file descriptor: Int32, length: Int, limits: DecodeLimits) throws(DarkroomImageError)
+        -> ImageProbe
+    {
+        try withWorker { worker throws(DarkroomImageError) in
+            try worker.probe(file: descriptor, length: length, limits: limits, timeout: configuration.timeout)
+        }
+    }
+
     /// Decodes the small picture `bytes` carries beside its image (an EXIF or HEIF thumbnail) in a worker: nil when
     /// it has none of the image's shape. One copy of the bytes in, one of the bitmap out. Blocking.
     /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.

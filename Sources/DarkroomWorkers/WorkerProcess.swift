@@ -311,9 +311,22 @@ package final class WorkerProcess: @unchecked Sendable {
     package func probe(ranges: any ByteRangeReading, limits: DecodeLimits, timeout: Double)
         throws(DarkroomImageError) -> ImageProbe
     {
-        var options = DecodeOptions()
-        options.limits = limits
-        guard let probe = try readingRanges(ranges, step: .probe, options: options, timeout: timeout).probe else {
+        try header(of: readingRanges(ranges, step: .probe, options: DecodeOptions(limits: limits), timeout: timeout))
+    }
+
+    /// The header of the video in the regular file open at `descriptor` (`length` bytes), read in the worker by
+    /// ranges of the file. The caller keeps `descriptor`.
+    package func probe(file descriptor: Int32, length: Int, limits: DecodeLimits, timeout: Double)
+        throws(DarkroomImageError) -> ImageProbe
+    {
+        let request = WorkerRequest(
+            step: .probe, options: DecodeOptions(limits: limits), input: .file, inputLength: length)
+        return try header(of: exchange(request, input: descriptor, timeout: timeout))
+    }
+
+    /// The header a probe's reply carries.
+    private func header(of reply: WorkerReply) throws(DarkroomImageError) -> ImageProbe {
+        guard let probe = reply.probe else {
             throw DarkroomImageError(.decoderCrashed, "the decode worker sent no header")
         }
         return probe

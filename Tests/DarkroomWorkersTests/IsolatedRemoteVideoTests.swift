@@ -9,7 +9,8 @@ import Testing
 
 /// A video read by ranges where it lies (a remote one) decoded and probed in a decode worker, which can reach no
 /// network: the ranges its decoder asks for are read in this process and handed over, so the frame and header are
-/// this process's, a small part of the file is read, and a read that fails is the decode's typed error.
+/// this process's, a small part of the file is read, and a read that fails is the decode's typed error. A local
+/// video's header is read in a worker too.
 @Suite(.serialized) struct IsolatedRemoteVideoTests {
     /// A file read by ranges from memory, counting what it was asked for; it fails past `budget` bytes as a remote
     /// reader past its byte budget does.
@@ -67,6 +68,20 @@ import Testing
         #expect(probe.format == .video && probed.read * 4 < body.count, "\(probed.read) bytes")
         // And the worker did both
         #expect(pool.statistics.decodes == 2 && pool.statistics.workersStarted == 1)
+    }
+
+    @Test func aLocalVideosHeaderIsReadInAWorkerAsHere() throws {
+        // Given the clip as a local file, and a decoder isolated by one worker
+        let directory = try TemporaryDirectory("isolated-video-header")
+        defer { directory.remove() }
+        try TemporaryDirectory.write(try Self.clip.get(), to: directory.file("clip.mp4"))
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        // When its header is read in the worker (the open file handed over) and here
+        let there = try VideoDecoder.imageDecoder.isolated(by: pool).probe(fileAt: directory.file("clip.mp4"))
+        let here = try VideoDecoder.imageDecoder.probe(fileAt: directory.file("clip.mp4"))
+        // Then they are the same, and the worker read it
+        #expect(there == here && there.format == .video && abs((there.video?.duration ?? 0) - 20) < 0.1)
+        #expect(pool.statistics.decodes == 1)
     }
 
     @Test func aReadThatFailsIsTheDecodesTypedErrorAndTheWorkerStays() throws {
