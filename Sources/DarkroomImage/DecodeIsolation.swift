@@ -31,11 +31,12 @@ public protocol DecodeIsolation: Sendable {
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and what the reads throw.
     func probe(ranges: any ByteRangeReading, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe
 
-    /// Reads the header of the video in the regular file open at `descriptor` (`length` bytes), elsewhere: the
-    /// descriptor is handed over and the container's header read there. The caller keeps and closes `descriptor`.
-    /// Blocking.
+    /// Reads the header of the video at `range` of the regular file open at `descriptor` (a video file whole, a
+    /// Motion Photo's clip inside it), elsewhere: the descriptor is handed over and the container's header read
+    /// there. The caller keeps and closes `descriptor`. Blocking.
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``.
-    func probe(file descriptor: Int32, length: Int, limits: DecodeLimits) throws(DarkroomImageError) -> ImageProbe
+    func probe(file descriptor: Int32, range: Range<Int64>, limits: DecodeLimits) throws(DarkroomImageError)
+        -> ImageProbe
 
     /// Decodes the small picture `bytes` carries beside its image, elsewhere
     /// (``ImageDecoder/decodeEmbeddedThumbnail(_:options:)-(UnsafeRawBufferPointer,_)`` run there): nil when it has

@@ -82,7 +82,7 @@ extension ImageDecoder {
             if let isolation {
                 let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
                 defer { close(fd) }
-                return try isolation.probe(file: fd, length: size, limits: limits)
+                return try isolation.probe(file: fd, range: 0..<Int64(size), limits: limits)
             }
             for custom in customDecoders {
                 if let probe = try custom.probe(fileAt: path, format: .video, limits: limits) { return probe }

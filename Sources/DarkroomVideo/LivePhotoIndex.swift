@@ -44,9 +44,10 @@ final class LivePhotoIndex: Sendable {
     func timesBuilt(_ folder: String) -> Int { state.withLock { $0.folders[folder]?.timesBuilt ?? 0 } }
 
     /// The video in the folder of the still at `photo` whose content identifier is `identifier`, with its header;
-    /// nil when there is none among the files read.
+    /// nil when there is none among the files read. Headers are read by `reader` (in its isolation, if any).
     func video(
-        withIdentifier identifier: String, forPhotoAt photo: String, limits: DecodeLimits
+        withIdentifier identifier: String, forPhotoAt photo: String, limits: DecodeLimits,
+        reader: VideoDecoder = VideoDecoder()
     ) -> (path: String, clip: ImageProbe)? {
         let folder = photo.lastIndex(of: "/").map { String(photo[..<$0].isEmpty ? "/" : photo[..<$0]) } ?? "."
         var status = stat()
@@ -56,15 +57,17 @@ final class LivePhotoIndex: Sendable {
             guard let entry = state.folders[folder], entry.settled, entry.modified == modified else { return nil }
             return entry.videos
         }
-        let videos = known ?? build(folder, modified: modified, limits: limits)
+        let videos = known ?? build(folder, modified: modified, limits: limits, reader: reader)
         guard let path = videos[identifier],
-            let clip = try? VideoDecoder().header(ofVideoAt: path, limits: limits),
+            let clip = try? reader.header(ofVideoAt: path, limits: limits),
             clip.video?.contentIdentifier == identifier
         else { return nil }
         return (path, clip)
     }
 
-    private func build(_ folder: String, modified: timespec, limits: DecodeLimits) -> [String: String] {
+    private func build(_ folder: String, modified: timespec, limits: DecodeLimits, reader: VideoDecoder)
+        -> [String: String]
+    {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let settled = modified.tv_sec + Self.settleSeconds < now.tv_sec
@@ -82,7 +85,7 @@ final class LivePhotoIndex: Sendable {
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { continue }
             read += 1
-            if let identifier = try? VideoDecoder().header(ofVideoAt: path, limits: limits).video?.contentIdentifier,
+            if let identifier = try? reader.header(ofVideoAt: path, limits: limits).video?.contentIdentifier,
                 videos[identifier] == nil
             {
                 videos[identifier] = path

@@ -108,7 +108,8 @@ extension VideoDecoder {
             }
         }
         guard let identifier, limits.maxLivePhotoCandidates > 0,
-            let found = LivePhotoIndex.shared.video(withIdentifier: identifier, forPhotoAt: path, limits: limits)
+            let found = LivePhotoIndex.shared.video(
+                withIdentifier: identifier, forPhotoAt: path, limits: limits, reader: self)
         else { return nil }
         return PhotoMotion(
             kind: .livePhoto, path: found.path, embedded: nil, clip: found.clip, contentIdentifier: identifier)
@@ -143,30 +144,29 @@ extension VideoAnimation {
         guard let isolation = decoder.isolation else {
             return try VideoAnimation(motionOfFileAt: path, format: format, options: options, preview: preview)
         }
-        let clip = try clip(ofFileAt: path, format: format, limits: options.limits)
+        let clip = try clip(ofFileAt: path, format: format, limits: options.limits, isolation: isolation)
         // A video may be larger than the input limit: only the parts the frames need are read
         let (fd, size) = try FileBytes.openRegularFile(clip.path, limit: .max)
         defer { close(fd) }
-        let range = clip.range ?? 0..<Int64(size)
-        guard range.lowerBound >= 0, range.upperBound <= Int64(size), !range.isEmpty else {
-            throw DarkroomImageError(
-                .truncated,
-                "the video at bytes \(range.lowerBound)..<\(range.upperBound) lies outside \(clip.path) (\(size) bytes)"
-            )
-        }
-        return try isolation.motion(file: fd, range: range, options: options, preview: preview)
+        return try isolation.motion(
+            file: fd, range: VideoDecoder.clip(clip.range, in: size, of: clip.path), options: options,
+            preview: preview)
     }
 
     /// Where the motion of the file at `path` lies: the file itself for a video, a Motion Photo's clip inside it,
-    /// a Live Photo's video beside it. Reads headers only.
+    /// a Live Photo's video beside it. Reads headers only (a clip's in `isolation`, when given).
     /// - Throws: `.unsupportedFeature` when the file has no motion, and what reading the headers throws.
-    private static func clip(ofFileAt path: String, format: ImageFileFormat?, limits: DecodeLimits)
-        throws(DarkroomImageError) -> (path: String, range: Range<Int64>?)
-    {
+    private static func clip(
+        ofFileAt path: String, format: ImageFileFormat?, limits: DecodeLimits,
+        isolation: (any DecodeIsolation)? = nil
+    ) throws(DarkroomImageError) -> (path: String, range: Range<Int64>?) {
         var format = format
         if format == nil { format = try ImageProber.format(ofFileAt: path, limits: limits) }
         if format == .video { return (path, nil) }
-        guard let motion = try VideoDecoder().motion(ofPhotoAt: path, format: format, limits: limits) else {
+        guard
+            let motion = try VideoDecoder(isolation: isolation).motion(
+                ofPhotoAt: path, format: format, limits: limits)
+        else {
             throw DarkroomImageError(
                 .unsupportedFeature,
                 "the file has no motion: it is not a video, holds no Motion Photo clip and has no Live Photo video beside it"

@@ -1,5 +1,9 @@
 import DarkroomImage
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Decodes a video to one still frame at display size: the poster frame (chosen as the good thumbnailers choose it)
 /// or the frame at `OutputGeometry/time`, through FFmpeg's libraries.
 ///
@@ -13,8 +17,16 @@ import DarkroomImage
 /// converted with the stream's own matrix and range, PQ and HLG tone-mapped to SDR as HDR photos are. Memory: one
 /// decoded frame (FFmpeg's) and the output. Time: bounded by `DecodeLimits/maxVideoDecodeSeconds`.
 public struct VideoDecoder: ImageDecoding {
-    /// Creates a decoder.
-    public init() {}
+    /// Where video files' headers are read instead of this process (``probe(fileAt:limits:)``, and the clips
+    /// ``motion(ofPhotoAt:format:contents:limits:)`` finds): DarkroomWorkers' pool reads them in a confined worker,
+    /// the open file handed over. Frames are isolated by the `ImageDecoder` this decoder serves
+    /// (`ImageDecoder/isolation`). Default nil: read here.
+    public var isolation: (any DecodeIsolation)?
+
+    /// Creates a decoder; `isolation`, when given, reads video headers.
+    public init(isolation: (any DecodeIsolation)? = nil) {
+        self.isolation = isolation
+    }
 
     /// An `ImageDecoder` that reads videos as well as images: the built-in codecs with this one among its custom
     /// decoders.
@@ -49,11 +61,29 @@ public struct VideoDecoder: ImageDecoding {
         return try header(ofVideoAt: path, limits: limits)
     }
 
-    /// The header of the video at `path` (or of the clip at `range` of it) whose format the caller already knows.
+    /// The header of the video at `path` (or of the clip at `range` of it) whose format the caller already knows:
+    /// read in the ``isolation`` when there is one.
     package func header(ofVideoAt path: String, range: Range<Int64>? = nil, limits: DecodeLimits)
         throws(DarkroomImageError) -> ImageProbe
     {
-        try VideoFile(path: path, range: range, limits: limits).probe
+        guard let isolation else { return try VideoFile(path: path, range: range, limits: limits).probe }
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
+        defer { close(fd) }
+        return try isolation.probe(file: fd, range: Self.clip(range, in: size, of: path), limits: limits)
+    }
+
+    /// The bytes `range` (nil: all) of a file of `size` bytes, checked to lie inside it.
+    /// - Throws: `.truncated` for a range outside the file, `.empty` for none.
+    static func clip(_ range: Range<Int64>?, in size: Int, of path: String) throws(DarkroomImageError)
+        -> Range<Int64>
+    {
+        let bytes = range ?? 0..<Int64(size)
+        guard bytes.lowerBound >= 0, bytes.upperBound <= Int64(size), !bytes.isEmpty else {
+            throw DarkroomImageError(
+                bytes.isEmpty ? .empty : .truncated,
+                "the video at bytes \(bytes.lowerBound)..<\(bytes.upperBound) lies outside \(path) (\(size) bytes)")
+        }
+        return bytes
     }
 
     /// Decodes the frame `options` ask for (see the type's summary) as an upright bitmap.

@@ -171,7 +171,8 @@ public enum DecodeWorker {
         let size = Int64(request.inputLength)
         let ranges: any ByteRangeReading =
             request.readsRanges
-            ? ParentRanges(memory: input, size: size) : DescriptorRanges(descriptor: input, size: size)
+            ? ParentRanges(memory: input, size: size)
+            : DescriptorRanges(descriptor: input, start: max(0, request.clipOffset), size: size)
         do throws(DarkroomImageError) {
             guard request.step == .decode else {
                 var reply = WorkerReply()

@@ -187,14 +187,14 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
-    /// Reads the header of the video in the regular file open at `descriptor` (`length` bytes) in a worker, which
-    /// reads the file by ranges itself. The caller keeps `descriptor`. Blocking.
+    /// Reads the header of the video at `range` of the regular file open at `descriptor` in a worker, which reads
+    /// the file by ranges itself. The caller keeps `descriptor`. Blocking.
     /// - Throws: `DarkroomImageError` as ``decode(_:options:)``.
-    public func probe(file descriptor: Int32, length: Int, limits: DecodeLimits) throws(DarkroomImageError)
+    public func probe(file descriptor: Int32, range: Range<Int64>, limits: DecodeLimits) throws(DarkroomImageError)
         -> ImageProbe
     {
         try withWorker { worker throws(DarkroomImageError) in
-            try worker.probe(file: descriptor, length: length, limits: limits, timeout: configuration.timeout)
+            try worker.probe(file: descriptor, range: range, limits: limits, timeout: configuration.timeout)
         }
     }
 

@@ -63,7 +63,7 @@ struct WorkerRequest: Codable {
     var rangeFailure: WorkerReply.Failure?
     /// `openMotion`: what part of the clip the preview shows.
     var preview: MotionPreview?
-    /// `openMotion`: where the clip starts in the input file.
+    /// `openMotion`, and `probe` of a file: where the clip starts in the input file.
     var clipOffset: Int64 = 0
     /// `encodeHDR`: which output, and its encoding (the decode's options are ``options``, kept as a decode's are).
     var hdrOutput: HDRThumbnailRequest.Output?

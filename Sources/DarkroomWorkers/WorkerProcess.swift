@@ -314,13 +314,14 @@ package final class WorkerProcess: @unchecked Sendable {
         try header(of: readingRanges(ranges, step: .probe, options: DecodeOptions(limits: limits), timeout: timeout))
     }
 
-    /// The header of the video in the regular file open at `descriptor` (`length` bytes), read in the worker by
-    /// ranges of the file. The caller keeps `descriptor`.
-    package func probe(file descriptor: Int32, length: Int, limits: DecodeLimits, timeout: Double)
+    /// The header of the video at `range` of the regular file open at `descriptor`, read in the worker by ranges of
+    /// the file. The caller keeps `descriptor`.
+    package func probe(file descriptor: Int32, range: Range<Int64>, limits: DecodeLimits, timeout: Double)
         throws(DarkroomImageError) -> ImageProbe
     {
-        let request = WorkerRequest(
-            step: .probe, options: DecodeOptions(limits: limits), input: .file, inputLength: length)
+        var request = WorkerRequest(
+            step: .probe, options: DecodeOptions(limits: limits), input: .file, inputLength: Int(range.count))
+        request.clipOffset = range.lowerBound
         return try header(of: exchange(request, input: descriptor, timeout: timeout))
     }
 

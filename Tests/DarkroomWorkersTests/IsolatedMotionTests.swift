@@ -6,13 +6,15 @@ import Testing
 
 @testable import DarkroomWorkers
 
-/// A video's motion and a Motion Photo's clip made in a decode worker, which reads the file by ranges through the
-/// descriptor it was handed: the frames this process makes, pixel for pixel, with their timing; what has no motion
-/// is refused here before any worker is asked, and a worker that makes no motion refuses with a typed error.
+/// A video's motion, a Motion Photo's clip and a Live Photo's video made in a decode worker, which reads the file by
+/// ranges through the descriptor it was handed (and reads a still's clip's header there first): the frames this
+/// process makes, pixel for pixel, with their timing; what has no motion is refused here before any worker is asked,
+/// and a worker that makes no motion refuses with a typed error.
 @Suite(.serialized) struct IsolatedMotionTests {
-    @Test(arguments: ["clip.mp4", "google.jpg"])
-    func motionFromAWorkerIsTheLibrarys(_ name: String) throws {
-        // Given a video and a Motion Photo whose clip lies inside the still, and a decoder isolated by one worker
+    @Test(arguments: [("clip.mp4", 1), ("google.jpg", 2), ("live/IMG_0001.HEIC", 2)])
+    func motionFromAWorkerIsTheLibrarys(_ name: String, workerRequests: Int) throws {
+        // Given a video, a Motion Photo whose clip lies inside the still and a Live Photo (a still and the video
+        // beside it), and a decoder isolated by one worker
         let path = try MotionPhotoSamples.path(name)
         let pool = try DecodeWorkerPoolTests.pool(workers: 1)
         let isolated = ImageDecoder(isolation: pool)
@@ -36,6 +38,8 @@ import Testing
         _ = consume frames
         let statistics = pool.statistics
         #expect(statistics.workersStarted == 1 && statistics.decodesRunning == 0 && statistics.crashes == 0)
+        // And a still's clip had its header read there too, before the frames (two requests, a video's one)
+        #expect(statistics.decodes == workerRequests, "\(statistics)")
     }
 
     @Test func aStillWithoutMotionIsRefusedHereAndAWorkerWithoutVideosRefusesTyped() throws {
