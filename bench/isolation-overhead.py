@@ -11,6 +11,10 @@ images/s of each, their ratio, the parent's peak RSS and one worker's peak RSS. 
   gif   animations -> 128 px animated WebP, every frame made in a worker: the cinemagraph of shared/photos/animated
         and the moving GIF where every frame changes (bench/make-moving-gif.py writes it to .build-bench/animated),
         alternating, count // 10 files (at least 2)
+  hdr   the 12 MP JPEGs with --hdr apply -> 256 px 10-bit PQ AVIF (the source's bytes copied into the worker, the
+        encoded file copied back)
+  motion  5 s 1280x720 H.264 clips (ffmpeg's testsrc2, written to .build-bench/motion) with --motion -> 128 px
+        animated WebP of 3 s at 10 fps, the clip read by ranges in the worker; count // 10 files (at least 2)
 Both runs use the same number of job threads (--jobs, default the cores); the isolated run starts one worker per
 job thread. Prints one JSON object. Usage: bench/isolation-overhead.py [--darkroom PATH] [--count 40] [--rounds 3]
 """
@@ -50,6 +54,16 @@ def inputs(kind, directory, count):
         if not os.path.isdir(folder):
             subprocess.run([os.path.join(HERE, "make-format-samples.sh")], check=True, stdout=subprocess.DEVNULL)
         sources = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".tif"))
+    elif kind == "hdr":
+        sources = sorted(os.path.join(PHOTOS, "jpeg-12mp", f) for f in os.listdir(os.path.join(PHOTOS, "jpeg-12mp")))
+    elif kind == "motion":
+        clip = os.path.join(HERE, "..", ".build-bench", "motion", "testsrc2-1280x720-5s.mp4")
+        if not os.path.exists(clip):
+            os.makedirs(os.path.dirname(clip), exist_ok=True)
+            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30",
+                            "-t", "5", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip], check=True)
+        sources = [clip]
+        count = max(2, count // 10)
     elif kind == "gif":
         moving = os.path.join(HERE, "..", ".build-bench", "animated", "pan-300.gif")
         if not os.path.exists(moving):
@@ -69,8 +83,13 @@ def inputs(kind, directory, count):
     return folder
 
 
-def thumb(darkroom, folder, out, jobs, in_process, size=256):
+# Each kind's output size and extra thumb arguments.
+SETTINGS = {"gif": (128, []), "motion": (128, ["--motion"]), "hdr": (256, ["--hdr", "apply"])}
+
+
+def thumb(darkroom, folder, out, jobs, in_process, size=256, extra=()):
     command = [darkroom, "thumb", folder, "--max-pixel-size", str(size), "--out", out, "--json", "--jobs", str(jobs)]
+    command += list(extra)
     if in_process:
         command.append("--in-process")
     p = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -88,7 +107,7 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
-    ap.add_argument("--kinds", default="jpeg,heic,tiff,svg,gif")
+    ap.add_argument("--kinds", default="jpeg,heic,tiff,svg,gif,hdr,motion")
     a = ap.parse_args()
     result = {"count": a.count, "rounds": a.rounds, "jobs": a.jobs, "kinds": {}}
     for kind in a.kinds.split(","):
@@ -98,8 +117,8 @@ def main():
             for r in range(a.rounds):
                 for name in (("workers", "in_process") if r % 2 == 0 else ("in_process", "workers")):
                     out = os.path.join(directory, f"out-{name}-{r}")
-                    runs[name].append(thumb(a.darkroom, folder, out, a.jobs, name == "in_process",
-                                            128 if kind == "gif" else 256))
+                    size, extra = SETTINGS.get(kind, (256, []))
+                    runs[name].append(thumb(a.darkroom, folder, out, a.jobs, name == "in_process", size, extra))
             rate = {n: statistics.median(s["images_per_second"] for s in runs[n]) for n in runs}
             result["kinds"][kind] = {
                 "files": len(os.listdir(folder)),
