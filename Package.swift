@@ -257,7 +257,7 @@ let package = Package(
             name: "DarkroomViewerTests",
             dependencies: [
                 "DarkroomSupport", "DarkroomTestSupport", "DarkroomViewer", "Darkroom", "DarkroomImage",
-                "DarkroomDesktop", "DarkroomVideo",
+                "DarkroomDesktop", "DarkroomVideo", "DarkroomWorkers",
             ]),
         .testTarget(
             name: "DarkroomFuzzingTests",

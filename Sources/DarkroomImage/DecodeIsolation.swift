@@ -46,7 +46,8 @@ public protocol DecodeIsolation: Sendable {
         -> DecodedImage?
 
     /// The frames of the animation in `bytes` at `options`' size, at most `frameLimit` of them, made elsewhere one at
-    /// a time as they are asked for. The source holds what made it until it is released. Blocking.
+    /// a time as they are asked for. What makes them keeps the decoder until the source is released, but is held only
+    /// while a frame is made. Blocking.
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and the animation decoder's own errors.
     func animation(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, frameLimit: Int?)
         throws(DarkroomImageError) -> any AnimationFrameSource
@@ -58,8 +59,8 @@ public protocol DecodeIsolation: Sendable {
 
     /// The motion preview of the video clip at `range` of the regular file open at `descriptor` (a video file
     /// whole, a Motion Photo's clip inside it) at `options`' size, its frames made elsewhere one at a time as they
-    /// are asked for: the file is read there by ranges, as the video decoder asks, never here. The source holds what
-    /// made it until it is released. The caller keeps and closes `descriptor`. Blocking.
+    /// are asked for: the file is read there by ranges, as the video decoder asks, never here. Kept and held as
+    /// ``animation(_:options:frameLimit:)``'s frames are. The caller keeps and closes `descriptor`. Blocking.
     /// - Throws: ``DarkroomImageError`` as ``decode(_:options:)``, and the video decoder's own errors.
     func motion(file descriptor: Int32, range: Range<Int64>, options: DecodeOptions, preview: MotionPreview)
         throws(DarkroomImageError) -> any AnimationFrameSource

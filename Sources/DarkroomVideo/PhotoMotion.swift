@@ -141,16 +141,29 @@ extension VideoAnimation {
         ofFileAt path: String, format: ImageFileFormat? = nil, options: DecodeOptions = DecodeOptions(),
         preview: MotionPreview = MotionPreview(), decoder: ImageDecoder
     ) throws(DarkroomImageError) -> any AnimationFrameSource {
-        guard let isolation = decoder.isolation else {
+        guard decoder.isolation != nil else {
             return try VideoAnimation(motionOfFileAt: path, format: format, options: options, preview: preview)
         }
-        let clip = try clip(ofFileAt: path, format: format, limits: options.limits, isolation: isolation)
+        let clip = try clip(ofFileAt: path, format: format, limits: options.limits, isolation: decoder.isolation)
+        return try motion(ofClipAt: clip.path, range: clip.range, options: options, preview: preview, decoder: decoder)
+    }
+
+    /// The preview of the video at `path` (or of the clip at `range` of it, a Motion Photo's) made where `decoder`
+    /// decodes: in its isolation when it has one (the file handed over as a descriptor with the clip's range, read
+    /// there by ranges), else here (``init(fileAt:range:options:preview:)``).
+    /// - Throws: `DarkroomImageError` as ``init(fileAt:range:options:preview:)``, and the isolation's own.
+    public static func motion(
+        ofClipAt path: String, range: Range<Int64>? = nil, options: DecodeOptions = DecodeOptions(),
+        preview: MotionPreview = MotionPreview(), decoder: ImageDecoder
+    ) throws(DarkroomImageError) -> any AnimationFrameSource {
+        guard let isolation = decoder.isolation else {
+            return try VideoAnimation(fileAt: path, range: range, options: options, preview: preview)
+        }
         // A video may be larger than the input limit: only the parts the frames need are read
-        let (fd, size) = try FileBytes.openRegularFile(clip.path, limit: .max)
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { close(fd) }
         return try isolation.motion(
-            file: fd, range: VideoDecoder.clip(clip.range, in: size, of: clip.path), options: options,
-            preview: preview)
+            file: fd, range: VideoDecoder.clip(range, in: size, of: path), options: options, preview: preview)
     }
 
     /// Where the motion of the file at `path` lies: the file itself for a video, a Motion Photo's clip inside it,

@@ -57,27 +57,13 @@ public enum DecodeWorker {
     }
 
     /// What a worker keeps between requests: the parent's memory files for inputs and bitmaps, the last options and
-    /// output capacity, and an open animation's frame source with the mapping of its input (an image's) or its file
-    /// (a video's, read by ranges).
+    /// output capacity, and the open animations by the parent's numbers.
     struct Kept {
         var input: Int32?
         var output: Int32?
         var options: DecodeOptions?
         var outputCapacity = 0
-        var animation: (any AnimationFrameSource)?
-        var animationInput: UnsafeRawBufferPointer?
-        var animationFile: Int32?
-
-        /// Drops the open animation's frame source, then unmaps or closes its input.
-        mutating func closeAnimation() {
-            animation = nil
-            if let animationInput {
-                munmap(UnsafeMutableRawPointer(mutating: animationInput.baseAddress), animationInput.count)
-            }
-            animationInput = nil
-            if let animationFile { close(animationFile) }
-            animationFile = nil
-        }
+        var animations: [Int: OpenAnimation] = [:]
 
         mutating func replaceInput(with fd: Int32?) {
             if let input { close(input) }
@@ -107,8 +93,9 @@ public enum DecodeWorker {
         if request.newOutput { kept.replaceOutput(with: next.next()) }
         if let options = request.options { kept.options = options }
         if request.outputCapacity > 0 { kept.outputCapacity = request.outputCapacity }
-        // A file is this request's alone, but for a video's motion, read until the animation closes
-        defer { if request.input == .file, request.step != .openMotion, let input { close(input) } }
+        // A file is this request's alone, but for an animation's, kept (or mapped) until the animation closes
+        let keepsFile = request.step == .openMotion || request.step == .openAnimation
+        defer { if request.input == .file, !keepsFile, let input { close(input) } }
         guard [.decode, .decodeEmbeddedThumbnail, .encodeHDR, .probe].contains(request.step) else {
             return animationStep(request, input: input, kept: &kept, motion: motion)
         }

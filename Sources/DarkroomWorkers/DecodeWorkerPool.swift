@@ -74,7 +74,8 @@ public final class DecodeWorkerPool: DecodeIsolation {
         public var decodesRunning = 0
         /// Workers started (the first ones, replacements and recycled ones).
         public var workersStarted = 0
-        /// Decodes answered by a worker (images and the decoders' own errors).
+        /// Requests answered by a worker: decodes (images and the decoders' own errors), headers read, and each step
+        /// of an animation (its opening, every frame, its closing).
         public var decodes = 0
         /// Workers that ended during a decode (`decoder_crashed`).
         public var crashes = 0
@@ -92,14 +93,21 @@ public final class DecodeWorkerPool: DecodeIsolation {
     /// The pool's configuration.
     public let configuration: Configuration
 
-    private struct State {
+    struct State {
         var idle: [WorkerProcess] = []
         var busy = 0
         var statistics = Statistics()
+        /// Open animations by the worker that holds them: a worker with any is not retired.
+        var animations: [ObjectIdentifier: Int] = [:]
+        /// Workers that ended while holding animations: those animations' next steps fail.
+        var ended: Set<ObjectIdentifier> = []
+        var nextAnimationID = 1
     }
 
-    private let state = Locked(State())
-    private let slots: DispatchSemaphore
+    let state = Locked(State())
+    let slots: DispatchSemaphore
+    /// Signalled whenever a worker is given back, for an animation's step waiting for its own worker.
+    let returned = NSCondition()
 
     /// Creates a pool; no worker starts until the first decode.
     public init(configuration: Configuration = Configuration()) {
@@ -209,52 +217,6 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
-    /// The frames of the animation in `bytes`, made in a worker at `options`' size, at most `frameLimit` of them:
-    /// the worker opens the animation now (its limits and header checked there) and makes each frame when asked.
-    /// The source holds its worker, and so one of ``Configuration/workers`` slots, until it is released: a caller
-    /// releases each before opening the next. Blocking.
-    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and the animation decoder's own errors.
-    public func animation(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, frameLimit: Int?)
-        throws(DarkroomImageError) -> any AnimationFrameSource
-    {
-        try openAnimation { worker throws(DarkroomImageError) in
-            let (input, kind) = try worker.write(bytes)
-            return try worker.exchange(
-                WorkerRequest(
-                    step: .openAnimation, options: options, input: kind, inputLength: bytes.count,
-                    frameLimit: frameLimit), input: input, timeout: configuration.timeout)
-        }
-    }
-
-    /// The frames of the animation in the regular file open at `descriptor` (`length` bytes), made in a worker
-    /// that reads the file itself (see ``animation(_:options:frameLimit:)``). The caller keeps `descriptor`.
-    public func animation(file descriptor: Int32, length: Int, options: DecodeOptions, frameLimit: Int?)
-        throws(DarkroomImageError) -> any AnimationFrameSource
-    {
-        try openAnimation { worker throws(DarkroomImageError) in
-            try worker.exchange(
-                WorkerRequest(
-                    step: .openAnimation, options: options, input: .file, inputLength: length, frameLimit: frameLimit
-                ), input: descriptor, timeout: configuration.timeout)
-        }
-    }
-
-    /// The motion preview of the clip at `range` of the regular file open at `descriptor`, made in a worker that
-    /// reads the file by ranges (the clip found by the caller, from headers): the worker opens the video now and
-    /// decodes each frame when asked, holding a slot as an animation does. The caller keeps `descriptor`. Blocking.
-    /// - Throws: `DarkroomImageError` as ``decode(_:options:)``, and the video decoder's own errors.
-    public func motion(file descriptor: Int32, range: Range<Int64>, options: DecodeOptions, preview: MotionPreview)
-        throws(DarkroomImageError) -> any AnimationFrameSource
-    {
-        try openAnimation { worker throws(DarkroomImageError) in
-            var request = WorkerRequest(
-                step: .openMotion, options: options, input: .file, inputLength: Int(range.count))
-            request.preview = preview
-            request.clipOffset = range.lowerBound
-            return try worker.exchange(request, input: descriptor, timeout: configuration.timeout)
-        }
-    }
-
     /// Makes the HDR thumbnail `request` asks for from `bytes` in a worker: one copy of the bytes into a memory file,
     /// one of the encoded file out of the worker's. Blocking.
     /// - Returns: the encoded file, or nil when the output declines the source.
@@ -267,31 +229,17 @@ public final class DecodeWorkerPool: DecodeIsolation {
         }
     }
 
-    /// Takes a worker, opens an animation in it with `open`, and hands it to the frame source, which gives it back
-    /// when it goes (or gives it back at once when opening fails).
-    private func openAnimation(_ open: (WorkerProcess) throws(DarkroomImageError) -> WorkerReply)
-        throws(DarkroomImageError) -> any AnimationFrameSource
-    {
-        let worker = try lease()
-        do throws(DarkroomImageError) {
-            guard let header = try open(worker).animation else {
-                worker.terminate()
-                throw DarkroomImageError(.decoderCrashed, "the decode worker opened no animation")
-            }
-            return WorkerAnimation(worker: worker, header: header, timeout: configuration.timeout) {
-                [self] worker, failure in release(worker, failure: failure)
-            }
-        } catch {
-            release(worker, failure: error)
-            throw error
-        }
-    }
-
     /// Runs `body` with an idle worker (waiting for one when all are busy) and gives the worker back after it.
-    private func withWorker<Result>(_ body: (WorkerProcess) throws(DarkroomImageError) -> Result)
+    func withWorker<Result>(_ body: (WorkerProcess) throws(DarkroomImageError) -> Result)
         throws(DarkroomImageError) -> Result
     {
-        let worker = try lease()
+        try run(body, leased: lease())
+    }
+
+    /// Runs `body` with `worker`, leased, and ends the lease (with the failure, if any).
+    func run<Result>(_ body: (WorkerProcess) throws(DarkroomImageError) -> Result, leased worker: WorkerProcess)
+        throws(DarkroomImageError) -> Result
+    {
         do throws(DarkroomImageError) {
             let result = try body(worker)
             release(worker, failure: nil)
@@ -303,27 +251,34 @@ public final class DecodeWorkerPool: DecodeIsolation {
     }
 
     /// A slot and a worker for it: waits while every slot is taken. Each lease ends with one ``release(_:failure:)``.
-    private func lease() throws(DarkroomImageError) -> WorkerProcess {
+    /// `forAnimation` prefers the idle worker holding the fewest animations, and a new worker over one that holds
+    /// some while the pool may grow.
+    func lease(forAnimation: Bool = false) throws(DarkroomImageError) -> WorkerProcess {
         slots.wait()
         do throws(DarkroomImageError) {
-            return try takeWorker()
+            return try takeWorker(forAnimation: forAnimation)
         } catch {
             slots.signal()
             throw error
         }
     }
 
-    /// Ends a lease: the worker given back (with the failure that ended it, if any), then its slot.
-    private func release(_ worker: WorkerProcess, failure: DarkroomImageError?) {
+    /// Ends a lease: the worker given back (with the failure that ended it, if any), then its slot; an animation's
+    /// step waiting for this worker is woken.
+    func release(_ worker: WorkerProcess, failure: DarkroomImageError?) {
         giveBack(worker, failure: failure)
         slots.signal()
+        returned.lock()
+        returned.broadcast()
+        returned.unlock()
     }
 
     /// An idle worker that is still alive, or a new one.
-    private func takeWorker() throws(DarkroomImageError) -> WorkerProcess {
-        while let worker = state.withLock({ $0.idle.popLast() }) {
+    private func takeWorker(forAnimation: Bool) throws(DarkroomImageError) -> WorkerProcess {
+        while let worker = state.withLock({ Self.pick(&$0, forAnimation: forAnimation, cap: configuration.workers) }) {
             if worker.hasExited() {
                 state.withLock { $0.statistics.diedIdle += 1 }
+                Self.endAnimations(of: worker, state)
                 continue
             }
             state.withLock { $0.busy += 1 }
@@ -348,18 +303,37 @@ public final class DecodeWorkerPool: DecodeIsolation {
             niceness: configuration.niceness)
     }
 
-    /// Returns a worker after a decode: kept while it runs and has decodes left.
+    /// The idle worker to take (removed from the idle ones), or nil to start one: the last idle one, or for an
+    /// animation the one holding the fewest animations (nil when it holds some and fewer than `cap` run).
+    private static func pick(_ state: inout State, forAnimation: Bool, cap: Int) -> WorkerProcess? {
+        guard forAnimation else { return state.idle.popLast() }
+        let held = state.idle.map { state.animations[ObjectIdentifier($0)] ?? 0 }
+        guard let index = held.indices.min(by: { held[$0] < held[$1] }) else { return nil }
+        if held[index] > 0, state.idle.count + state.busy < cap { return nil }
+        return state.idle.remove(at: index)
+    }
+
+    /// Marks the animations `worker` holds as ended (it is gone): their next steps fail.
+    private static func endAnimations(of worker: WorkerProcess, _ state: Locked<State>) {
+        state.withLock { state in
+            if state.animations[ObjectIdentifier(worker)] != nil { state.ended.insert(ObjectIdentifier(worker)) }
+        }
+    }
+
+    /// Returns a worker after a decode: kept while it runs and has decodes left (or holds animations).
     private func giveBack(_ worker: WorkerProcess, failure: DarkroomImageError?) {
         state.withLock { state in
+            let key = ObjectIdentifier(worker)
             state.busy -= 1
             if worker.isRunning { state.statistics.decodes += 1 }
+            if !worker.isRunning, state.animations[key] != nil { state.ended.insert(key) }
             if !worker.isRunning, let failure {
                 if failure.code == .limitExceeded {
                     state.statistics.timeouts += 1
                 } else {
                     state.statistics.crashes += 1
                 }
-            } else if worker.decodeCount >= configuration.decodesPerWorker {
+            } else if worker.decodeCount >= configuration.decodesPerWorker, state.animations[key] == nil {
                 state.statistics.recycled += 1
             } else if worker.isRunning {
                 state.idle.append(worker)

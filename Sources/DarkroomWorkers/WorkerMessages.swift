@@ -20,8 +20,9 @@ struct WorkerRequest: Codable {
         /// Decode the small picture the input carries beside its image (the reply's `noImage` when it has none of
         /// the image's shape).
         case decodeEmbeddedThumbnail
-        /// Open the input's frames, at most ``WorkerRequest/frameLimit`` (the reply's `animation`); the worker keeps
-        /// the decoder for the steps below until `closeAnimation`.
+        /// Open the frames of the input (a file of the animation's own), at most ``WorkerRequest/frameLimit`` (the
+        /// reply's `animation`); the worker keeps the decoder under ``WorkerRequest/animationID`` for the steps below
+        /// until `closeAnimation`.
         case openAnimation
         /// The next frame into the output (the reply's `frameIndex`; none after the last).
         case nextFrame
@@ -50,6 +51,8 @@ struct WorkerRequest: Codable {
     }
 
     var step = Step.decode
+    /// The animation an animation step is about: the parent's number for it, unique among the worker's open ones.
+    var animationID = 0
     var options: DecodeOptions?
     var input: Input?
     var inputLength = 0

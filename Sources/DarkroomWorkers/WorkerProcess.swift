@@ -220,6 +220,10 @@ package final class WorkerProcess: @unchecked Sendable {
             request.outputCapacity = capacity
             outputCapacity = capacity
             if options == lastOptions { request.options = nil }
+        } else if let outputMemory {
+            // A step of an animation opened earlier: the whole output is its to fill, whatever came between
+            request.outputCapacity = outputMemory.capacity
+            outputCapacity = outputMemory.capacity
         }
         try send(request, descriptors: descriptors)
         if let options { lastOptions = options }
@@ -412,6 +416,17 @@ package final class WorkerProcess: @unchecked Sendable {
     }
 
     /// A new, empty memory file.
+    /// A new memory file holding `bytes`: an animation's own input, which the worker maps for as long as the
+    /// animation is open (the caller closes its descriptor once the worker has it).
+    static func memoryFile(holding bytes: UnsafeRawBufferPointer) throws(DarkroomImageError) -> Int32 {
+        let fd = try memoryFile("darkroom-animation")
+        guard ftruncate(fd, off_t(bytes.count)) == 0, POSIXIO.write(fd, bytes, at: 0) else {
+            close(fd)
+            throw DarkroomImageError(.io, "the animation could not be written for the worker")
+        }
+        return fd
+    }
+
     private static func memoryFile(_ name: String) throws(DarkroomImageError) -> Int32 {
         let fd = dr_channel_memory_file(name)
         guard fd >= 0 else {

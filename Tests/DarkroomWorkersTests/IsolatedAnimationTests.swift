@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomSupport
 import DarkroomTestSupport
 import Foundation
 import Testing
@@ -102,7 +103,80 @@ import Testing
         #expect(pool.statistics.workersStarted == 1 && pool.statistics.crashes == 0)
     }
 
-    @Test func aWorkerKilledBetweenFramesCostsThatAnimation() throws {
+    @Test func manyAnimationsPlayFromOneWorkerBetweenOtherDecodes() throws {
+        // Given a pool of one worker and three animations, each opened twice (six sources at once)
+        let pool = try DecodeWorkerPoolTests.pool(workers: 1)
+        let isolated = ImageDecoder(isolation: pool)
+        let options = DecodeOptions(size: .maxPixelSize(96))
+        let samples = try Self.samples.map { try SamplePhotos.bytes(SamplePhotos.path($0)) }
+        let expected = try samples.map { bytes in
+            let local = try AnimatedImageDecoder(bytes, options: options, frameLimit: 6)
+            var frames: [AnimatedFrame] = []
+            while let frame = try local.nextFrame() { frames.append(frame) }
+            return frames
+        }
+        let sources = try (samples + samples).map { try isolated.animation($0, options: options, frameLimit: 6) }
+        // When their frames are asked for in turn, a still decoded in the same worker between rounds
+        let still = try SamplePhotos.bytes(SamplePhotos.path("jpeg/kite-2560x1600.jpg"))
+        for round in 0..<6 {
+            for (i, source) in sources.enumerated() {
+                // Then each frame is the library's, whatever the worker made in between
+                let frame = try #require(try source.nextFrame(), "source \(i) round \(round)")
+                let reference = expected[i % samples.count][round]
+                #expect(frame.index == round && PixelCompare.psnr(frame.bitmap, reference.bitmap) == .infinity)
+            }
+            #expect(try isolated.decode(still, options: DecodeOptions(size: .maxPixelSize(64))).bitmap.width == 64)
+        }
+        // And one worker did it all, holding no slot between frames
+        let statistics = pool.statistics
+        #expect(statistics.workersStarted == 1 && statistics.decodesRunning == 0 && statistics.crashes == 0)
+    }
+
+    @Test func animationsPlayedFromSeveralThreadsShareTwoWorkersWithStills() throws {
+        // Given a pool of two workers, four threads each playing an animation (opened twice over) and one thread
+        // decoding stills
+        let pool = try DecodeWorkerPoolTests.pool(workers: 2)
+        let isolated = ImageDecoder(isolation: pool)
+        let options = DecodeOptions(size: .maxPixelSize(64))
+        let bytes = try SamplePhotos.bytes(SamplePhotos.path("animated/pan-kite-640x400-48f-lossy-alpha.webp"))
+        let still = try SamplePhotos.bytes(SamplePhotos.path("jpeg/kite-2560x1600.jpg"))
+        let expected = try AnimatedImageDecoder(bytes, options: options, frameLimit: 8)
+        var frames: [AnimatedFrame] = []
+        while let frame = try expected.nextFrame() { frames.append(frame) }
+        let reference = frames
+        let mismatches = Locked(0)
+        let failures = Locked<[String]>([])
+        // When they all run at once
+        DispatchQueue.concurrentPerform(iterations: 5) { thread in
+            do {
+                if thread == 4 {
+                    for _ in 0..<6 { _ = try isolated.decode(still, options: DecodeOptions(size: .maxPixelSize(48))) }
+                    return
+                }
+                for _ in 0..<2 {
+                    let frames = try isolated.animation(bytes, options: options, frameLimit: 8)
+                    var index = 0
+                    while let frame = try frames.nextFrame() {
+                        if PixelCompare.psnr(frame.bitmap, reference[index].bitmap) != .infinity {
+                            mismatches.withLock { $0 += 1 }
+                        }
+                        index += 1
+                    }
+                    if index != reference.count { mismatches.withLock { $0 += 1 } }
+                }
+            } catch {
+                failures.withLock { $0.append("\(thread): \(error)") }
+            }
+        }
+        // Then every frame is the library's, nothing failed, and the two workers are idle again holding nothing
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(mismatches.withLock { $0 } == 0)
+        let statistics = pool.statistics
+        #expect(statistics.workersStarted <= 2 && statistics.decodesRunning == 0 && statistics.crashes == 0)
+        #expect(pool.state.withLock { $0.animations.isEmpty && $0.ended.isEmpty })
+    }
+
+    @Test func aWorkerKilledBetweenFramesCostsItsAnimations() throws {
         // Given an animation whose frames are being made in a worker
         let pool = try DecodeWorkerPoolTests.pool(workers: 1)
         pool.prestart()
@@ -111,8 +185,8 @@ import Testing
         let options = DecodeOptions(size: .maxPixelSize(64))
         var frames: (any AnimationFrameSource)? = try ImageDecoder(isolation: pool).animation(bytes, options: options)
         #expect(try frames?.nextFrame() != nil)
-        // When its worker is killed (as a decoder's crash ends it)
-        #expect(pool.idlePIDs.isEmpty)
+        // When its worker, idle between frames, is killed (as a decoder's crash ends it)
+        #expect(pool.idlePIDs == [pid])
         kill(pid, SIGKILL)
         // Then the next frame is decoder_crashed, and once the frames are released the crash is counted and a new
         // worker makes the next animation

@@ -7,7 +7,8 @@
 extension ImageDecoder {
     /// The frames of the animation in `bytes` at `options`' size, at most `frameLimit` of them (a still is one
     /// frame). Costs and memory as ``AnimatedImageDecoder``, wherever it runs; isolated, one copy of `bytes` and of
-    /// each frame more, and the source holds one of the isolation's workers until it is released.
+    /// each frame more, and the isolation keeps the decoder until the source is released (a worker is taken only
+    /// while a frame is made).
     /// - Throws: ``DarkroomImageError`` as ``AnimatedImageDecoder``'s initializers do, and, isolated, as
     ///   ``DecodeIsolation/animation(_:options:frameLimit:)``.
     public func animation(_ bytes: [UInt8], options: DecodeOptions, frameLimit: Int? = nil)

@@ -8,7 +8,7 @@ extension ThumbnailService {
     /// Decodes an animation frame by frame at the requested size and encodes it as it goes (blocking: call on a
     /// pipeline thread): one source canvas, one output frame and the encoder's state in memory, at most
     /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames. With decode workers, a worker composites and
-    /// resamples the frames and is held until the last is encoded.
+    /// resamples each frame (keeping the decoder between frames, taken only while a frame is made).
     func animate(_ bytes: [UInt8], parameters: ThumbnailParameters, format: ImageFileFormat)
         throws(ServerError) -> EncodedThumbnail
     {
@@ -31,8 +31,8 @@ extension ThumbnailService {
     /// `motion=1`: a video's motion, or a Motion Photo's or Live Photo's, as an animation (blocking: call on a
     /// pipeline thread) — a few seconds at the parameters' size from `time=` (or the start of a short clip, a
     /// tenth of a long one), each frame decoded as it is encoded (`VideoAnimation`; with decode workers, in a worker
-    /// that reads the clip by ranges and is held until the last frame is encoded). `path` is a file under the root; a
-    /// Live Photo's video is the regular file beside it with its base name.
+    /// that reads the clip by ranges, taken only while a frame is made). `path` is a file under the root; a Live
+    /// Photo's video is the regular file beside it with its base name.
     func motion(_ path: String, parameters: ThumbnailParameters, format: ImageFileFormat)
         throws(ServerError) -> EncodedThumbnail
     {

@@ -17,21 +17,23 @@ extension LargeView {
     /// still has none: a video's whole clip from its start, looping; a still's motion (a Motion Photo's clip, a Live
     /// Photo's video) played once, after which the still is shown again. Frames at the clip's rate up to
     /// ``maxMotionFramesPerSecond``, at most `DecodeLimits/maxFrames` of them (a longer clip plays its start);
-    /// decoded as they play, into a buffer of `budgetBytes`, never the clip held. No sound. Blocking: it reads the
-    /// file's header (and a still's metadata); call it off the drawing thread.
+    /// decoded as they play, into a buffer of `budgetBytes`, never the clip held. No sound. With an `isolation`, the
+    /// clip's header is read and its frames made in a decode worker, held only while a frame is made. Blocking: it
+    /// reads the file's header (and a still's metadata); call it off the drawing thread.
     /// - Throws: `DarkroomImageError` when the clip cannot be opened (damaged, unsupported, over a limit).
     static func motionPlayer(
-        for path: String, width: Int, height: Int, budgetBytes: Int
+        for path: String, width: Int, height: Int, budgetBytes: Int, isolation: (any DecodeIsolation)? = nil
     ) throws(DarkroomImageError) -> AnimationPlayer? {
         let options = DecodeOptions(
             geometry: OutputGeometry(
                 size: .fit(width: width, height: height), pixelFormat: .exactly(.bgra8Premultiplied)))
         let isVideo = FileExtensions.isVideo(path)
+        let videos = VideoDecoder(isolation: isolation)
         let clip: (path: String, range: Range<Int64>?, probe: ImageProbe)
         if isVideo {
-            clip = (path, nil, try VideoDecoder().header(ofVideoAt: path, limits: options.limits))
+            clip = (path, nil, try videos.header(ofVideoAt: path, limits: options.limits))
         } else {
-            guard let motion = try VideoDecoder().motion(ofPhotoAt: path, limits: options.limits) else { return nil }
+            guard let motion = try videos.motion(ofPhotoAt: path, limits: options.limits) else { return nil }
             clip = (motion.path, motion.byteRange, motion.clip)
         }
         let rate = min(clip.probe.video?.frameRate ?? maxMotionFramesPerSecond, maxMotionFramesPerSecond)
@@ -39,7 +41,9 @@ extension LargeView {
         let preview = MotionPreview(seconds: seconds, framesPerSecond: rate, start: 0, loopCount: isVideo ? 0 : 1)
         return try AnimationPlayer(
             source: { () throws(DarkroomImageError) in
-                try VideoAnimation(fileAt: clip.path, range: clip.range, options: options, preview: preview)
+                try VideoAnimation.motion(
+                    ofClipAt: clip.path, range: clip.range, options: options, preview: preview,
+                    decoder: ImageDecoder(isolation: isolation))
             }, budgetBytes: budgetBytes)
     }
 }

@@ -27,10 +27,11 @@ extension Viewer {
         let inbox = inbox
         let budget = options.animationBudgetMiB << 20
         let (width, height) = (layout.width, layout.height)
+        let isolation = options.decodeIsolation
         helper.enqueue { _ in
             guard
                 let player = try? LargeView.motionPlayer(
-                    for: path, width: width, height: height, budgetBytes: budget)
+                    for: path, width: width, height: height, budgetBytes: budget, isolation: isolation)
             else { return }
             player.prepare()
             inbox.post(

@@ -236,10 +236,17 @@ final class DecodeStage: Sendable {
                 let encoded = try EncodedAnimation(bytes, limits: options.limits)
                 var animationOptions = options
                 animationOptions.geometry.pixelFormat = .exactly(.bgra8Premultiplied)
-                let frame = try AnimatedImageDecoder(encoded, options: animationOptions)
+                // Isolated, no animation decoder opens here: the first frame's size is the still's
+                let frameBytes: Int
+                if configuration.decoder.isolation == nil {
+                    let frame = try AnimatedImageDecoder(encoded, options: animationOptions)
+                    frameBytes = frame.outputWidth * frame.outputHeight * 4
+                } else {
+                    frameBytes = decoded.bitmap.width * decoded.bitmap.height * 4
+                }
                 container.animation = AnimatedImage(
                     encoded: encoded, options: animationOptions, bufferBudget: configuration.animationBufferBytes,
-                    frameBytes: frame.outputWidth * frame.outputHeight * 4, queue: context.decodeQueue)
+                    frameBytes: frameBytes, queue: context.decodeQueue, decoder: configuration.decoder)
             }
             return .success(container)
         } catch {
