@@ -104,17 +104,18 @@ extension DecodeWorkerPool {
         return try run(body, leased: worker)
     }
 
-    /// Closes animation `id` in `worker` (when it still runs) and forgets it; a worker that ended forgets its
-    /// animations when the last goes.
-    func closeAnimation(_ id: Int, in worker: WorkerProcess, timeout: Double) {
-        _ = try? withHome(worker) { worker throws(DarkroomImageError) in
-            try worker.exchange(WorkerRequest(step: .closeAnimation, animationID: id), timeout: timeout)
-        }
+    /// Forgets animation `id` of `worker` without waiting for it: the worker closes it before its next request (a
+    /// worker that ended forgets its animations when the last goes). Never blocks.
+    func closeAnimation(_ id: Int, in worker: WorkerProcess) {
         state.withLock { state in
             let key = ObjectIdentifier(worker)
             let left = (state.animations[key] ?? 1) - 1
             state.animations[key] = left > 0 ? left : nil
-            if left <= 0 { state.ended.remove(key) }
+            if state.ended.contains(key) {
+                if left <= 0 { state.ended.remove(key) }
+            } else {
+                state.closing[key, default: []].append(id)
+            }
         }
     }
 }

@@ -101,6 +101,9 @@ public final class DecodeWorkerPool: DecodeIsolation {
         var animations: [ObjectIdentifier: Int] = [:]
         /// Workers that ended while holding animations: those animations' next steps fail.
         var ended: Set<ObjectIdentifier> = []
+        /// Animations released but not yet closed in their worker: closed by the next request that takes it, so
+        /// releasing a frame source never blocks (a viewer drops players on its drawing thread).
+        var closing: [ObjectIdentifier: [Int]] = [:]
         var nextAnimationID = 1
     }
 
@@ -236,10 +239,16 @@ public final class DecodeWorkerPool: DecodeIsolation {
         try run(body, leased: lease())
     }
 
-    /// Runs `body` with `worker`, leased, and ends the lease (with the failure, if any).
+    /// Runs `body` with `worker`, leased, after closing the animations released in it since it was last taken, and
+    /// ends the lease (with the failure, if any).
     func run<Result>(_ body: (WorkerProcess) throws(DarkroomImageError) -> Result, leased worker: WorkerProcess)
         throws(DarkroomImageError) -> Result
     {
+        for id in state.withLock({ $0.closing.removeValue(forKey: ObjectIdentifier(worker)) ?? [] }) {
+            // A worker that fails to close is found out by the request itself
+            _ = try? worker.exchange(
+                WorkerRequest(step: .closeAnimation, animationID: id), timeout: configuration.timeout)
+        }
         do throws(DarkroomImageError) {
             let result = try body(worker)
             release(worker, failure: nil)
@@ -337,7 +346,9 @@ public final class DecodeWorkerPool: DecodeIsolation {
                 state.statistics.recycled += 1
             } else if worker.isRunning {
                 state.idle.append(worker)
+                return
             }
+            state.closing[key] = nil  // the worker goes, and what it held with it
         }
     }
 }

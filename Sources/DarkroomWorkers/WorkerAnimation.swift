@@ -18,7 +18,8 @@ final class WorkerAnimation: AnimationFrameSource {
     private let id: Int
     private let timeout: Double
 
-    /// Wraps animation `id`, open in `worker` as `header` says; it is closed there when this source goes.
+    /// Wraps animation `id`, open in `worker` as `header` says; it is closed there after this source goes (by the
+    /// worker's next request: releasing a source never blocks).
     init(
         pool: DecodeWorkerPool, worker: WorkerProcess, id: Int, header: WorkerReply.AnimationHeader, timeout: Double
     ) {
@@ -33,7 +34,7 @@ final class WorkerAnimation: AnimationFrameSource {
     }
 
     deinit {
-        pool.closeAnimation(id, in: worker, timeout: timeout)
+        pool.closeAnimation(id, in: worker)
     }
 
     func nextFrame(allocate: BitmapAllocator) throws(DarkroomImageError) -> AnimatedFrame? {

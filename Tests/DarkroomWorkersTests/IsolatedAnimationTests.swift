@@ -130,6 +130,11 @@ import Testing
         // And one worker did it all, holding no slot between frames
         let statistics = pool.statistics
         #expect(statistics.workersStarted == 1 && statistics.decodesRunning == 0 && statistics.crashes == 0)
+        // And once the sources go, releasing them waited for nothing, and the worker's next request closes them there
+        _ = consume sources
+        #expect(pool.state.withLock { $0.animations.isEmpty && $0.closing.values.joined().count == 6 })
+        _ = try isolated.decode(still, options: DecodeOptions(size: .maxPixelSize(32)))
+        #expect(pool.state.withLock { $0.closing.isEmpty })
     }
 
     @Test func animationsPlayedFromSeveralThreadsShareTwoWorkersWithStills() throws {
