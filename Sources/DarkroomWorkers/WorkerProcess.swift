@@ -227,8 +227,11 @@ package final class WorkerProcess: @unchecked Sendable {
         }
         try send(request, descriptors: descriptors)
         if let options { lastOptions = options }
+        // One deadline for the whole request, the ranges read for it included: a worker that keeps asking for
+        // ranges cannot outlast it
+        let deadline = MonotonicClock.seconds() + timeout
         while true {
-            let reply = try receive(timeout: timeout)
+            let reply = try receive(timeout: deadline - MonotonicClock.seconds(), limit: timeout)
             guard let wanted = reply.rangeWanted else {
                 decodeCount += 1
                 if let failure = reply.failure {
@@ -236,6 +239,11 @@ package final class WorkerProcess: @unchecked Sendable {
                         DarkroomImageError.Code(rawValue: failure.code) ?? .corrupt, failure.message)
                 }
                 return reply
+            }
+            guard MonotonicClock.seconds() < deadline else {
+                reap(kill: true)
+                throw DarkroomImageError(
+                    .limitExceeded, "the decode ran past its \(timeout) s in the worker, which was killed")
             }
             try serve(wanted, from: ranges)
         }
@@ -282,8 +290,8 @@ package final class WorkerProcess: @unchecked Sendable {
         guard sent == 0 else { throw ended("before it took the request") }
     }
 
-    /// The worker's next message, waiting at most `timeout` seconds.
-    private func receive(timeout: Double) throws(DarkroomImageError) -> WorkerReply {
+    /// The worker's next message, waiting at most `timeout` seconds (what is left of the request's `limit`).
+    private func receive(timeout: Double, limit: Double) throws(DarkroomImageError) -> WorkerReply {
         var fds: [Int32] = [-1]
         var count: Int32 = 0
         let milliseconds = Int32(clamping: Int((max(0, timeout) * 1000).rounded(.up)))
@@ -292,7 +300,7 @@ package final class WorkerProcess: @unchecked Sendable {
         if length == -Int(ETIMEDOUT) {
             reap(kill: true)
             throw DarkroomImageError(
-                .limitExceeded, "the decode ran past its \(timeout) s in the worker, which was killed")
+                .limitExceeded, "the decode ran past its \(limit) s in the worker, which was killed")
         }
         guard length > 0 else { throw ended("during the decode") }
         guard let reply = try? JSONDecoder().decode(WorkerReply.self, from: Data(replyBuffer[..<length])) else {

@@ -13,22 +13,25 @@ import Testing
 /// video's header is read in a worker too.
 @Suite(.serialized) struct IsolatedRemoteVideoTests {
     /// A file read by ranges from memory, counting what it was asked for; it fails past `budget` bytes as a remote
-    /// reader past its byte budget does.
+    /// reader past its byte budget does, and takes `delay` seconds a read as a slow origin does.
     final class CountingRanges: ByteRangeReading, @unchecked Sendable {
         // @unchecked: the counters are touched only by the thread that reads (one decode at a time)
         let bytes: [UInt8]
         let budget: Int
+        let delay: Double
         var read = 0
         var reads = 0
         var size: Int64 { Int64(bytes.count) }
         var name: String { "the test's clip" }
 
-        init(_ bytes: [UInt8], budget: Int = .max) {
+        init(_ bytes: [UInt8], budget: Int = .max, delay: Double = 0) {
             self.bytes = bytes
             self.budget = budget
+            self.delay = delay
         }
 
         func read(at offset: Int64, count: Int) throws(DarkroomImageError) -> [UInt8] {
+            if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
             let range = Int(offset)..<min(bytes.count, Int(offset) + count)
             guard read + range.count <= budget else {
                 throw DarkroomImageError(.limitExceeded, "past the test's budget of \(budget) bytes")
@@ -82,6 +85,22 @@ import Testing
         // Then they are the same, and the worker read it
         #expect(there == here && there.format == .video && abs((there.video?.duration ?? 0) - 20) < 0.1)
         #expect(pool.statistics.decodes == 1)
+    }
+
+    @Test func theRangesReadForADecodeCountAgainstItsTimeout() throws {
+        // Given the clip read by a reader that takes 0.25 s a read, and a worker given 1 s a request
+        let body = try Self.clip.get()
+        let slow = CountingRanges(body, delay: 0.25)
+        let worker = try WorkerProcess(executable: SamplePhotos.builtExecutable("darkroom-worker"))
+        // When its poster frame is decoded there (each range is answered at once by the worker, so no single wait
+        // runs out)
+        let started = MonotonicClock.seconds()
+        let error = #expect(throws: DarkroomImageError.self) {
+            try worker.decode(ranges: slow, options: DecodeOptions(), timeout: 1)
+        }
+        // Then the request ends at its deadline, limit_exceeded, and the worker is killed
+        #expect(error?.code == .limitExceeded, "\(String(describing: error))")
+        #expect(MonotonicClock.seconds() - started < 3 && !worker.isRunning && slow.reads >= 4)
     }
 
     @Test func aReadThatFailsIsTheDecodesTypedErrorAndTheWorkerStays() throws {
