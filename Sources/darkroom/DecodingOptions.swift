@@ -14,16 +14,16 @@ struct DecodingOptions: ParsableArguments {
 
     /// The decoder a command decodes with: videos included, and with `--in-process` absent, its decodes handed to a
     /// pool of at most `workers` confined worker processes at nice value `niceness`, started now (they load while
-    /// the command plans).
+    /// the command plans) unless `prestart` is false (a command that may not decode at all starts one when needed).
     /// - Throws: when the worker executable is missing (never a silent fall-back to decoding unconfined).
-    func decoder(workers: Int, niceness: Int32 = 0) throws -> ImageDecoder {
+    func decoder(workers: Int, niceness: Int32 = 0, prestart: Bool = true) throws -> ImageDecoder {
         var decoder = VideoDecoder.imageDecoder
         guard !inProcess else { return decoder }
         var configuration = DecodeWorkerPool.Configuration(workers: workers)
         configuration.niceness = niceness
         try configuration.checkExecutable()
         let pool = DecodeWorkerPool(configuration: configuration)
-        pool.prestart()
+        if prestart { pool.prestart() }
         decoder.isolation = pool
         return decoder
     }

@@ -26,6 +26,7 @@ struct FetchCommand: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Issue each request K times.") var repeatCount: Int = 1
     @Option(help: "Requests in flight at once.") var concurrency: Int = 8
     @Option(help: "Most decodes at once (default: active cores).") var decodeLimit: Int?
+    @OptionGroup var decoding: DecodingOptions
     @Option(help: "Disk cache directory for original and processed bytes (created if missing; default: none).")
     var diskCache: String?
     @Flag(help: "Skip the memory cache (every repeat that is not in flight at once goes to the next layer).")
@@ -84,8 +85,9 @@ struct FetchCommand: ParsableCommand {
             }
         }
         if let decodeLimit { config.processingLimit = max(1, decodeLimit) }
-        // Videos too: a file by its decoder where it lies, a remote one by ranges
-        config.decoder = VideoDecoder.imageDecoder
+        // Videos too: a file by its decoder where it lies, a remote one by ranges; in confined workers unless
+        // --in-process
+        config.decoder = try decoding.decoder(workers: decodeLimit ?? ProcessStats.activeCores)
         let pipeline = ImagePipeline(configuration: config)
         let start = MonotonicClock.seconds()
         let all = requests

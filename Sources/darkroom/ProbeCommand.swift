@@ -15,9 +15,12 @@ struct ProbeCommand: ParsableCommand {
 
     @Argument(help: "Image and video files.") var paths: [String]
     @Flag(help: "One JSON object per line.") var json = false
+    @OptionGroup var decoding: DecodingOptions
 
     func run() throws {
         var failed = false
+        // A video's header and a still's clip are read by FFmpeg: in a confined worker, started when one is met
+        let videos = VideoDecoder(isolation: try decoding.decoder(workers: 1, prestart: false).isolation)
         for path in paths {
             do throws(DarkroomImageError) {
                 let p: ImageProbe
@@ -26,7 +29,7 @@ struct ProbeCommand: ParsableCommand {
                 var motion: PhotoMotion?
                 var motionError: DarkroomImageError?
                 if try ImageProber.format(ofFileAt: path) == .video {
-                    p = try VideoDecoder().header(ofVideoAt: path, limits: .default)
+                    p = try videos.header(ofVideoAt: path, limits: .default)
                 } else {
                     // An image is read once, whole: its header, colour and gain map come from the same bytes
                     let bytes = try FileBytes.read(path, limit: DecodeLimits.default.maxInputBytes)
@@ -36,7 +39,7 @@ struct ProbeCommand: ParsableCommand {
                     // reported beside the still's facts
                     if [.jpeg, .heic, .avif].contains(p.format) {
                         do throws(DarkroomImageError) {
-                            motion = try VideoDecoder().motion(ofPhotoAt: path, format: p.format, contents: bytes)
+                            motion = try videos.motion(ofPhotoAt: path, format: p.format, contents: bytes)
                         } catch {
                             motionError = error
                         }
