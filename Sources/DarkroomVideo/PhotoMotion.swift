@@ -133,8 +133,8 @@ extension VideoAnimation {
 
     /// The motion of the file at `path` made where `decoder` decodes: in its isolation when it has one (the clip
     /// found here, from headers, and its file handed over as a descriptor, read there by ranges and each frame
-    /// made there), else in this process (``init(motionOfFileAt:format:options:preview:)``). The source holds what
-    /// made it (a worker) until it is released.
+    /// made there), else in this process (``init(motionOfFileAt:format:options:preview:)``). Isolated, the worker keeps
+    /// the clip's decoder until the source is released, and is taken only while a frame is made.
     /// - Throws: `DarkroomImageError` as ``init(motionOfFileAt:format:options:preview:)``, and the isolation's own
     ///   (`.decoderCrashed`, `.limitExceeded`).
     public static func motion(

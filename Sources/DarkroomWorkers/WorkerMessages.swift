@@ -1,8 +1,8 @@
 import DarkroomImage
 import Foundation
 
-/// What the parent asks a worker for: one decode, one step of an animation's frames, or one HDR thumbnail made from
-/// the source's bytes. Sent as JSON with the
+/// What the parent asks a worker for: one decode or video header, one step of an animation's frames, one HDR
+/// thumbnail made from the source's bytes, or (mid-request) a range the worker asked for. Sent as JSON with the
 /// descriptors it names, in this order: the input when ``input`` is `.file` (a regular file the parent opened) or
 /// `.newMemory` (a memory file the worker keeps for later `.keptMemory` requests), then the output when
 /// ``newOutput`` (a memory file of ``outputCapacity`` bytes, kept for every later request, that the worker writes
@@ -36,7 +36,8 @@ struct WorkerRequest: Codable {
         case rewind
         /// Drop the animation's decoder.
         case closeAnimation
-        /// Read the header of the file the worker reads by ranges (the reply's `probe`).
+        /// Read a video's header (the reply's `probe`): of the file the parent opened, from
+        /// ``WorkerRequest/clipOffset``, or of the one it reads by ranges.
         case probe
         /// The parent's answer to the worker's `rangeWanted`, mid-request: the bytes (``WorkerRequest/inputLength`` of
         /// them) at the start of the input memory file, or ``WorkerRequest/rangeFailure``.
