@@ -46,8 +46,7 @@ final class LivePhotoIndex: Sendable {
     /// The video in the folder of the still at `photo` whose content identifier is `identifier`, with its header;
     /// nil when there is none among the files read. Headers are read by `reader` (in its isolation, if any).
     func video(
-        withIdentifier identifier: String, forPhotoAt photo: String, limits: DecodeLimits,
-        reader: VideoDecoder = VideoDecoder()
+        withIdentifier identifier: String, forPhotoAt photo: String, limits: DecodeLimits, reader: VideoDecoder
     ) -> (path: String, clip: ImageProbe)? {
         let folder = photo.lastIndex(of: "/").map { String(photo[..<$0].isEmpty ? "/" : photo[..<$0]) } ?? "."
         var status = stat()

@@ -141,9 +141,6 @@ extension VideoAnimation {
         ofFileAt path: String, format: ImageFileFormat? = nil, options: DecodeOptions = DecodeOptions(),
         preview: MotionPreview = MotionPreview(), decoder: ImageDecoder
     ) throws(DarkroomImageError) -> any AnimationFrameSource {
-        guard decoder.isolation != nil else {
-            return try VideoAnimation(motionOfFileAt: path, format: format, options: options, preview: preview)
-        }
         let clip = try clip(ofFileAt: path, format: format, limits: options.limits, isolation: decoder.isolation)
         return try motion(ofClipAt: clip.path, range: clip.range, options: options, preview: preview, decoder: decoder)
     }
@@ -163,7 +160,7 @@ extension VideoAnimation {
         let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { close(fd) }
         return try isolation.motion(
-            file: fd, range: VideoDecoder.clip(range, in: size, of: path), options: options, preview: preview)
+            file: fd, range: VideoFile.clip(range, in: size, of: path), options: options, preview: preview)
     }
 
     /// Where the motion of the file at `path` lies: the file itself for a video, a Motion Photo's clip inside it,

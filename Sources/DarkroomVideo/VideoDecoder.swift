@@ -69,21 +69,7 @@ public struct VideoDecoder: ImageDecoding {
         guard let isolation else { return try VideoFile(path: path, range: range, limits: limits).probe }
         let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { close(fd) }
-        return try isolation.probe(file: fd, range: Self.clip(range, in: size, of: path), limits: limits)
-    }
-
-    /// The bytes `range` (nil: all) of a file of `size` bytes, checked to lie inside it.
-    /// - Throws: `.truncated` for a range outside the file, `.empty` for none.
-    static func clip(_ range: Range<Int64>?, in size: Int, of path: String) throws(DarkroomImageError)
-        -> Range<Int64>
-    {
-        let bytes = range ?? 0..<Int64(size)
-        guard bytes.lowerBound >= 0, bytes.upperBound <= Int64(size), !bytes.isEmpty else {
-            throw DarkroomImageError(
-                bytes.isEmpty ? .empty : .truncated,
-                "the video at bytes \(bytes.lowerBound)..<\(bytes.upperBound) lies outside \(path) (\(size) bytes)")
-        }
-        return bytes
+        return try isolation.probe(file: fd, range: VideoFile.clip(range, in: size, of: path), limits: limits)
     }
 
     /// Decodes the frame `options` ask for (see the type's summary) as an upright bitmap.

@@ -101,17 +101,13 @@ final class VideoFile {
                 code == ENOENT ? .notFound : .io, "cannot open \(path): \(String(cString: strerror(code)))")
         }
         var status = stat()
-        guard fstat(fd, &status) == 0, status.st_size > 0 else {
+        let bytes: Range<Int64>
+        do throws(DarkroomImageError) {
+            guard fstat(fd, &status) == 0 else { throw DarkroomImageError(.empty, "\(path) is empty or unreadable") }
+            bytes = try Self.clip(range, in: Int(status.st_size), of: path)
+        } catch {
             close(fd)
-            throw DarkroomImageError(.empty, "\(path) is empty or unreadable")
-        }
-        let bytes = range ?? 0..<Int64(status.st_size)
-        guard bytes.lowerBound >= 0, bytes.upperBound <= Int64(status.st_size), !bytes.isEmpty else {
-            close(fd)
-            throw DarkroomImageError(
-                .truncated,
-                "the video at bytes \(bytes.lowerBound)..<\(bytes.upperBound) lies outside \(path) (\(status.st_size) bytes)"
-            )
+            throw error
         }
         var budget = Self.budget(limits)
         var opened: OpaquePointer?
@@ -129,6 +125,22 @@ final class VideoFile {
         self.rangeSource = nil
         self.limits = limits
         try checkSize()
+    }
+
+    /// The bytes `range` (nil: all) of the file at `path`, `size` bytes long, checked to lie inside it: what a
+    /// video is read from, here or in a decode worker.
+    /// - Throws: `.empty` for an empty file, `.truncated` for a range outside it or of no bytes.
+    static func clip(_ range: Range<Int64>?, in size: Int, of path: String) throws(DarkroomImageError)
+        -> Range<Int64>
+    {
+        guard size > 0 else { throw DarkroomImageError(.empty, "\(path) is empty or unreadable") }
+        let bytes = range ?? 0..<Int64(size)
+        guard bytes.lowerBound >= 0, bytes.upperBound <= Int64(size), !bytes.isEmpty else {
+            throw DarkroomImageError(
+                .truncated,
+                "the video at bytes \(bytes.lowerBound)..<\(bytes.upperBound) lies outside \(path) (\(size) bytes)")
+        }
+        return bytes
     }
 
     deinit {

@@ -193,11 +193,13 @@ public enum DecodeWorker {
             return .failure(error.code.rawValue, error.message)
         }
         guard let encoded else { return WorkerReply() }
-        guard let fd = kept.output, !encoded.isEmpty, encoded.count <= kept.outputCapacity,
-            let target = mmap(nil, encoded.count, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), target != MAP_FAILED
-        else { return .failure("limit_exceeded", "the encoded file (\(encoded.count) bytes) does not fit the output") }
-        encoded.withUnsafeBytes { target.copyMemory(from: $0.baseAddress!, byteCount: encoded.count) }
-        munmap(target, encoded.count)
+        guard !encoded.isEmpty,
+            encoded.withUnsafeBytes({ bytes in
+                writeOutput(bytes.count, kept: kept) { $0.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            })
+        else {
+            return .failure("limit_exceeded", "the encoded file (\(encoded.count) bytes) does not fit the output")
+        }
         var reply = WorkerReply()
         reply.encodedLength = encoded.count
         return reply
@@ -208,18 +210,29 @@ public enum DecodeWorker {
     static func write(_ bitmap: Bitmap, profile: ColorProfile?, kept: Kept) -> WorkerReply {
         let size = bitmap.bytesPerRow * bitmap.height
         let data = profile?.data ?? []
-        guard let output = kept.output, size + data.count <= kept.outputCapacity,
-            let target = mmap(nil, max(1, size + data.count), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0),
-            target != MAP_FAILED
-        else { return .failure("limit_exceeded", "the bitmap (\(size) bytes) does not fit the output") }
-        bitmap.withUnsafeBytes { pixels in target.copyMemory(from: pixels.baseAddress!, byteCount: size) }
-        data.withUnsafeBytes { data in
-            if let base = data.baseAddress { (target + size).copyMemory(from: base, byteCount: data.count) }
+        let written = writeOutput(size + data.count, kept: kept) { target in
+            bitmap.withUnsafeBytes { pixels in target.copyMemory(from: pixels.baseAddress!, byteCount: size) }
+            data.withUnsafeBytes { data in
+                if let base = data.baseAddress { (target + size).copyMemory(from: base, byteCount: data.count) }
+            }
         }
-        munmap(target, max(1, size + data.count))
+        guard written else { return .failure("limit_exceeded", "the bitmap (\(size) bytes) does not fit the output") }
         return WorkerReply(
             width: bitmap.width, height: bitmap.height, format: bitmap.format, bytesPerRow: bitmap.bytesPerRow,
             isOpaque: bitmap.isOpaque, colorProfileLength: data.count, colorProfileSummary: profile?.summary)
+    }
+}
+
+extension DecodeWorker {
+    /// Maps the first `length` bytes of the output memory file and lets `fill` write them; false when they do not fit
+    /// the output (or it cannot be mapped).
+    static func writeOutput(_ length: Int, kept: Kept, _ fill: (UnsafeMutableRawPointer) -> Void) -> Bool {
+        guard let output = kept.output, length <= kept.outputCapacity,
+            let target = mmap(nil, max(1, length), PROT_READ | PROT_WRITE, MAP_SHARED, output, 0), target != MAP_FAILED
+        else { return false }
+        fill(target)
+        munmap(target, max(1, length))
+        return true
     }
 }
 

@@ -156,18 +156,29 @@ package final class WorkerProcess: @unchecked Sendable {
     /// The `length` bytes of an encoded file at the start of the output memory file, copied out; checked against
     /// the output's size first (the length is a possibly compromised process's).
     private func encodedFile(length: Int) throws(DarkroomImageError) -> [UInt8] {
-        guard let output = outputMemory?.fd, length > 0, length <= outputCapacity else {
+        guard length > 0, length <= outputCapacity else {
             throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible encoded file")
+        }
+        return try readOutput(length, "encoded file") { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) }
+    }
+
+    /// Maps the first `length` bytes of the output memory file (what a reply says the worker wrote, already checked
+    /// against the output's capacity), runs `read` over them, and gives a large output's pages back after.
+    private func readOutput<Result>(_ length: Int, _ what: String, _ read: (UnsafeRawPointer) -> Result)
+        throws(DarkroomImageError) -> Result
+    {
+        guard let output = outputMemory?.fd else {
+            throw DarkroomImageError(.decoderCrashed, "the decode worker described a \(what) it had nowhere to write")
         }
         var status = stat()
         guard fstat(output, &status) == 0, Int(status.st_size) >= length,
             let source = mmap(nil, length, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
-        else { throw DarkroomImageError(.io, "the decode worker's encoded file could not be mapped") }
+        else { throw DarkroomImageError(.io, "the decode worker's \(what) could not be mapped") }
         defer {
             munmap(source, length)
             if length > Self.keptBytes { _ = dr_channel_release_memory(output, length) }
         }
-        return [UInt8](UnsafeRawBufferPointer(start: source, count: length))
+        return read(source)
     }
 
     /// `bytes` written to the kept input memory file (made at the first call): its descriptor, and how a request
@@ -366,9 +377,6 @@ package final class WorkerProcess: @unchecked Sendable {
     func output(_ reply: WorkerReply, allocate: BitmapAllocator) throws(DarkroomImageError) -> (
         bitmap: Bitmap, profile: ColorProfile?
     ) {
-        guard let output = outputMemory?.fd else {
-            throw DarkroomImageError(.decoderCrashed, "the decode worker described a bitmap it had nowhere to write")
-        }
         let capacity = outputCapacity
         let rowBytes = reply.width.multipliedReportingOverflow(by: reply.format.bytesPerPixel)
         let size = reply.bytesPerRow.multipliedReportingOverflow(by: reply.height)
@@ -378,21 +386,13 @@ package final class WorkerProcess: @unchecked Sendable {
             mapped.partialValue <= capacity, reply.colorProfileLength == 0 || reply.colorProfileSummary != nil
         else { throw DarkroomImageError(.decoderCrashed, "the decode worker described an impossible bitmap") }
         let bitmap = try Bitmap.allocate(reply.width, reply.height, reply.format, reply.isOpaque, using: allocate)
-        var status = stat()
-        guard fstat(output, &status) == 0, Int(status.st_size) >= mapped.partialValue,
-            let source = mmap(nil, mapped.partialValue, PROT_READ, MAP_SHARED, output, 0), source != MAP_FAILED
-        else { throw DarkroomImageError(.io, "the decode worker's bitmap could not be mapped") }
-        defer {
-            munmap(source, mapped.partialValue)
-            if mapped.partialValue > Self.keptBytes { _ = dr_channel_release_memory(output, mapped.partialValue) }
-        }
-        for y in 0..<reply.height {
-            bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes.partialValue)
-        }
-        var profile: ColorProfile?
-        if let summary = reply.colorProfileSummary, reply.colorProfileLength > 0 {
+        let profile = try readOutput(mapped.partialValue, "bitmap") { source -> ColorProfile? in
+            for y in 0..<reply.height {
+                bitmap.row(y).copyMemory(from: source + y * reply.bytesPerRow, byteCount: rowBytes.partialValue)
+            }
+            guard let summary = reply.colorProfileSummary, reply.colorProfileLength > 0 else { return nil }
             let data = UnsafeRawBufferPointer(start: source + size.partialValue, count: reply.colorProfileLength)
-            profile = ColorProfile(data: [UInt8](data), summary: summary)
+            return ColorProfile(data: [UInt8](data), summary: summary)
         }
         return (bitmap, profile)
     }
