@@ -61,7 +61,7 @@ public enum FileBytes {
     /// Opens `path` for reading: a regular file of at most `limit` bytes. Returns the descriptor and the size.
     package static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int)
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {

@@ -94,7 +94,7 @@ final class VideoFile {
     /// (a clip stored inside a photo), which FFmpeg then sees as a file of its own. A video file may be larger than
     /// `DecodeLimits/maxInputBytes`: only what the decode needs is read.
     init(path: String, range: Range<Int64>? = nil, limits: DecodeLimits) throws(DarkroomImageError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             throw DarkroomImageError(

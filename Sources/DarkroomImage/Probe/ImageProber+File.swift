@@ -21,7 +21,7 @@ extension ImageProber {
     static func probeFile(atPath path: String, limits: DecodeLimits)
         throws(DarkroomImageError) -> (probe: ImageProbe, bytesRead: Int)
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw ioError("cannot open", path) }
         defer { _ = close(fd) }
 

@@ -244,7 +244,7 @@ extension MotionPhotoLocator {
     static func withFile<T>(
         _ path: String, _ body: (MotionPhotoLocator, ImageFileFormat?) -> T
     ) throws(DarkroomImageError) -> T {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw ImageProber.ioError("cannot open", path) }
         defer { _ = close(fd) }
         var status = stat()
