@@ -21,8 +21,47 @@ public enum FileURI {
         return uri
     }
 
+    /// The absolute path a `file://` URI names (`file:///…` or `file://localhost/…`), its `%XX` escapes decoded;
+    /// nil for another scheme, another host, a relative or empty path, a malformed escape, or a path holding a NUL or bytes that
+    /// are not UTF-8.
+    public static func path(of uri: String) -> String? {
+        var rest: Substring
+        if uri.hasPrefix("file:///") {
+            rest = uri.dropFirst(7)
+        } else if uri.hasPrefix("file://localhost/") {
+            rest = uri.dropFirst(16)
+        } else {
+            return nil
+        }
+        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(rest.utf8.count)
+        var utf8 = rest.utf8.makeIterator()
+        while let byte = utf8.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        guard !bytes.contains(0), bytes.first == UInt8(ascii: "/") else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// `path` without empty, `.` and `..` components (as `g_canonicalize_filename`).
-    static func canonicalize(_ path: String) -> String {
+    package static func canonicalize(_ path: String) -> String {
         guard path.hasPrefix("/") else { return path }
         var parts: [Substring] = []
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {

@@ -42,14 +42,12 @@ struct ThumbnailCacheCommand: ParsableCommand {
                 URL(fileURLWithPath: $0.input).standardizedFileURL.path
             }
             let counts = Locked<[String: Int]>([:])
-            let options = DecodeOptions(size: .maxPixelSize(size.pixels))
             // One read buffer a worker, kept across files (as `thumb` does)
             let buffers = Locked<[FileReadBuffer]>([])
             WorkQueue.run(count: files.count, workers: workers) { i in
                 let buffer = buffers.withLock { $0.popLast() } ?? FileReadBuffer()
                 defer { buffers.withLock { $0.append(buffer) } }
-                let outcome = Self.fill(
-                    files[i], decoder: decoder, cache: cache, size: size, options: options, buffer: buffer)
+                let outcome = Self.fill(files[i], decoder: decoder, cache: cache, size: size, buffer: buffer)
                 counts.withLock { $0[outcome, default: 0] += 1 }
             }
             let wall = MonotonicClock.seconds() - start
@@ -73,25 +71,16 @@ struct ThumbnailCacheCommand: ParsableCommand {
             }
         }
 
-        /// One file: `valid`, `known_failure`, `rendered`, or `failed` (recorded in the cache's failure folder).
+        /// One file: `valid`, `known_failure`, `rendered`, or `failed`.
         static func fill(
             _ file: String, decoder: ImageDecoder, cache: DesktopThumbnailCache, size: DesktopThumbnailCache.Size,
-            options: DecodeOptions,
             buffer: FileReadBuffer
         ) -> String {
-            do {
-                switch try cache.lookup(file, size: size) {
-                case .valid: return "valid"
-                case .failed: return "known_failure"
-                case .stale, .missing: break
-                }
-                let image = try decoder.decode(fileAt: file, options: options, reading: buffer)
-                try cache.store(
-                    image.bitmap, for: file, size: size, mimeType: DesktopThumbnailCache.mimeType(of: image.probe))
-                return "rendered"
-            } catch {
-                try? cache.storeFailure(for: file)
-                return "failed"
+            switch cache.render(file, size: size, decoder: decoder, buffer: buffer) {
+            case .valid: "valid"
+            case .knownFailure: "known_failure"
+            case .rendered: "rendered"
+            case .failed, .notSaved: "failed"
             }
         }
     }
