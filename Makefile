@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: run view thumbs test check lint tsan docs deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
+.PHONY: install-desktop uninstall-desktop run view thumbs test check lint tsan docs deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -30,6 +30,15 @@ view: release
 # Thumbnail a folder of photos to files and print the summary.
 thumbs: release
 	$(DARKROOM) thumb $(PHOTOS) --max-pixel-size $(SIZE) --out $(OUT)
+
+# The desktop's thumbnail service (org.freedesktop.thumbnails.Thumbnailer1): D-Bus service files and a systemd user
+# unit in your own folders, so the session bus starts `darkroom thumbnaild` on a file manager's first call instead of
+# tumblerd. `make uninstall-desktop` removes them (tumblerd serves again, if installed).
+install-desktop: release
+	$(DARKROOM) thumbnaild --install
+
+uninstall-desktop: release
+	$(DARKROOM) thumbnaild --uninstall
 
 build: deps
 	$(SWIFT) build
@@ -54,7 +63,7 @@ PHASE      := scripts/phase.sh
 test: deps
 	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
 		libavif-bin libheif-examples libimage-exiftool-perl ffmpeg \
-		xvfb xauth
+		xvfb xauth dbus-daemon dbus-bin
 	@scripts/install-pydeps.sh
 	$(PHASE) build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(PHASE) tests 1800 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \

@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "DarkroomVideo", targets: ["DarkroomVideo"]),
         .library(name: "DarkroomServer", targets: ["DarkroomServer"]),
         .library(name: "DarkroomWorkers", targets: ["DarkroomWorkers"]),
+        .library(name: "DarkroomThumbnailer", targets: ["DarkroomThumbnailer"]),
         .executable(name: "darkroom", targets: ["darkroom"]),
         .executable(name: "darkroom-worker", targets: ["darkroom-worker"]),
     ],
@@ -99,6 +100,8 @@ let package = Package(
             name: "CAVUtil", pkgConfig: "libavutil",
             providers: [.apt(["libavutil-dev"]), .brew(["ffmpeg"])]),
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
+        // sd-bus, for the desktop's D-Bus thumbnail service
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // MARK: C shims (setjmp/longjmp and callbacks stay here; Swift sees status codes)
         .target(name: "CDarkroomJPEG", dependencies: ["CJPEG"]),
@@ -108,6 +111,7 @@ let package = Package(
         .target(name: "CDarkroomSQLite", dependencies: ["CSQLite"]),
         .target(name: "CDarkroomVideo", dependencies: ["CAVFormat", "CAVCodec", "CSwscale", "CAVUtil"]),
         .target(name: "CDarkroomSandbox", dependencies: ["CSeccomp"]),
+        .target(name: "CDarkroomBus", dependencies: ["CSystemd"]),
 
         // MARK: Swift modules
         // What several modules share (locks, clocks): `package` access, not a product.
@@ -172,6 +176,11 @@ let package = Package(
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The desktop's thumbnail service on D-Bus (org.freedesktop.thumbnails.Thumbnailer1 and Cache1), in place of
+        // tumblerd. The only module that links libsystemd (sd-bus).
+        .target(
+            name: "DarkroomThumbnailer",
+            dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomDesktop", "CDarkroomBus"]),
         // `darkroom view`: a desktop photo browser in an SDL2 window (the grid, the large view, animations, scripted
         // runs with a frame record). Built on the pipeline's public API, as an app would use it.
         .target(
@@ -190,6 +199,7 @@ let package = Package(
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables", "Darkroom", "DarkroomBenchKit",
                 "DarkroomServer", "DarkroomDesktop", "DarkroomViewer", "DarkroomVideo", "DarkroomWorkers",
+                "DarkroomThumbnailer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -253,6 +263,11 @@ let package = Package(
         .testTarget(
             name: "DarkroomDesktopTests",
             dependencies: ["DarkroomSupport", "DarkroomTestSupport", "DarkroomDesktop", "DarkroomImage"]),
+        .testTarget(
+            name: "DarkroomThumbnailerTests",
+            dependencies: [
+                "DarkroomSupport", "DarkroomTestSupport", "DarkroomThumbnailer", "DarkroomDesktop", "DarkroomImage",
+            ]),
         .testTarget(
             name: "DarkroomViewerTests",
             dependencies: [

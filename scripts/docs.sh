@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build=${1:?usage: scripts/docs.sh BUILD_DIR}
-modules=(DarkroomImage DarkroomCache DarkroomTables DarkroomVideo DarkroomWorkers Darkroom DarkroomServer)
+modules=(DarkroomImage DarkroomCache DarkroomTables DarkroomVideo DarkroomWorkers DarkroomThumbnailer Darkroom DarkroomServer)
 out=.build-docs
 rm -rf "$out"
 mkdir -p "$out"

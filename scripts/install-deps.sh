@@ -4,10 +4,11 @@
 set -euo pipefail
 
 modules=(libjpeg libturbojpeg spng libwebp libwebpdemux libwebpmux libgif sqlite3 lcms2 libheif libavif libjxl libtiff-4
-         libraw_r librsvg-2.0 sdl2 libavformat libavcodec libswscale libavutil libseccomp)
+         libraw_r librsvg-2.0 sdl2 libavformat libavcodec libswscale libavutil libseccomp
+         libsystemd)
 packages=(pkg-config libjpeg62-turbo-dev libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev liblcms2-dev
           libheif-dev libavif-dev libjxl-dev libtiff-dev libraw-dev librsvg2-dev libsdl2-dev libavformat-dev
-          libavcodec-dev libswscale-dev libavutil-dev libseccomp-dev)
+          libavcodec-dev libswscale-dev libavutil-dev libseccomp-dev libsystemd-dev)
 extra=("$@")
 
 missing=0

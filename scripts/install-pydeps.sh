@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Python packages the tests use as independent references (Pillow, pillow-heif, thumbhash, libthumbor,
-# imgproxy, moto, rawpy, pidng, colour-science, imagecodecs, pyultrahdr, apple-hdr-heic), only when python3
+# imgproxy, moto, rawpy, pidng, colour-science, imagecodecs, pyultrahdr, apple-hdr-heic, jeepney), only when python3
 # cannot import them: pip for the user first; Pillow else from Debian (python3-pil; apt-get, sudo when not root).
 set -euo pipefail
 
@@ -49,9 +49,12 @@ has pyultrahdr || { echo "install-pydeps: installing pyultrahdr" >&2; pip_instal
 # apple-hdr-heic: another reader of iPhone HEIC gain maps (pillow-heif, ExifTool for the maker note, Apple's formula).
 has apple_hdr_heic || { echo "install-pydeps: installing apple-hdr-heic" >&2; pip_install apple-hdr-heic || true; }
 
+# jeepney: a pure-Python D-Bus client, a second client of the thumbnail service beside gdbus and dbus-send.
+has jeepney || { echo "install-pydeps: installing jeepney" >&2; pip_install jeepney || true; }
+
 # An S3 API server on loopback for the S3 source tests (moto's server brings boto3, which uploads the objects).
 { has moto.server && has boto3; } || { echo "install-pydeps: installing moto[server]" >&2; pip_install 'moto[server]' || true; }
 
-for module in PIL pillow_heif thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng colour imagecodecs pyultrahdr apple_hdr_heic cv2 exiftool; do
+for module in PIL pillow_heif thumbhash libthumbor imgproxy moto.server boto3 rawpy pidng colour imagecodecs pyultrahdr apple_hdr_heic cv2 exiftool jeepney; do
   has "$module" || { echo "install-pydeps: $module is still missing" >&2; exit 1; }
 done

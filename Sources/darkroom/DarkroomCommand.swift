@@ -10,7 +10,7 @@ struct DarkroomCommand: AsyncParsableCommand {
         subcommands: [
             ProbeCommand.self, ThumbCommand.self, BenchCommand.self, CacheCommand.self, TableCommand.self,
             FetchCommand.self, ServeCommand.self, SignCommand.self, ThumbnailCacheCommand.self, ThumbnailerCommand.self,
-            ViewCommand.self,
+            ThumbnaildCommand.self, ViewCommand.self,
         ])
 
     /// Sets the process's memory policy (large blocks go back to the system when freed, unless the command keeps
