@@ -8,7 +8,8 @@ SPEC is a list of calls made in order, each {"method": NAME, "args": [...], "sig
 (Queue, Dequeue, GetSupported, GetFlavors, GetSchedulers) or, with "object": "Cache1", on Cache1. In a Dequeue's
 args, {"handle_of": i} stands for the handle call i returned. Prints one JSON object: each call's reply (or error
 name and message), and every Thumbnailer1 signal received until each queued handle has had Finished (or "timeout"
-seconds, default 60, passed), with its time in seconds since the first call.
+seconds, default 60, passed), with its time in seconds since the first call. {"sleep": S} in the list waits S
+seconds, receiving signals, before the next call.
 """
 import json
 import sys
@@ -59,7 +60,20 @@ def main():
             while queue:
                 record(queue.popleft())
 
+        def wait(seconds):
+            until = time.monotonic() + seconds
+            while time.monotonic() < until:
+                try:
+                    record(conn.recv_until_filtered(queue, timeout=max(0.001, until - time.monotonic())))
+                except TimeoutError:
+                    break
+            take()
+
         for call in calls:
+            if "sleep" in call:
+                wait(call["sleep"])
+                replies.append({"slept": call["sleep"]})
+                continue
             args = [replies[a["handle_of"]]["reply"][0] if isinstance(a, dict) else a for a in call.get("args", [])]
             message = new_method_call(OBJECTS[call.get("object", "Thumbnailer1")], call["method"],
                                       call.get("signature") or None, tuple(args))

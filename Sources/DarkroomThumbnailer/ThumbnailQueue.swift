@@ -163,12 +163,13 @@ package final class ThumbnailQueue: @unchecked Sendable {
 
     // MARK: - Work
 
-    /// The next thumbnail to make, waiting for one; nil once the queue is closed.
-    package func next() -> Key? {
+    /// The next thumbnail to make, waiting for one; nil once the queue is closed. With `foregroundOnly`, only a
+    /// foreground request's (the service's foreground lane, which background work never occupies).
+    package func next(foregroundOnly: Bool = false) -> Key? {
         condition.lock()
         defer { condition.unlock() }
         while !closed {
-            if let key = takeLocked() {
+            if let key = takeLocked(foregroundOnly: foregroundOnly) {
                 items[key]!.running = true
                 running += 1
                 return key
@@ -267,11 +268,12 @@ package final class ThumbnailQueue: @unchecked Sendable {
     }
 
     /// The next waiting item: the newest foreground request's first, else the oldest background request's.
-    private func takeLocked() -> Key? {
+    private func takeLocked(foregroundOnly: Bool) -> Key? {
         while let handle = foreground.last {
             if let key = nextKey(of: handle) { return key }
             foreground.removeLast()
         }
+        if foregroundOnly { return nil }
         while backgroundStart < background.count {
             if let key = nextKey(of: background[backgroundStart]) { return key }
             backgroundStart += 1

@@ -12,9 +12,10 @@ import Foundation
 /// `org.freedesktop.thumbnails.Thumbnailer1` and `Cache1` on the session bus, in place of tumbler's `tumblerd`.
 ///
 /// One bus thread answers calls and sends signals (sd-bus, through a small C shim); `threads` threads of its own
-/// make thumbnails in the order ``ThumbnailQueue`` keeps (foreground first, each file once), each with the
-/// configured decoder (in confined decode workers when it has them), into the freedesktop.org cache; one more
-/// thread does the cache's moves, copies and clean-ups. A thumbnail already valid is answered without decoding; a
+/// (nice 10) make thumbnails in the queue's order (foreground first, the newest foreground request first, each file
+/// once), each with the configured decoder (in confined decode workers when it has them), into the freedesktop.org
+/// cache, and one more (normal priority) takes only foreground work, so the folder on screen does not wait for a
+/// background decode; one more thread does the cache's moves, copies and clean-ups. A thumbnail already valid is answered without decoding; a
 /// file that failed is recorded under `fail/` and not tried again until it changes. Nothing runs on Swift's shared
 /// cooperative pool.
 ///
@@ -27,8 +28,13 @@ public final class ThumbnailService: Sendable {
         public var cache: DesktopThumbnailCache
         /// Decodes each file at its flavor's size (give it decode workers to confine the codecs).
         public var decoder: ImageDecoder
-        /// Threads making thumbnails at once.
+        /// Threads making thumbnails at once, foreground work first, at a lower CPU priority (nice 10) so that a
+        /// desktop stays responsive while a large folder is thumbnailed.
         public var threads: Int
+        /// The decoder of one more thread that takes only foreground work at normal priority, so that the folder on
+        /// screen never waits for a background decode to end; nil: no such thread. Give it decode workers of its
+        /// own (one is enough), apart from `decoder`'s, or it waits for theirs.
+        public var foregroundDecoder: ImageDecoder?
         /// Seconds with nothing queued, running or called after which the service ends; 0: never.
         public var idleTimeout: Double = 300
         /// URIs one `Queue` call may carry (a larger call is refused with `LimitsExceeded`).

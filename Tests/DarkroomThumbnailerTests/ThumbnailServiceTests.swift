@@ -189,9 +189,9 @@ struct ThumbnailServiceTests {
         #expect(flavors.replies[0].values.count == 1)
     }
 
-    @Test("a foreground request queued behind a long background one is answered first")
+    @Test("a foreground request queued behind a long background one is answered first, by the foreground lane")
     func foregroundOvertakes() throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness { $0.foregroundDecoder = ImageDecoder() }
         defer { harness.stop() }
         // Given 150 photos queued in the background, then one more in the foreground
         let background = try Self.photos(150, in: harness.folder.path).map(FileURI.of(path:))

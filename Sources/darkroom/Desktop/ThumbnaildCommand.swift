@@ -62,8 +62,10 @@ struct ThumbnaildCommand: ParsableCommand {
         }
         let threads = jobs ?? ProcessStats.activeCores
         let cache = cacheDir.map { DesktopThumbnailCache(root: $0) } ?? DesktopThumbnailCache()
+        // Background decodes in workers at nice 10; the foreground lane's in one worker of its own at normal priority
         var configuration = ThumbnailService.Configuration(
-            cache: cache, decoder: try decoding.decoder(workers: threads), threads: threads)
+            cache: cache, decoder: try decoding.decoder(workers: threads, niceness: 10), threads: threads)
+        configuration.foregroundDecoder = try decoding.decoder(workers: 1)
         configuration.idleTimeout = idleTimeout
         configuration.busAddress = address
         configuration.maxURIsPerCall = maxUrisPerCall
