@@ -96,7 +96,7 @@ lint:
 # Of the workers' fault tests only the one under concurrent load runs here: a sanitized worker has no address-space
 # limit (ThreadSanitizer reserves terabytes), so the test that allocates past it is for the regular build.
 TSANFLAGS  ?= -c debug
-TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests|DecodeWorkerPoolTests|aCrashAndASpinCostTheirOwnRequestsUnderLoad|animationsPlayedFromSeveralThreadsShareTwoWorkersWithStills
+TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests|DecodeWorkerPoolTests|aCrashAndASpinCostTheirOwnRequestsUnderLoad|animationsPlayedFromSeveralThreadsShareTwoWorkersWithStills|ServiceThreadSafetyTests|ThumbnailQueueTests
 TSAN_ENV   := SWIFT_BACKTRACE=enable=no \
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 print_suppressions=1 suppressions=$(CURDIR)/scripts/tsan.supp"
 tsan: deps

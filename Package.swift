@@ -326,7 +326,7 @@ if Context.environment["DARKROOM_TSAN"] == "1" {
     // them.
     let suites: Set<String> = [
         "DarkroomTests", "DarkroomCacheTests", "DarkroomTablesTests", "DarkroomServerTests", "DarkroomWorkersTests",
-        "darkroom-worker", "darkroom-test-worker",
+        "DarkroomThumbnailerTests", "darkroom-worker", "darkroom-test-worker",
     ]
     let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var needed = Set<String>()

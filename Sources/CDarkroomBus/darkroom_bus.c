@@ -97,7 +97,9 @@ static int method_queue(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
     dr_bus_error error = {{0}, {0}};
     int status = 0;
     if (r >= 0) {
-        status = bus->handlers.queue(bus->handlers.context, uris.strings, uris.count, mime_types.strings,
+        const char *sender = sd_bus_message_get_sender(m);
+        status = bus->handlers.queue(bus->handlers.context, sender ? sender : "", uris.strings, uris.count,
+                                     mime_types.strings,
                                      mime_types.count, flavor, scheduler, dequeue, &handle, &error);
     }
     free(uris.strings);

@@ -7,8 +7,9 @@ import Foundation
 /// the order given.
 ///
 /// Each thumbnail (a file at a size) is one item however many requests wait for it: it is made once and every
-/// waiter hears of it. A new request for a file that is still waiting takes it over (the older request stops
-/// waiting for it); a dequeued request stops waiting at once, and an item nobody waits for any more is dropped
+/// waiter hears of it. A new request from the same caller (a bus connection) for a file that is still waiting takes
+/// it over (the caller's older request stops waiting for it: the user has moved on); another caller's request shares
+/// it. A dequeued request stops waiting at once, and an item nobody waits for any more is dropped
 /// before it starts (one already decoding finishes, tens of milliseconds, and its thumbnail is kept).
 ///
 /// The signals go out through `emit`, called with the lock held so that a request's `Started` (sent as it is
@@ -45,6 +46,8 @@ package final class ThumbnailQueue: @unchecked Sendable {
 
     private struct Request {
         let foreground: Bool
+        /// The caller's unique bus name.
+        let sender: String
         var keys: [Key] = []
         /// The next of `keys` to look at when taking work.
         var next = 0
@@ -88,7 +91,7 @@ package final class ThumbnailQueue: @unchecked Sendable {
     /// - Throws: `.limitExceeded` past a limit.
     package func enqueue(
         _ files: [(uri: String, file: Swift.Result<String, Refusal>)], size: DesktopThumbnailCache.Size?,
-        flavor: String, foreground isForeground: Bool, replacing old: UInt32
+        flavor: String, foreground isForeground: Bool, replacing old: UInt32, sender: String = ""
     ) throws(ThumbnailServiceError) -> UInt32 {
         guard files.count <= limits.urisPerCall else {
             throw ThumbnailServiceError(
@@ -109,7 +112,7 @@ package final class ThumbnailQueue: @unchecked Sendable {
         let handle = nextHandle
         nextHandle = nextHandle == UInt32.max ? 1 : nextHandle + 1
         events.append(.started(handle))
-        var request = Request(foreground: isForeground)
+        var request = Request(foreground: isForeground, sender: sender)
         var refused: [(uri: String, refusal: Refusal)] = []
         if let size {
             var seen = Set<String>()
@@ -118,7 +121,7 @@ package final class ThumbnailQueue: @unchecked Sendable {
                 case .failure(let refusal): refused.append((uri, refusal))
                 case .success(let path):
                     let key = Key(path: path, size: size)
-                    takeOver(key, for: handle, events: &events)
+                    takeOver(key, for: handle, from: sender, events: &events)
                     items[key, default: Item()].waiters.append((handle, uri))
                     request.keys.append(key)
                 }
@@ -235,14 +238,16 @@ package final class ThumbnailQueue: @unchecked Sendable {
 
     // MARK: - Locked helpers
 
-    /// A waiting item of another request moves to `handle` (the newer request replaces the older one); a running
-    /// one is shared.
-    private func takeOver(_ key: Key, for handle: UInt32, events: inout [Event]) {
+    /// A waiting item of the same caller's older requests moves to `handle` (the newer request replaces the older
+    /// one); other callers' requests, and a running item, are shared.
+    private func takeOver(_ key: Key, for handle: UInt32, from sender: String, events: inout [Event]) {
         guard let item = items[key], !item.running else { return }
-        for (other, _) in item.waiters where other != handle {
+        let replaced = Set(item.waiters.map(\.handle).filter { $0 != handle && requests[$0]?.sender == sender })
+        guard !replaced.isEmpty else { return }
+        items[key]!.waiters.removeAll { replaced.contains($0.handle) }
+        for (other, _) in item.waiters where replaced.contains(other) {
             owed(other, events: &events)
         }
-        items[key]!.waiters.removeAll { $0.handle != handle }
     }
 
     /// One item fewer owed to `handle`; `Finished` when it was the last.

@@ -6,10 +6,11 @@ extension ThumbnailService {
     static func handlers(context: UnsafeMutableRawPointer) -> dr_bus_handlers {
         dr_bus_handlers(
             context: context,
-            queue: { context, uris, uriCount, mimeTypes, mimeCount, flavor, scheduler, old, handle, failure in
+            queue: { context, sender, uris, uriCount, mimeTypes, mimeCount, flavor, scheduler, old, handle, failure in
                 let service = Unmanaged<ThumbnailService>.fromOpaque(context!).takeUnretainedValue()
                 do throws(ThumbnailServiceError) {
                     handle!.pointee = try service.queue(
+                        sender: sender.map { String(cString: $0) } ?? "",
                         uris: CStrings.read(uris, count: uriCount),
                         mimeTypes: CStrings.read(mimeTypes, count: mimeCount),
                         flavor: flavor.map { String(cString: $0) } ?? "",

@@ -53,7 +53,7 @@ public final class ThumbnailService: Sendable {
     }
 
     /// What is sent from the bus thread: signals, and the answers to cache calls.
-    private enum Outgoing: Sendable {
+    enum Outgoing: Sendable {
         case event(ThumbnailQueue.Event)
         /// The call (a referenced sd-bus message, as its address) and the error to answer with, if any.
         case reply(UInt, (name: String, message: String)?)
@@ -68,6 +68,7 @@ public final class ThumbnailService: Sendable {
         let call: UInt
     }
 
+    /// What the service was made with.
     public let configuration: Configuration
     let queue: ThumbnailQueue
     private let outbox = Locked<[Outgoing]>([])
@@ -174,7 +175,7 @@ public final class ThumbnailService: Sendable {
 
     /// `outgoing` with each run of `Ready`s for one request, and of `Error`s with one code and message, made one
     /// signal (the URIs appended in place: linear in the URIs).
-    private static func merged(_ outgoing: [Outgoing]) -> [Outgoing] {
+    static func merged(_ outgoing: [Outgoing]) -> [Outgoing] {
         var merged: [Outgoing] = []
         var run: (event: ThumbnailQueue.Event, uris: [String])?
         func flush() {
@@ -221,7 +222,7 @@ public final class ThumbnailService: Sendable {
 
     /// A `Queue` call, its URIs read here (no file is touched on the bus thread).
     func queue(
-        uris: [String], mimeTypes: [String], flavor: String, scheduler: String, replacing old: UInt32
+        sender: String, uris: [String], mimeTypes: [String], flavor: String, scheduler: String, replacing old: UInt32
     ) throws(ThumbnailServiceError) -> UInt32 {
         guard mimeTypes.count == uris.count else {
             throw ThumbnailServiceError(
@@ -235,7 +236,7 @@ public final class ThumbnailService: Sendable {
             (uri, Self.read(uri, mimeType: mimeType, supported: supported, cacheRoot: cacheRoot))
         }
         return try queue.enqueue(
-            files, size: size, flavor: flavor, foreground: scheduler == "foreground", replacing: old)
+            files, size: size, flavor: flavor, foreground: scheduler == "foreground", replacing: old, sender: sender)
     }
 
     private static let supportedMIMETypes = Set(ThumbnailerProtocol.mimeTypes)

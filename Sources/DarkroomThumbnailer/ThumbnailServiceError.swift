@@ -16,14 +16,20 @@ public struct ThumbnailServiceError: CodedError {
         case limitExceeded = "limit_exceeded"
     }
 
+    /// What went wrong, as a stable value.
     public let code: Code
+    /// A sentence for people.
     public let message: String
     /// What the system said, when it said something.
     public let systemMessage: String?
+    /// None: the system's words are in ``systemMessage``.
     public var underlying: (any Error & Sendable)? { nil }
+    /// `system: …` when the system said something.
     public var details: [String] { systemMessage.map { ["system: " + $0] } ?? [] }
+    /// `code: message (system: …)`, as every Darkroom error prints.
     public var description: String { formattedDescription }
 
+    /// An error with its code, sentence and, when there is one, the system's words.
     public init(_ code: Code, _ message: String, systemMessage: String? = nil) {
         self.code = code
         self.message = message

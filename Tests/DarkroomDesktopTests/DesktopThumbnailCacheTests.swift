@@ -32,6 +32,25 @@ struct DesktopThumbnailCacheTests {
         }
     }
 
+    @Test("file URIs read back to their paths; other schemes, hosts and malformed escapes do not")
+    func uriPaths() {
+        // Given paths that need escaping, Then their URIs read back to them
+        for path in [
+            "/plain.jpg", "/with space/100%.jpg", "/a#b;c[d]{e}.jpg", "/café-Ünïcode/😀.png", "/a+b=c&d@e,f!'~()",
+        ] {
+            #expect(FileURI.path(of: FileURI.of(path: path)) == path, "\(path)")
+        }
+        #expect(FileURI.path(of: "file://localhost/x/y.jpg") == "/x/y.jpg")
+        #expect(FileURI.path(of: "file:///x/y%20z.jpg?query#fragment") == "/x/y z.jpg")
+        // And what names no local file is refused
+        for uri in [
+            "http://host/x.jpg", "file://host/x.jpg", "file:x.jpg", "file://", "file:///a%zz.jpg", "file:///a%2",
+            "file:///nul%00.jpg", "file:///bad%FF.jpg", "garbage",
+        ] {
+            #expect(FileURI.path(of: uri) == nil, "\(uri)")
+        }
+    }
+
     @Test("a stored thumbnail is found valid by GLib and by lookup; it turns stale when the file changes")
     func storeAndLookup() throws {
         let directory = try TemporaryDirectory("desktop")

@@ -60,7 +60,9 @@ final class ServiceHarness: Sendable {
     // MARK: - Clients
 
     /// What the jeepney client saw.
-    struct Session {
+    struct Session: @unchecked Sendable {
+        // @unchecked Sendable: immutable once made; the replies' `[Any]` hold only JSONSerialization's values
+        // (numbers, strings, arrays of them), which nothing mutates.
         struct Reply {
             let values: [Any]
             let error: String?

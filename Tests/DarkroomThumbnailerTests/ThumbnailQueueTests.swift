@@ -20,13 +20,14 @@ struct ThumbnailQueueTests {
             }
         }
 
-        /// Queues files named by `names` (paths `/p/NAME`, URIs `file:///p/NAME`).
-        func enqueue(_ names: [String], foreground: Bool = false, size: DesktopThumbnailCache.Size? = .normal)
-            throws -> UInt32
-        {
+        /// Queues files named by `names` (paths `/p/NAME`, URIs `file:///p/NAME`) for the caller `sender`.
+        func enqueue(
+            _ names: [String], foreground: Bool = false, size: DesktopThumbnailCache.Size? = .normal,
+            sender: String = ":1.1"
+        ) throws -> UInt32 {
             try queue.enqueue(
                 names.map { ("file:///p/" + $0, .success("/p/" + $0)) }, size: size, flavor: "custom",
-                foreground: foreground, replacing: 0)
+                foreground: foreground, replacing: 0, sender: sender)
         }
 
         /// Takes and completes `count` thumbnails; returns their file names in the order taken.
@@ -87,7 +88,7 @@ struct ThumbnailQueueTests {
         #expect(recorder.queue.counts == (0, 0))
     }
 
-    @Test("a new request for files still waiting takes them over; the old request finishes without them")
+    @Test("a caller's new request for files still waiting takes them over; its old request finishes without them")
     func newerReplacesOlder() throws {
         // Given a background request for three files, none started
         let recorder = Recorder()
@@ -102,6 +103,24 @@ struct ThumbnailQueueTests {
         #expect(recorder.work(3) == ["z", "x", "y"])
         #expect(recorder.signals(of: new).filter { if case .ready = $0 { true } else { false } }.count == 2)
         #expect(recorder.signals(of: newest).contains(.ready(newest, ["file:///p/z"])))
+        #expect(recorder.queue.counts == (0, 0))
+    }
+
+    @Test("another caller's request for the same files shares them; dequeuing one caller's leaves the other's")
+    func callersShare() throws {
+        // Given one caller's request for two files, and another caller's for the same files
+        let recorder = Recorder()
+        let first = try recorder.enqueue(["x", "y"], sender: ":1.1")
+        let second = try recorder.enqueue(["x", "y"], foreground: true, sender: ":1.2")
+        // When the second caller dequeues its request
+        recorder.queue.dequeue(second)
+        // Then the first still gets both files, made once
+        #expect(recorder.work(2) == ["x", "y"])
+        #expect(
+            recorder.signals(of: first) == [
+                .started(first), .ready(first, ["file:///p/x"]), .ready(first, ["file:///p/y"]), .finished(first),
+            ])
+        #expect(recorder.signals(of: second) == [.started(second), .finished(second)])
         #expect(recorder.queue.counts == (0, 0))
     }
 
@@ -171,5 +190,25 @@ struct ThumbnailQueueTests {
         let error = #expect(throws: ThumbnailServiceError.self) { try recorder.enqueue(["d", "e"]) }
         #expect(error?.code == .limitExceeded)
         #expect(recorder.queue.counts == (1, 3))
+    }
+
+    @Test("signals waiting to be sent are merged: a run of Ready for one request, of one Error for one request")
+    func merging() {
+        // Given signals as the rendering threads queued them
+        let events: [ThumbnailQueue.Event] = [
+            .started(1), .ready(1, ["a"]), .ready(1, ["b"]), .ready(2, ["c"]), .ready(1, ["d"]),
+            .error(1, ["e"], .other, "gone"), .error(1, ["f"], .other, "gone"), .error(1, ["g"], .other, "other"),
+            .error(2, ["h"], .other, "gone"), .finished(1),
+        ]
+        // When they are sent, Then each run is one signal, in order, and nothing is lost
+        let sent = ThumbnailService.merged(events.map { .event($0) }).compactMap { item -> ThumbnailQueue.Event? in
+            if case .event(let event) = item { event } else { nil }
+        }
+        #expect(
+            sent == [
+                .started(1), .ready(1, ["a", "b"]), .ready(2, ["c"]), .ready(1, ["d"]),
+                .error(1, ["e", "f"], .other, "gone"), .error(1, ["g"], .other, "other"),
+                .error(2, ["h"], .other, "gone"), .finished(1),
+            ])
     }
 }

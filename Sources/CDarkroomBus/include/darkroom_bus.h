@@ -31,8 +31,10 @@ typedef enum {
 // What the service does with each call. Each returns 0, or -1 having filled `error`. Arrays are valid during the call.
 typedef struct {
     void *context;
-    // Queue(as uris, as mime_types, s flavor, s scheduler, u handle_to_dequeue) -> u handle
-    int (*queue)(void *context, const char *const *uris, size_t uri_count, const char *const *mime_types,
+    // Queue(as uris, as mime_types, s flavor, s scheduler, u handle_to_dequeue) -> u handle; `sender` is the caller's
+    // unique bus name
+    int (*queue)(void *context, const char *sender, const char *const *uris, size_t uri_count,
+                 const char *const *mime_types,
                  size_t mime_count, const char *flavor, const char *scheduler, uint32_t handle_to_dequeue,
                  uint32_t *handle, dr_bus_error *error);
     // Dequeue(u handle)

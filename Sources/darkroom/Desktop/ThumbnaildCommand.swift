@@ -62,9 +62,12 @@ struct ThumbnaildCommand: ParsableCommand {
         }
         let threads = jobs ?? ProcessStats.activeCores
         let cache = cacheDir.map { DesktopThumbnailCache(root: $0) } ?? DesktopThumbnailCache()
-        // Background decodes in workers at nice 10; the foreground lane's in one worker of its own at normal priority
+        // Background decodes in workers at nice 10, started when first needed (an idle service holds none); the
+        // foreground lane's in one worker of its own at normal priority, started now so the first folder on screen
+        // does not wait for it
         var configuration = ThumbnailService.Configuration(
-            cache: cache, decoder: try decoding.decoder(workers: threads, niceness: 10), threads: threads)
+            cache: cache, decoder: try decoding.decoder(workers: threads, niceness: 10, prestart: false),
+            threads: threads)
         configuration.foregroundDecoder = try decoding.decoder(workers: 1)
         configuration.idleTimeout = idleTimeout
         configuration.busAddress = address
