@@ -80,7 +80,7 @@ public final class ThumbnailService: Sendable {
     /// Counts of what the service did: thumbnails decoded, answered from the cache, failed.
     let tally = Locked<[String: Int]>([:])
 
-    /// A service ready to ``run()``.
+    /// A service ready to ``run(ready:)``.
     /// - Throws: `.busUnavailable` when no eventfd can be made.
     public init(configuration: Configuration) throws(ThumbnailServiceError) {
         self.configuration = configuration
@@ -103,7 +103,8 @@ public final class ThumbnailService: Sendable {
 
     deinit { close(wakeFD) }
 
-    /// Ends ``run()`` soon (from any thread): requests still waiting get `Error` (shutting down) and `Finished`.
+    /// Ends ``run(ready:)`` soon (from any thread): requests still waiting get `Error` (shutting down) and
+    /// `Finished`.
     public func stop() {
         stopping.withLock { $0 = true }
         wake()
