@@ -80,4 +80,26 @@ package final class PrivateBus: Sendable {
             "gdbus", [command, "--address", address] + arguments.dropFirst())
         return String(decoding: output, as: UTF8.self)
     }
+
+    /// Starts `arguments` (a program found on `PATH` and its arguments) as a process of its own session, detached
+    /// from the test process (no descriptor but the standard ones, no signal blocked, its parent gone once it
+    /// runs: Foundation's `Process` must not watch a long-lived child). Returns its process id, for `kill`.
+    package static func startDetached(_ arguments: [String]) throws -> Int32 {
+        let launcher = """
+            import os, signal, sys
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                signal.pthread_sigmask(signal.SIG_SETMASK, set())
+                devnull = os.open(os.devnull, os.O_RDWR)
+                os.dup2(devnull, 0); os.dup2(devnull, 1); os.dup2(devnull, 2)
+                os.closerange(3, 65536)
+                os.execvp(sys.argv[1], sys.argv[1:])
+            print(pid)
+            """
+        let output = try ReferenceTool.run("python3", ["-c", launcher] + arguments)
+        guard let pid = Int32(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw TestSupportError("could not start \(arguments)") }
+        return pid
+    }
 }

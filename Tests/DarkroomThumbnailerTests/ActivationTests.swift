@@ -98,3 +98,62 @@ struct ActivationTests {
         for path in files.paths { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
     }
 }
+
+/// A file the service's user cannot read. Root reads every file, so as root the service runs without the
+/// capabilities that let it (setpriv drops `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH` from its bounding set): the
+/// permission check a desktop user's service meets on another user's files.
+@Suite("Thumbnail service and unreadable files", .serialized)
+struct UnreadableFileTests {
+    @Test("a file the service cannot read gets Error 8, and neither a thumbnail nor a failure record")
+    func unreadable() throws {
+        let folder = try TemporaryDirectory("unreadable")
+        defer { folder.remove() }
+        // Given a photo the service's user cannot read beside one it can, and a cache it can write
+        let photos = try ThumbnailServiceTests.photos(2, in: folder.path)
+        chmod(photos[0], 0o000)
+        chmod(photos[1], 0o644)
+        let cache = folder.file("thumbnails")
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        var service: Int32?
+        var harness: ServiceHarness?
+        if geteuid() == 0 {
+            service = try PrivateBus.startDetached([
+                "setpriv", "--bounding-set=-dac_override,-dac_read_search", try SamplePhotos.darkroomBinary(),
+                "thumbnaild", "--address", bus.address, "--cache-dir", cache, "--idle-timeout", "0", "--in-process",
+            ])
+            var owned = false
+            for _ in 0..<200 where !owned {
+                usleep(50_000)
+                owned = ActivationTests.owner(on: bus) != nil
+            }
+            #expect(owned, "the service did not start without its capabilities")
+        } else {
+            harness = try ServiceHarness { $0.cache = DesktopThumbnailCache(root: cache) }
+        }
+        defer {
+            if let service { kill(service, SIGKILL) }
+            harness?.stop()
+        }
+        // When both are queued
+        let address = harness?.bus.address ?? bus.address
+        let spec = folder.file("spec.json")
+        let uris = photos.map(FileURI.of(path:))
+        try JSONSerialization.data(withJSONObject: ["calls": [ServiceHarness.queue(uris)], "timeout": 60]).write(
+            to: URL(fileURLWithPath: spec))
+        let output = try PythonReference.script("scripts/thumbnail-client.py", [address, spec])
+        let json = try JSONSerialization.jsonObject(with: output) as! [String: Any]
+        let signals = json["signals"] as! [[String: Any]]
+        let errors = signals.filter { $0["signal"] as? String == "Error" }
+        let ready = signals.filter { $0["signal"] as? String == "Ready" }.flatMap { $0["uris"] as! [String] }
+        // Then the unreadable one is an Error with code 8 and the other is ready
+        #expect(json["complete"] as? Bool == true)
+        #expect(errors.count == 1 && errors.first?["uris"] as? [String] == [uris[0]], "\(errors)")
+        #expect((errors.first?["code"] as? NSNumber)?.intValue == 8, "\(errors)")
+        #expect(ready == [uris[1]])
+        // And the cache holds only the readable one's thumbnail: no failure record (the file may become readable)
+        let written = FileManager.default.enumerator(atPath: cache)?.allObjects as? [String] ?? []
+        let files = written.filter { $0.hasSuffix(".png") }
+        #expect(files == ["normal/" + DesktopThumbnailCache.md5(uris[1]) + ".png"], "\(files)")
+    }
+}
