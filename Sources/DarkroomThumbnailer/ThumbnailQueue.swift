@@ -221,6 +221,13 @@ package final class ThumbnailQueue: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Counts a call that is not a request (a cache call) as activity, for ``idleSeconds``.
+    package func touch() {
+        condition.lock()
+        defer { condition.unlock() }
+        lastActivity = MonotonicClock.seconds()
+    }
+
     /// Seconds since the last call or completion when nothing is queued or running; nil while busy.
     package var idleSeconds: Double? {
         condition.lock()

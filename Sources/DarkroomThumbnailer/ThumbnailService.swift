@@ -36,9 +36,13 @@ public final class ThumbnailService: Sendable {
         /// own (one is enough), apart from `decoder`'s, or it waits for theirs.
         public var foregroundDecoder: ImageDecoder?
         /// Seconds with nothing queued, running or called after which the service ends; 0: never.
-        public var idleTimeout: Double = 300
+        public var idleTimeout = Configuration.defaultIdleTimeout
         /// URIs one `Queue` call may carry (a larger call is refused with `LimitsExceeded`).
-        public var maxURIsPerCall = 100_000
+        public var maxURIsPerCall = Configuration.defaultMaxURIsPerCall
+        /// 300 s: a desktop's service is started again by the bus in tens of milliseconds.
+        public static let defaultIdleTimeout: Double = 300
+        /// 100,000: a folder larger than most in one call; a larger call is refused rather than held.
+        public static let defaultMaxURIsPerCall = 100_000
         /// Thumbnails waiting at once over all requests.
         public var maxPendingThumbnails = 1_000_000
         /// The bus's address (`unix:path=…`); nil: the user's session bus.
@@ -353,6 +357,7 @@ public final class ThumbnailService: Sendable {
             guard let call = next else { return }
             let error = perform(call)
             outbox.withLock { $0.append(.reply(call.call, error)) }
+            queue.touch()
             cacheCalls.withLock { $0.busy = false }
             wake()
         }

@@ -17,12 +17,13 @@ struct ThumbnaildCommand: ParsableCommand {
             """)
 
     @Option(help: "Exit after this many seconds with nothing to do (the bus starts it again); 0: never.")
-    var idleTimeout: Double = 300
+    var idleTimeout = ThumbnailService.Configuration.defaultIdleTimeout
     @Option(help: "The cache folder (default: $XDG_CACHE_HOME/thumbnails or ~/.cache/thumbnails).")
     var cacheDir: String?
     @Option(help: "Threads making thumbnails (default: active cores).") var jobs: Int?
     @Option(help: "The bus's D-Bus address (default: the session bus).") var address: String?
-    @Option(help: "URIs one Queue call may carry.") var maxUrisPerCall = 100_000
+    @Option(help: "URIs one Queue call may carry.")
+    var maxUrisPerCall = ThumbnailService.Configuration.defaultMaxURIsPerCall
     @Flag(help: "Write the D-Bus service files and the systemd user unit for this executable, then exit.")
     var install = false
     @Flag(help: "Remove those files (the bus then starts tumblerd, if installed), then exit.") var uninstall = false
@@ -35,15 +36,19 @@ struct ThumbnaildCommand: ParsableCommand {
         guard !(install && uninstall) else { throw ValidationError("--install and --uninstall exclude each other") }
     }
 
-    /// The command the bus and systemd start: this executable (its real path) with the options given beside
-    /// `--install` that differ from the defaults.
+    /// The command the bus and systemd start: this executable (its real path, whatever `PATH` or link it was run
+    /// through) with the options given beside `--install` that differ from the defaults.
     func serviceCommand() -> String {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath()
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var arguments = [executable.path, "thumbnaild"]
         if let cacheDir { arguments += ["--cache-dir", URL(fileURLWithPath: cacheDir).standardizedFileURL.path] }
-        if idleTimeout != 300 { arguments += ["--idle-timeout", String(idleTimeout)] }
+        if idleTimeout != ThumbnailService.Configuration.defaultIdleTimeout {
+            arguments += ["--idle-timeout", String(idleTimeout)]
+        }
         if let jobs { arguments += ["--jobs", String(jobs)] }
-        if maxUrisPerCall != 100_000 { arguments += ["--max-uris-per-call", String(maxUrisPerCall)] }
+        if maxUrisPerCall != ThumbnailService.Configuration.defaultMaxURIsPerCall {
+            arguments += ["--max-uris-per-call", String(maxUrisPerCall)]
+        }
         if decoding.inProcess { arguments.append("--in-process") }
         // Both the bus's Exec= and systemd's ExecStart= take double quotes around an argument with spaces
         return arguments.map { $0.contains(where: { $0 == " " || $0 == "\"" }) ? "\"\($0)\"" : $0 }
