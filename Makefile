@@ -63,7 +63,7 @@ PHASE      := scripts/phase.sh
 test: deps
 	@scripts/install-deps.sh libvips-tools libjxl-tools librsvg2-bin libtiff-tools adwaita-icon-theme libglib2.0-bin \
 		libavif-bin libheif-examples libimage-exiftool-perl ffmpeg \
-		xvfb xauth dbus-daemon dbus-bin
+		xvfb xauth dbus-daemon dbus-bin thunar imagemagick
 	@scripts/install-pydeps.sh
 	$(PHASE) build 2700 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
 	$(PHASE) tests 1800 $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
