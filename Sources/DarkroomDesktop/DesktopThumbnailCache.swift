@@ -171,7 +171,7 @@ public struct DesktopThumbnailCache: Sendable {
     /// Writes `bytes` to `path` through a temporary file in its folder (mode 0600, folders created 0700).
     static func writePrivately(_ bytes: [UInt8], to path: String) throws(DarkroomImageError) {
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        try makeFolders(folder)
+        try FileBytes.makeFolders(folder, mode: 0o700)
         let temporary = folder + "/.darkroom-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).png"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DarkroomImageError(.io, "cannot create \(temporary): \(POSIXIO.lastError)") }
@@ -181,16 +181,6 @@ public struct DesktopThumbnailCache: Sendable {
             let error = DarkroomImageError(.io, "cannot write \(path): \(POSIXIO.lastError)")
             unlink(temporary)
             throw error
-        }
-    }
-
-    private static func makeFolders(_ folder: String) throws(DarkroomImageError) {
-        var current = ""
-        for part in folder.split(separator: "/", omittingEmptySubsequences: true) {
-            current += "/" + part
-            if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw DarkroomImageError(.io, "cannot create \(current): \(POSIXIO.lastError)")
-            }
         }
     }
 

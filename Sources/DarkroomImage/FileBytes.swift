@@ -93,6 +93,15 @@ public enum FileBytes {
         }
     }
 
+    /// `mkdir -p` (``POSIXIO/makeFolders(_:mode:)``) with an `.io` error naming the folder that could not be made.
+    package static func makeFolders(_ path: String, mode: mode_t) throws(DarkroomImageError) {
+        do {
+            try POSIXIO.makeFolders(path, mode: mode)
+        } catch {
+            throw DarkroomImageError(.io, "\(error.what): \(error.systemMessage)")
+        }
+    }
+
     /// An `.io` error (`.notFound` when `missing`) with the system's text for the current `errno`.
     static func ioError(_ what: String, missing: Bool = false) -> DarkroomImageError {
         DarkroomImageError(missing ? .notFound : .io, "\(what): \(POSIXIO.lastError)")

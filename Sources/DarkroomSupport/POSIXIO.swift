@@ -98,6 +98,16 @@ package enum POSIXIO {
         if durable { syncDirectory(of: path) }
     }
 
+    /// `mkdir -p`: creates `path` and each missing folder above it with `mode` (a relative path from the working
+    /// folder). Folders that exist are left as they are. Cost: one `mkdir` per component.
+    package static func makeFolders(_ path: String, mode: mode_t) throws(Failure) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            if mkdir(current, mode) != 0 && errno != EEXIST { throw Failure("cannot create \(current)") }
+        }
+    }
+
     /// `fsync` of `directory`, so a rename or a new file in it survives power loss (best effort: errors ignored).
     package static func syncDirectory(_ directory: String) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -78,7 +78,7 @@ public struct ServiceFiles: Sendable {
             Self.busService(name: ThumbnailerProtocol.cacheName, command: command), Self.unit(command: command),
         ]
         for (path, text) in zip(paths, texts) {
-            try Self.makeFolders(String(path[..<path.lastIndex(of: "/")!]))
+            try FileBytes.makeFolders(String(path[..<path.lastIndex(of: "/")!]), mode: 0o755)
             try FileBytes.writeAtomically(Array(text.utf8), to: path)
         }
         return paths
@@ -88,15 +88,5 @@ public struct ServiceFiles: Sendable {
     @discardableResult
     public func uninstall() -> [String] {
         paths.filter { unlink($0) == 0 }
-    }
-
-    private static func makeFolders(_ folder: String) throws(DarkroomImageError) {
-        var current = ""
-        for part in folder.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw DarkroomImageError(.io, "cannot create \(current): \(POSIXIO.lastError)")
-            }
-        }
     }
 }

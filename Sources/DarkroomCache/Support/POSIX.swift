@@ -15,12 +15,10 @@ enum POSIX {
 
     /// `mkdir -p`: creates `path` and any missing parents (mode 0755).
     static func makeDirectories(_ path: String) throws(DarkroomCacheError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw ioError("cannot create directory \(current)")
-            }
+        do {
+            try POSIXIO.makeFolders(path, mode: 0o755)
+        } catch {
+            throw DarkroomCacheError(.io, error.what, systemMessage: error.systemMessage)
         }
         guard isDirectory(path) else { throw DarkroomCacheError(.io, "\(path) is not a directory") }
     }
