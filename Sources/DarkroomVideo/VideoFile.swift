@@ -94,17 +94,10 @@ final class VideoFile {
     /// (a clip stored inside a photo), which FFmpeg then sees as a file of its own. A video file may be larger than
     /// `DecodeLimits/maxInputBytes`: only what the decode needs is read.
     init(path: String, range: Range<Int64>? = nil, limits: DecodeLimits) throws(DarkroomImageError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let code = errno
-            throw DarkroomImageError(
-                code == ENOENT ? .notFound : .io, "cannot open \(path): \(String(cString: strerror(code)))")
-        }
-        var status = stat()
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         let bytes: Range<Int64>
         do throws(DarkroomImageError) {
-            guard fstat(fd, &status) == 0 else { throw DarkroomImageError(.empty, "\(path) is empty or unreadable") }
-            bytes = try Self.clip(range, in: Int(status.st_size), of: path)
+            bytes = try Self.clip(range, in: size, of: path)
         } catch {
             close(fd)
             throw error

@@ -21,22 +21,10 @@ extension ImageProber {
     static func probeFile(atPath path: String, limits: DecodeLimits)
         throws(DarkroomImageError) -> (probe: ImageProbe, bytesRead: Int)
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw ioError("cannot open", path) }
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: limits.maxInputBytes)
         defer { _ = close(fd) }
-
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw ioError("cannot stat", path) }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw DarkroomImageError(.io, "'\(path)' is not a regular file")
-        }
-        var fileSize = Int(status.st_size)
+        var fileSize = size
         guard fileSize > 0 else { throw DarkroomImageError(.empty, "the file '\(path)' is empty") }
-        guard fileSize <= limits.maxInputBytes else {
-            throw DarkroomImageError(
-                .limitExceeded,
-                "the file '\(path)' is \(fileSize) bytes, over the limit of \(limits.maxInputBytes)")
-        }
 
         var capacity = min(fileSize, initialPrefixBytes)
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)

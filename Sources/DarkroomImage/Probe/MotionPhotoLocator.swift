@@ -244,15 +244,10 @@ extension MotionPhotoLocator {
     static func withFile<T>(
         _ path: String, _ body: (MotionPhotoLocator, ImageFileFormat?) -> T
     ) throws(DarkroomImageError) -> T {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw ImageProber.ioError("cannot open", path) }
+        let (fd, size) = try FileBytes.openRegularFile(path, limit: .max)
         defer { _ = close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw DarkroomImageError(.io, "'\(path)' is not a regular file")
-        }
-        let locator = MotionPhotoLocator(size: Int(status.st_size)) { offset, count in
-            guard offset >= 0, count >= 0, offset <= Int(status.st_size) - count else { return nil }
+        let locator = MotionPhotoLocator(size: size) { offset, count in
+            guard offset >= 0, count >= 0, offset <= size - count else { return nil }
             var out = [UInt8](repeating: 0, count: count)
             let got = out.withUnsafeMutableBytes { buffer in
                 var filled = 0
@@ -266,7 +261,7 @@ extension MotionPhotoLocator {
             }
             return got == count ? out : nil
         }
-        let head = locator.read(0, min(Int(status.st_size), 64))
+        let head = locator.read(0, min(size, 64))
         return body(locator, head?.withUnsafeBytes { ImageProber.format(of: $0) })
     }
 }
