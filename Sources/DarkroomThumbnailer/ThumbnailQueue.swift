@@ -45,7 +45,6 @@ package final class ThumbnailQueue: @unchecked Sendable {
     }
 
     private struct Request {
-        let foreground: Bool
         /// The caller's unique bus name.
         let sender: String
         var keys: [Key] = []
@@ -112,7 +111,7 @@ package final class ThumbnailQueue: @unchecked Sendable {
         let handle = nextHandle
         nextHandle = nextHandle == UInt32.max ? 1 : nextHandle + 1
         events.append(.started(handle))
-        var request = Request(foreground: isForeground, sender: sender)
+        var request = Request(sender: sender)
         var refused: [(uri: String, refusal: Refusal)] = []
         if let size {
             var seen = Set<String>()

@@ -75,6 +75,8 @@ public final class ThumbnailService: Sendable {
     /// What the service was made with.
     public let configuration: Configuration
     let queue: ThumbnailQueue
+    /// The cache's folder, canonical and ending in `/`: a file under it is a thumbnail, never queued.
+    private let cacheRoot: String
     private let outbox = Locked<[Outgoing]>([])
     private let cacheCalls = Locked<(calls: [CacheCall], busy: Bool)>(([], false))
     private let cacheCallArrived = NSCondition()
@@ -88,6 +90,7 @@ public final class ThumbnailService: Sendable {
     /// - Throws: `.busUnavailable` when no eventfd can be made.
     public init(configuration: Configuration) throws(ThumbnailServiceError) {
         self.configuration = configuration
+        cacheRoot = FileURI.canonicalize(configuration.cache.root) + "/"
         let fd = dr_bus_wake_fd()
         guard fd >= 0 else {
             throw ThumbnailServiceError(
@@ -235,7 +238,7 @@ public final class ThumbnailService: Sendable {
         }
         let size = DesktopThumbnailCache.Size(rawValue: flavor)
         let supported = Self.supportedMIMETypes
-        let cacheRoot = FileURI.canonicalize(configuration.cache.root) + "/"
+        let cacheRoot = cacheRoot
         let files = zip(uris, mimeTypes).map {
             uri, mimeType -> (uri: String, file: Result<String, ThumbnailQueue.Refusal>) in
             (uri, Self.read(uri, mimeType: mimeType, supported: supported, cacheRoot: cacheRoot))
