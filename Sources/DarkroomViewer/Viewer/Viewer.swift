@@ -207,12 +207,15 @@ public final class Viewer {
         let deadline = MonotonicClock.seconds() + options.firstScreenWait
         let screenful = layout.columns * (layout.height / layout.rowHeight + 1)
         // The first screen's files, and the desktop thumbnails of every cell the first binding binds (the margin rows
-        // too: one bound before its lookup is done decodes its file), known before any cell is bound
+        // too: one bound before its lookup is done decodes its file), known before any cell is bound. A scan that has
+        // listed the screen but not yet its margin row is waited for, or that row's lookups would not be asked for.
         while MonotonicClock.seconds() < deadline {
             takeNewItems()
             let visible = layout.visibleCells(offset: scroll.offset)
             let bound = CellBinder.boundCells(visible: visible, layout: layout, count: items.count)
-            if scanFinished || visible.count >= screenful, desktop?.isDone(bound) ?? true { break }
+            let listed =
+                scanFinished || (visible.count >= screenful && bound.upperBound >= visible.upperBound + layout.columns)
+            if listed, desktop?.isDone(bound) ?? true { break }
             Thread.sleep(forTimeInterval: 0.001)
         }
         while MonotonicClock.seconds() < deadline {
