@@ -4,7 +4,7 @@ script warm (second pass, from the image table), and the naive strategy (decodin
 
     bench/view-scroll.py [--darkroom PATH] [--count 10000] [--cell 256] [--speed 5000] [--seconds 20]
                          [--long 0] [--json FILE] [--only cold,warm,naive,desktop,plain] [--keep DIR]
-                         [--exif-thumbnails] [--videos FRACTION] [--view-args "ARGS"]
+                         [--exif-thumbnails] [--videos FRACTION] [--view-args "ARGS"] [--hogs N]
 
 COUNT photos (../shared/photos/jpeg-12mp, 4032x3024, cycled as hard links with distinct names, 100 per folder; the
 files stay in the page cache, so "cold" means nothing in Darkroom's memory cache or image table) are scrolled at
@@ -24,6 +24,10 @@ Before the runs the machine's timer floor is measured for as long as a scroll: a
 nothing else running (`timerFloor`: wakeups later than 2 and 4 ms, the latest, and how many ticks a frame doing the
 cold run's median work would have missed from that lateness alone).
 --view-args passes more `darkroom view` options to every run (for example `--decode-niceness 10`).
+--hogs N stands in for a machine with slower cores: N busy loops at the decoding threads' niceness (10) run through the
+decode-rate measure (itself run at niceness 10) and every scroll, so the decoders get a share of the cores as they would
+of slower ones while the cores stay as busy as a cold scroll keeps them; the drawing thread (niceness 0) keeps its
+weight. `decodeRate` is then the rate under the hogs, the figure to compare with a slower machine's.
 
 --videos F (with `cold` in --only) adds a run, `pipeline_cold_videos`, over a second folder where every file whose
 index is a multiple of round(1/F) is a video instead (8 s 1080p H.264 and HEVC pans, as bench/video-thumbs.py makes
@@ -74,6 +78,17 @@ def timer_floor(fps, seconds):
     return late
 
 
+def start_hogs(count):
+    """`count` busy loops at niceness 10, each its own process (killed by stop_hogs)."""
+    return [subprocess.Popen(["nice", "-n", "10", "python3", "-c", "while True: pass"]) for _ in range(count)]
+
+
+def stop_hogs(hogs):
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
 def floor_summary(late, budget_ms, work_ms):
     return {"ticks": len(late), "lateOver2ms": sum(1 for x in late if x > 2), "lateOver4ms": sum(1 for x in late if x > 4),
             "maxMs": round(max(late), 2),
@@ -96,6 +111,7 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--exif-thumbnails", action="store_true")
     ap.add_argument("--view-args", default="", help="more `darkroom view` arguments for every run")
+    ap.add_argument("--hogs", type=int, default=0, help="busy loops at niceness 10 during the runs (a slower machine)")
     ap.add_argument("--videos", type=float, default=0, help="the fraction of files that are videos in a second cold run")
     a = ap.parse_args()
     global KEEP
@@ -153,12 +169,14 @@ def main():
     os.makedirs(rate_in)
     for i in range(40):
         os.link(sources[i % len(sources)], os.path.join(rate_in, f"r{i:03}.jpg"))
-    t0 = time.monotonic()
-    subprocess.run([a.darkroom, "thumb", *sorted(glob.glob(os.path.join(rate_in, "*.jpg"))), "--max-pixel-size",
-                    str(a.cell), "--out", os.path.join(work, "rate-out")], check=True, stdout=subprocess.DEVNULL)
-    decode_rate = 40 / (time.monotonic() - t0)
     floor = timer_floor(120, a.seconds + 2)
+    hogs = start_hogs(a.hogs)
     try:
+        t0 = time.monotonic()
+        subprocess.run([*(["nice", "-n", "10"] if hogs else []), a.darkroom, "thumb",
+                        *sorted(glob.glob(os.path.join(rate_in, "*.jpg"))), "--max-pixel-size", str(a.cell),
+                        "--out", os.path.join(work, "rate-out")], check=True, stdout=subprocess.DEVNULL)
+        decode_rate = 40 / (time.monotonic() - t0)
         if "cold" in wanted or "warm" in wanted:
             runs["pipeline_cold"] = run(
                 a.darkroom, folder, cache, script, "pipeline", a.cell, empty, name="pipeline_cold")
@@ -204,9 +222,10 @@ def main():
                 a.darkroom, folder, long_cache, "\n".join(steps) + "\n", "pipeline", a.cell, empty,
                 name="pipeline_long")
     finally:
+        stop_hogs(hogs)
         shutil.rmtree(work)
     out = {"count": a.count, "cell": a.cell, "speed": a.speed, "seconds": a.seconds, "runs": runs,
-           "exifThumbnails": a.exif_thumbnails, "videos": a.videos, "decodeRate": round(decode_rate, 1)}
+           "exifThumbnails": a.exif_thumbnails, "videos": a.videos, "decodeRate": round(decode_rate, 1), "hogs": a.hogs}
     cold = runs.get("pipeline_cold") or runs.get("pipeline_cold_no_embedded")
     out["timerFloor"] = floor_summary(floor, 1000 / 120, cold["frameMs"]["p50"] if cold else 0)
     text = json.dumps(out, indent=1, sort_keys=True)
