@@ -58,7 +58,7 @@ def run(darkroom, folder, cache, script_text, strategy, cell, desktop, extra=(),
     if KEEP and name:
         shutil.copy(stats, os.path.join(KEEP, name + ".json"))
     shutil.rmtree(work)
-    return {k: v for k, v in d.items() if k not in ("frameRecord",)}
+    return {k: v for k, v in d.items() if k not in ("frameRecord", "neverShownCells")}
 
 
 def timer_floor(fps, seconds):

@@ -31,4 +31,25 @@ import Testing
         // the longest gap between presents: the 7 ms frame after the 1 ms one, a tick plus 6 ms
         #expect(abs((interval["max"] ?? 0) - (budget * 1000 + 7 - 1)) < 1e-6)
     }
+
+    @Test func theMissedFramesTimeIsSplitIntoWorkWaitingForACoreAndALateStart() throws {
+        // Given at 120 fps a quick frame, one that starts 6 ms late (1 ms of that waiting for a core once woken) with
+        // 3 ms of work, and one on time with 12 ms of work of which 2 ms CPU and 7 ms waiting for a core
+        var recorder = FrameRecorder(fps: 120)
+        let budget = 1.0 / 120
+        recorder.record(.init(t: 0, ms: 30, cells: 1, placeholders: 0, offset: 0))
+        recorder.record(.init(t: budget, ms: 1, cpuMs: 1, cells: 1, placeholders: 0, offset: 0))
+        recorder.record(
+            .init(
+                t: 2 * budget + 0.006, ms: 3, cpuMs: 3, startDelayMs: 6, wakeQueuedMs: 1, cells: 1, placeholders: 0,
+                offset: 0))
+        recorder.record(.init(t: 3 * budget, ms: 12, cpuMs: 2, queuedMs: 7, cells: 1, placeholders: 0, offset: 0))
+        // When the record is summarised
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: recorder.json(extra: [:])) as? [String: Any])
+        // Then both late frames count, and their time adds up by kind
+        #expect(json["missedFrames"] as? Int == 2)
+        let time = try #require(json["missedFrameTimeMs"] as? [String: Double])
+        #expect(time == ["work": 15, "cpu": 5, "queued": 7, "startDelay": 6, "wakeQueued": 1])
+    }
 }

@@ -13,8 +13,14 @@ struct FrameRecorder {
         /// Of ``ms``, the CPU time the drawing thread itself used, milliseconds: the rest it spent waiting for a
         /// core or blocked.
         var cpuMs: Double = 0
+        /// Of ``ms``, the time the drawing thread was runnable but waited for a core, milliseconds (what is left
+        /// of `ms` after this and ``cpuMs`` it was blocked: on the X server, a lock, a page from disk).
+        var queuedMs: Double = 0
         /// How long after its scheduled start (the frame clock's tick) the frame started, milliseconds.
         var startDelayMs: Double = 0
+        /// Of the time since the previous frame ended (its sleep and wake-up), how long the drawing thread waited for
+        /// a core once woken, milliseconds: the part of ``startDelayMs`` this machine's scheduler added.
+        var wakeQueuedMs: Double = 0
         /// Cells on screen.
         var cells: Int
         /// Of those, drawn as placeholders (no image yet).
@@ -34,8 +40,10 @@ struct FrameRecorder {
     private(set) var frames: [Frame] = []
     /// How long cells showed a placeholder before their image (or before leaving the screen without one), seconds.
     private(set) var placeholderDurations: [Double] = []
-    /// Cells that left the screen (or were there at the end) without their image ever drawn.
-    private(set) var cellsNeverShown = 0
+    /// Cells that left the screen (or were there at the end) without their image ever drawn: when each left
+    /// (seconds since the start) and how long it had shown its placeholder.
+    private(set) var neverShown: [(at: Double, after: Double)] = []
+    var cellsNeverShown: Int { neverShown.count }
     /// Cells whose image was drawn the first frame they were on screen.
     private(set) var cellsShownAtOnce = 0
     /// Cells whose first image drawn was a preview (an embedded thumbnail), not their thumbnail.
@@ -57,7 +65,7 @@ struct FrameRecorder {
     mutating func record(_ frame: Frame) { frames.append(frame) }
     mutating func recordPlaceholder(shownFor seconds: Double, imageArrived: Bool) {
         placeholderDurations.append(seconds)
-        if !imageArrived { cellsNeverShown += 1 }
+        if !imageArrived { neverShown.append((now, seconds)) }
     }
     mutating func recordShownAtOnce() { cellsShownAtOnce += 1 }
     mutating func recordPreviewFirst() { cellsPreviewFirst += 1 }
@@ -77,17 +85,17 @@ struct FrameRecorder {
     /// takes more than the budget, or when it started so late (the thread not scheduled in time) that its work, even
     /// within the budget, ends past that tick: the display showed the previous frame again. `late` counts the
     /// second kind, `missed` both.
-    func presentIntervals(budgetMs: Double) -> (intervals: [Double], late: Int, missed: Int) {
+    func presentIntervals(budgetMs: Double) -> (intervals: [Double], late: Int, missed: [Frame]) {
         var intervals: [Double] = []
         var late = 0
-        var missed = 0
+        var missed: [Frame] = []
         for i in frames.indices where i >= 2 && !frames[i].screenshot && !frames[i - 1].screenshot {
             let previous = frames[i - 1].t * 1000 + frames[i - 1].ms
             intervals.append(frames[i].t * 1000 + frames[i].ms - previous)
             let overBudget = frames[i].ms > budgetMs
             let pastTick = frames[i].startDelayMs + frames[i].ms > budgetMs
             if pastTick, !overBudget { late += 1 }
-            if pastTick { missed += 1 }
+            if pastTick { missed.append(frames[i]) }
         }
         return (intervals, late, missed)
     }
@@ -108,7 +116,15 @@ struct FrameRecorder {
             "budgetMs": budgetMs,
             "overBudget": ms.filter { $0 > budgetMs }.count,
             "lateFrames": presents.late,
-            "missedFrames": presents.missed,
+            "missedFrames": presents.missed.count,
+            // Where the missed frames' time went: their work (of it, the drawing thread's CPU and its wait for a
+            // core; the rest blocked), and their late starts (of them, the wait for a core once woken).
+            "missedFrameTimeMs": [
+                "work": presents.missed.reduce(0) { $0 + $1.ms }, "cpu": presents.missed.reduce(0) { $0 + $1.cpuMs },
+                "queued": presents.missed.reduce(0) { $0 + $1.queuedMs },
+                "startDelay": presents.missed.reduce(0) { $0 + $1.startDelayMs },
+                "wakeQueued": presents.missed.reduce(0) { $0 + $1.wakeQueuedMs },
+            ],
             "intervalMs": [
                 "p50": percentile(presents.intervals, 50), "p99": percentile(presents.intervals, 99),
                 "max": presents.intervals.max() ?? 0,
@@ -127,6 +143,7 @@ struct FrameRecorder {
                 "p95": percentile(placeholderMs, 95), "max": placeholderMs.max() ?? 0,
             ],
             "cellsNeverShown": cellsNeverShown,
+            "neverShownCells": neverShown.map { [$0.at, $0.after * 1000] },
             "cellsShownAtOnce": cellsShownAtOnce,
             "cellsPreviewFirst": cellsPreviewFirst,
             "cellsLeftWithPreview": cellsLeftWithPreview,
@@ -142,7 +159,8 @@ struct FrameRecorder {
         var object = summary
         object["frameRecord"] = frames.map {
             [
-                "t": $0.t, "ms": $0.ms, "cpuMs": $0.cpuMs, "startDelayMs": $0.startDelayMs, "cells": $0.cells,
+                "t": $0.t, "ms": $0.ms, "cpuMs": $0.cpuMs, "queuedMs": $0.queuedMs, "startDelayMs": $0.startDelayMs,
+                "wakeQueuedMs": $0.wakeQueuedMs, "cells": $0.cells,
                 "placeholders": $0.placeholders, "previews": $0.previews,
                 "offset": $0.offset,
                 "screenshot": $0.screenshot, "uploads": $0.uploads,

@@ -153,9 +153,12 @@ public final class Viewer {
         var next = MonotonicClock.seconds()
         var last = next
         var exiting = false
+        let runQueue = ThreadRunQueue()
+        var queuedBefore = runQueue.waitedSeconds() ?? 0
         while true {
             let t0 = MonotonicClock.seconds()
             let cpu0 = MonotonicClock.threadCPUSeconds()
+            let queued0 = runQueue.waitedSeconds() ?? 0
             let now = recorder.now
             let dt = min(0.1, t0 - last)
             last = t0
@@ -182,11 +185,14 @@ public final class Viewer {
             }
             window.present()
             let t1 = MonotonicClock.seconds()
+            let queued1 = runQueue.waitedSeconds() ?? 0
             recorder.record(
                 .init(
                     t: now, ms: (t1 - t0) * 1000, cpuMs: (MonotonicClock.threadCPUSeconds() - cpu0) * 1000,
-                    startDelayMs: max(0, t0 - next) * 1000, cells: cells, placeholders: placeholderCount,
+                    queuedMs: (queued1 - queued0) * 1000, startDelayMs: max(0, t0 - next) * 1000,
+                    wakeQueuedMs: (queued0 - queuedBefore) * 1000, cells: cells, placeholders: placeholderCount,
                     previews: previewCount, offset: scroll.offset, screenshot: screenshot, uploads: uploads))
+            queuedBefore = queued1
             uploads = 0
             lastPlaceholders = placeholderCount + previewCount
             if exiting { break }
