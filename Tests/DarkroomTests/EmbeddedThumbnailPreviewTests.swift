@@ -64,6 +64,47 @@ struct EmbeddedThumbnailPreviewTests {
         }
     }
 
+    @Test("the preview does not wait for the full decodes that hold every decoding thread")
+    func previewLane() async throws {
+        let directory = try TemporaryDirectory("embedded-preview")
+        defer { directory.remove() }
+        // Given a photo with an EXIF thumbnail, and a pipeline whose only decoding thread is held by other work
+        let file = directory.file("photo.jpg")
+        _ = try PythonReference.script(
+            "scripts/add-exif-thumbnail.py", [SamplePhotos.path("jpeg-12mp/kite-4032x3024-progressive.jpg"), file])
+        let pipeline = makePipeline(memory: false, processingLimit: 1)
+        let release = DispatchSemaphore(value: 0)
+        let held = Locked(false)
+        pipeline.context.decodeQueue.enqueue(priority: .veryHigh) { _ in
+            held.withLock { $0 = true }
+            release.wait()
+        }
+        while !held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        // (freed after 20 s whatever happens, so a preview stuck behind it fails the test instead of hanging it)
+        let timedOut = Locked(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+            timedOut.withLock { $0 = true }
+            release.signal()
+        }
+        var request = ImageRequest(source: .file(file), options: .embeddedThumbnailPreview)
+        request.geometry = Self.geometry
+        // When the photo is asked for
+        var events: [String] = []
+        for try await event in pipeline.imageEvents(for: request) {
+            switch event {
+            case .progress: break
+            case .preview(let response):
+                let when = timedOut.withLock { $0 } ? "after the thread was freed" : "while the thread was held"
+                events.append("preview \(response.container?.bitmap.width ?? 0) \(when)")
+                release.signal()
+            case .finished(let result):
+                events.append("finished \(try result.get().container?.isPreview == false)")
+            }
+        }
+        // Then its preview came while the decoding thread was still held; once freed, the photo followed
+        #expect(events == ["preview 256 while the thread was held", "finished true"])
+    }
+
     @Test("a target shows the preview, then the image, and never the preview after the image")
     func targetOrder() async throws {
         let directory = try TemporaryDirectory("embedded-preview")

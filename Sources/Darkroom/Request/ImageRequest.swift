@@ -156,9 +156,11 @@ extension ImageRequest {
         /// When the bytes are in, first deliver the small picture the file carries beside its image as a preview —
         /// a camera or phone JPEG's EXIF thumbnail, a HEIF thumbnail item — decoded at the request's size
         /// (`ImageDecoder.decodeEmbeddedThumbnail(_:options:)` in DarkroomImage), then the image. The
-        /// preview decode costs a thumbnail's pixels, runs ahead of every waiting decode, and is skipped when the file
-        /// has no thumbnail of the image's shape; it is never cached. For a grid that must show something real in
-        /// every cell while the full decodes cannot keep up.
+        /// preview decode costs a thumbnail's pixels and runs on a thread of its own (one per pipeline, started when
+        /// first needed), so it never waits for a full decode to finish; with decode workers it takes a worker too, so
+        /// their pool needs one more than ``ImagePipeline/Configuration/processingLimit``. It is skipped when the file
+        /// has no thumbnail of the image's shape, and never cached. For a grid that must show something real in every
+        /// cell while the full decodes cannot keep up.
         public static let embeddedThumbnailPreview = Options(rawValue: 1 << 8)
 
         /// With ``progressivePreviews``, blur each preview as YYWebImage's progressive blur does, by a standard

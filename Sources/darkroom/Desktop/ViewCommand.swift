@@ -72,9 +72,9 @@ struct ViewCommand: ParsableCommand {
         options.tableEntries = tableEntries
         options.memoryCacheMiB = memoryMb
         options.decodeThreads = decodeThreads
-        options.decodeIsolation =
-            try decoding.decoder(workers: decodeThreads ?? ProcessStats.activeCores, niceness: decodeNiceness)
-            .isolation
+        // One worker per decoding thread, and one for the pipeline's preview lane (embedded thumbnails) when it is used
+        let workers = (decodeThreads ?? ProcessStats.activeCores) + (noEmbeddedThumbnails ? 0 : 1)
+        options.decodeIsolation = try decoding.decoder(workers: workers, niceness: decodeNiceness).isolation
         options.prefetchScreens = prefetchScreens
         options.decodeNiceness = decodeNiceness
         options.firstScreenWait = firstScreenWait

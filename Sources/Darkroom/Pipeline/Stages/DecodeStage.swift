@@ -170,12 +170,13 @@ final class DecodeStage: Sendable {
         return ImageContainer(bitmap: decoded.bitmap, probe: decoded.probe, colorProfile: decoded.colorProfile)
     }
 
-    /// Decodes the file's embedded thumbnail at the request's size and sends it as a preview, ahead of every waiting
-    /// decode (it costs a thumbnail's pixels, so a screenful of them is done before one image). Nothing is sent when
-    /// the file has none of the image's shape, or once the image itself is done.
+    /// Decodes the file's embedded thumbnail at the request's size and sends it as a preview, on the preview lane (a
+    /// thread of its own: it costs a thumbnail's pixels, so a screenful of them is done before one image, and it never
+    /// waits for a full decode to finish), in its request's priority order. Nothing is sent when the file has none of
+    /// the image's shape, or once the image itself is done.
     private func decodeEmbeddedThumbnail(_ fetched: FetchOutput, job: SharedJob<DecodeOutput>, request: ImageRequest) {
         job.link(
-            context.decodeQueue.enqueue(priority: .veryHigh) { [self] _ in
+            context.previewQueue.enqueue(priority: job.priority.queueLevel) { [self] _ in
                 guard !job.isCancelled else { return }
                 let t0 = MonotonicClock.seconds()
                 guard

@@ -1,7 +1,7 @@
 import DarkroomSupport
 import Logging
 
-/// What every stage of one pipeline shares: its configuration, its two pools of threads, the network scheduler,
+/// What every stage of one pipeline shares: its configuration, its pools of threads, the network scheduler,
 /// its counters and its logger. Built once by ``ImagePipeline`` and handed to each stage; its only mutable state is
 /// the count of cache writes in flight, behind a lock (the queues, the scheduler and the counters are thread-safe).
 final class PipelineContext: Sendable {
@@ -10,6 +10,10 @@ final class PipelineContext: Sendable {
     let logger: Logger
     /// Decoding, processing and encoding: at most ``ImagePipeline/Configuration/processingLimit`` threads.
     let decodeQueue: WorkQueue
+    /// A file's embedded thumbnail, decoded as a preview (``ImageRequest/Options/embeddedThumbnailPreview``): one
+    /// thread of its own, so a preview (a small decode a cell shows while its photo decodes) never waits for a
+    /// decoding thread busy with a full decode. No thread starts until a request asks for such a preview.
+    let previewQueue: WorkQueue
     /// Disk and file reads and writes: at most ``ImagePipeline/Configuration/ioLimit`` threads.
     let ioQueue: WorkQueue
     /// Network transfers: at most ``ImagePipeline/Configuration/networkLimit`` at once, and
@@ -30,6 +34,8 @@ final class PipelineContext: Sendable {
         decodeQueue = WorkQueue(
             name: "darkroom.decode", maxConcurrent: configuration.processingLimit,
             niceness: configuration.threadNiceness)
+        previewQueue = WorkQueue(
+            name: "darkroom.preview", maxConcurrent: 1, idleTimeout: 5, niceness: configuration.threadNiceness)
         ioQueue = WorkQueue(
             name: "darkroom.io", maxConcurrent: configuration.ioLimit, niceness: configuration.threadNiceness)
         controlQueue =
