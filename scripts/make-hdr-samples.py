@@ -6,7 +6,8 @@
 
 Writes OUT_DIR/NAME-pq.avif (BT.2020 primaries, PQ, CICP 9/16/9) and OUT_DIR/NAME-hlg.avif (9/18/9), 10-bit 4:4:4,
 with --heif also NAME-pq.heic and NAME-hlg.heic (pillow-heif: libheif and x265, 10-bit 4:2:0, the same nclx; Debian's
-heif-enc writes no colour box) and, with --variants (not with --highlights), NAME-pq-alpha.heic (with an alpha plane falling from opaque at
+heif-enc writes no colour box) and, with --variants (not with --highlights), NAME-pq-444.heic and NAME-hlg-444.heic (the
+same coded at 4:4:4), NAME-pq-alpha.heic (with an alpha plane falling from opaque at
 the left edge to transparent at the right) and NAME-sdr-alpha.png (the SDR original with that alpha), with --png also NAME-pq.png and NAME-hlg.png (16-bit RGB with a `cICP` chunk
 9/16/0/1 or 9/18/0/1 and a `cLLi` chunk of the content's light level, PNG's third edition), with --transforms also NAME-pq-irot.avif (the same picture stored turned: irot 1),
 NAME-pq-clap.avif (a centred clean aperture of all but 40 × 40 pixels) and NAME-pq-cropped.avif (that region coded
@@ -81,10 +82,10 @@ def alpha_ramp(h, w):
     return np.broadcast_to(np.linspace(1, 0, w)[None, :], (h, w))
 
 
-def encode_heif(signal, transfer, out, icc=None, alpha=None):
+def encode_heif(signal, transfer, out, icc=None, alpha=None, chroma=420):
     """A 10-bit HEIC of `signal` (h × w × 3, or h × w for gray: 4:0:0): described by nclx (BT.2020, `transfer`), or
     with `icc` by that profile, its nclx box then giving only the YCbCr matrix (BT.2020) and range; with `alpha` (0…1),
-    that alpha plane besides."""
+    that alpha plane besides; colour coded at `chroma` (420 or 444)."""
     import pillow_heif
     pillow_heif.options.SAVE_HDR_TO_12_BIT = False
     if alpha is not None:
@@ -94,7 +95,7 @@ def encode_heif(signal, transfer, out, icc=None, alpha=None):
     mode = "L;16" if data.ndim == 2 else "RGB;16" if alpha is None else "RGBA;16"
     heif = pillow_heif.from_bytes(mode=mode, size=(w, h), data=data.tobytes())
     primaries, transfer = (2, 2) if icc else (9, transfer)
-    chroma = {} if data.ndim == 2 else {"chroma": 420}
+    chroma = {} if data.ndim == 2 else {"chroma": chroma}
     heif.save(out, quality=95, save_nclx_profile=True, color_primaries=primaries, transfer_characteristics=transfer,
               matrix_coefficients=9, full_range_flag=1, icc_profile=icc, **chroma)
 
@@ -167,6 +168,7 @@ def main():
         if args.variants:
             # The same with transparency, and the SDR original with that alpha (8-bit RGBA PNG) to compare with
             alpha = alpha_ramp(*pq.shape[:2])
+            encode_heif(pq, 16, os.path.join(args.out, f"{name}-pq-444.heic"), chroma=444)
             encode_heif(pq, 16, os.path.join(args.out, f"{name}-pq-alpha.heic"), alpha=alpha)
             rgba = np.concatenate([srgb, alpha[..., None]], axis=-1)
             Image.fromarray(np.round(rgba * 255).astype(np.uint8), "RGBA").save(
@@ -201,6 +203,8 @@ def main():
     encode(hlg, "9/18/9", os.path.join(args.out, f"{name}{suffix}-hlg.avif"))
     if args.heif:
         encode_heif(hlg, 18, os.path.join(args.out, f"{name}{suffix}-hlg.heic"))
+        if args.variants:
+            encode_heif(hlg, 18, os.path.join(args.out, f"{name}-hlg-444.heic"), chroma=444)
     if args.png:
         write_png16(os.path.join(args.out, f"{name}{suffix}-hlg.png"), to16(hlg), (9, 18, 0, 1), light_level)
     if args.jxl:

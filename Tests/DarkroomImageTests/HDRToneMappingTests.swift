@@ -145,6 +145,24 @@ import Testing
         #expect(hdr.probe.isGrayscale || file == ".heic")
     }
 
+    @Test(arguments: ["pq", "hlg"])
+    func a444HEICWrittenThroughLibheifComesBackAsTheOriginal(_ transfer: String) throws {
+        // Given the photo in PQ or HLG as a 10-bit 4:4:4 full-range HEIC written through libheif (pillow-heif), its
+        // colr box naming BT.2020's matrix (9/16/9, 9/18/9) while libheif coded its samples as its own conversion
+        // reads them
+        let path = try Self.sample("colorfulcups-2560x1600-\(transfer)-444.heic")
+        // When it is decoded at its own size (no resampling to blur a colour error), and the SDR original too
+        let hdr = try Self.decode(path, side: 640)
+        let original = try Self.decode(Self.sample("colorfulcups-2560x1600-sdr.png"), side: 640)
+        // Then the two agree as closely as libheif's own RGB decode of the file tone-mapped the same way (43.9 dB for
+        // PQ); read as 4:2:0 with BT.2020's weights, green and blue came out one to two levels off (34.2 and 33.7 dB)
+        #expect(hdr.bitmap.width == 640 && original.bitmap.width == 640)
+        let psnr = PixelCompare.psnr(hdr.bitmap, original.bitmap)
+        print("\(transfer) 4:4:4 HEIC: \(psnr) dB")
+        #expect(psnr >= 40, "\(transfer): \(psnr) dB")
+        #expect(hdr.probe.hdr?.toneMapped == true && hdr.convertedToSRGB)
+    }
+
     @Test func aTransparentPQHEICKeepsItsAlpha() throws {
         // Given the photo in PQ as a HEIC with an alpha plane falling from opaque to transparent across it, and the SDR
         // original with the same alpha

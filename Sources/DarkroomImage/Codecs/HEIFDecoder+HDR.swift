@@ -33,7 +33,7 @@ extension HEIFDecoder {
             sourceWidth: width, sourceHeight: height, d: d, limits: options.limits, what: "HEIF")
         guard
             try reduce(
-                handle, cicp: cicp, width: width, height: height,
+                handle, width: width, height: height,
                 rows: (rows.lowerBound * d)..<min(rows.upperBound * d, height), decodeOptions: decodeOptions,
                 into: reduced),
             try reduced.toneMap(transfer: transfer, primaries: cicp.primaries, rows: rows, into: destination)
@@ -75,7 +75,7 @@ extension HEIFDecoder {
                 sourceWidth: probe.width, sourceHeight: probe.height, d: d, transfer: transfer,
                 primaries: cicp.primaries, target: target, limits: remaining, what: "HEIC"),
             try reduce(
-                handle, cicp: cicp, width: probe.width, height: probe.height, rows: 0..<probe.height,
+                handle, width: probe.width, height: probe.height, rows: 0..<probe.height,
                 decodeOptions: decodeOptions, into: light)
         else { return nil }
         return (light, cicp.primaries)
@@ -160,29 +160,35 @@ extension HEIFDecoder {
         }
     }
 
-    /// Decodes `handle` to Y'CbCr 4:2:0 planes and reduces source rows `needed` into `reduced`; false when
-    /// libheif's planes are not that layout or the matrix is not covered.
+    /// Decodes `handle` to Y'CbCr 4:4:4 planes and reduces source rows `needed` into `reduced`, converted with the
+    /// matrix and range libheif's own conversion would use (``sampleCoding(_:)``); false when libheif's planes are not
+    /// that layout or the matrix is not covered.
+    ///
+    /// 4:4:4 whatever the coding: the reducer averages a PQ or HLG signal, whose chroma must not be averaged before
+    /// the light is: a 4:4:4 image asked for as 4:2:0 loses its colour detail to libheif's averaging of code values
+    /// (green and blue a few levels off after tone mapping), and libheif 1.15 tells neither a handle's coded chroma
+    /// nor keeps it when left to choose. A 4:2:0 image costs libheif's chroma upsampling (its nearest sample), which
+    /// the reducer's box filter averages back; ``workingBytes(width:height:hasAlpha:bitDepth:)`` counts 4:4:4.
     private func reduce(
-        _ handle: OpaquePointer, cicp: EmbeddedColor.CICP, width: Int, height: Int, rows needed: Range<Int>,
+        _ handle: OpaquePointer, width: Int, height: Int, rows needed: Range<Int>,
         decodeOptions: UnsafeMutablePointer<heif_decoding_options>, into reduced: some HDRBlockReducer
     ) throws(DarkroomImageError) -> Bool {
         var image: OpaquePointer?
-        let error = heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_420, decodeOptions)
+        let error = heif_decode_image(handle, &image, heif_colorspace_YCbCr, heif_chroma_444, decodeOptions)
         guard error.code == heif_error_Ok, let image else { throw Self.failure(error, "decoding") }
         defer { heif_image_release(image) }
         let depth = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_Y))
+        let coding = Self.sampleCoding(image)
         guard heif_image_get_colorspace(image) == heif_colorspace_YCbCr,
-            heif_image_get_chroma_format(image) == heif_chroma_420,
+            heif_image_get_chroma_format(image) == heif_chroma_444,
             Int(heif_image_get_primary_width(image)) == width, Int(heif_image_get_primary_height(image)) == height,
-            let coefficients = YUVCoefficients(matrix: cicp.matrix, bitDepth: depth, fullRange: cicp.fullRange)
+            let coefficients = YUVCoefficients(matrix: coding.matrix, bitDepth: depth, fullRange: coding.fullRange)
         else { return false }
-        let plane = { (channel: heif_channel, w: Int, h: Int) in Self.plane(image, channel, w, h, depth: depth) }
-        guard let y = plane(heif_channel_Y, width, height),
-            let cb = plane(heif_channel_Cb, (width + 1) / 2, (height + 1) / 2),
-            let cr = plane(heif_channel_Cr, (width + 1) / 2, (height + 1) / 2)
+        let plane = { (channel: heif_channel) in Self.plane(image, channel, width, height, depth: depth) }
+        guard let y = plane(heif_channel_Y), let cb = plane(heif_channel_Cb), let cr = plane(heif_channel_Cr)
         else { return false }
         reduced.reducePlanes(
-            y: y, cb: cb, cr: cr, bitDepth: depth, shiftX: 1, shiftY: 1, coefficients: coefficients, rows: needed)
+            y: y, cb: cb, cr: cr, bitDepth: depth, shiftX: 0, shiftY: 0, coefficients: coefficients, rows: needed)
         return true
     }
 }

@@ -339,18 +339,25 @@ package struct HEIFDecoder: CodecDecoder {
             guard let a = plane(heif_channel_Alpha, width, height) else { return nil }
             alpha = a
         }
-        // The matrix and range the image declares, else libheif's defaults (BT.601, full range).
-        var matrix = 6
-        var fullRange = true
-        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        if heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok, let nclx {
-            matrix = Int(nclx.pointee.matrix_coefficients.rawValue)
-            fullRange = nclx.pointee.full_range_flag != 0
-            heif_nclx_color_profile_free(nclx)
-        }
+        let coding = sampleCoding(image)
         return YCbCrRows(
             y: y, cb: cb, cr: cr, alpha: alpha, shiftX: shift.0, shiftY: shift.1, bitDepth: depth,
-            matrix: matrix, fullRange: fullRange)
+            matrix: coding.matrix, fullRange: coding.fullRange)
+    }
+
+    /// The Y'CbCr matrix and range of a decoded image's samples as libheif's own RGB conversion reads them: the
+    /// decoded image's nclx, else libheif's defaults (BT.601, full range) — not the `colr` box of the handle.
+    /// libheif 1.15 attaches no nclx to a decoded image, so there every image converts as BT.601, as libheif's own
+    /// conversion does; files written through libheif (pillow-heif among them) are coded that way whatever matrix
+    /// their `colr` box names (a 4:4:4 PQ HEIC naming BT.2020 converted with BT.2020 weights comes out with green and
+    /// blue levels off). Following libheif keeps Darkroom's planes equal to libheif's RGB for every file it reads.
+    static func sampleCoding(_ image: OpaquePointer) -> (matrix: Int, fullRange: Bool) {
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        guard heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok, let nclx else {
+            return (6, true)
+        }
+        defer { heif_nclx_color_profile_free(nclx) }
+        return (Int(nclx.pointee.matrix_coefficients.rawValue), nclx.pointee.full_range_flag != 0)
     }
 
     /// Whether a `width × height` thumbnail has the shape of a `primaryWidth × primaryHeight` image to within a
