@@ -10,7 +10,7 @@ HOST       ?= 127.0.0.1
 PORT       ?= 8080
 CACHE      ?= .build-serve-cache
 
-.PHONY: install-desktop uninstall-desktop run view thumbs test check lint tsan docs deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
+.PHONY: install-desktop uninstall-desktop run view thumbs test test-one check lint tsan docs deps build release bench browser-test cluster cluster-test fuzz fuzz-smoke soak fuzz-jpeg clean
 
 deps:
 	@scripts/install-deps.sh $(if $(wildcard $(PHOTOS)),,gnome-backgrounds)
@@ -54,10 +54,13 @@ build: deps
 # a 4 s request timeout): the rest of the suite's load on two cores can exceed them (the overload suite did in 2 of 4
 # full runs once the gain-map suites joined, the abandoned-render suite once the HDR-output ones did).
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
-# `make run`'s release build would rebuild everything each time one follows the other.
+# `make run`'s release build would rebuild everything each time one follows the other. The build carries no debug
+# information and no index (a crash's backtrace still names its functions; the line tables, and the index an editor
+# keeps for itself, cost a fifth of the build on two cores), and the ThreadSanitizer and fuzz builds reuse its
+# dependencies, so across `make test` only Darkroom's own modules compile more than once.
 # Every phase runs under scripts/phase.sh: a phase past its limit (seconds; generous, several times a normal run on
 # two cores) is stopped and fails with its log (.build-logs/NAME.log) instead of hanging the run.
-TESTFLAGS  ?= -c release -Xswiftc -enable-testing
+TESTFLAGS  ?= -c release -Xswiftc -enable-testing -debug-info-format none --disable-index-store
 TESTBUILD  ?= .build-test
 PHASE      := scripts/phase.sh
 test: deps
@@ -79,30 +82,38 @@ test: deps
 	$(MAKE) check
 	$(PHASE) fuzz-smoke 2400 $(MAKE) fuzz-smoke
 
+# One module's suites on the test build, while working on it: `make test-one SUITE=HDRToneMappingTests` (a
+# swift-testing filter: a suite, a test target such as DarkroomImageTests, or a test's name). The build is the test
+# build's, so after a `make test` only what changed compiles again.
+SUITE ?= DarkroomImageTests
+test-one: deps
+	$(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
+	$(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build --filter '$(SUITE)'
+
 # Soundness: the tree formats clean, and the thread-safety suites pass under ThreadSanitizer.
 check: lint tsan
 
 lint:
 	$(PHASE) lint 600 $(SWIFT) format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 
-# The suites that exercise shared state from many threads, built with ThreadSanitizer in a scratch path of their
-# own (so the regular build is not invalidated). TSAN_OPTIONS makes any report fail the run; the only suppressions
-# are the runtime artefacts named and argued in scripts/tsan.supp. The Swift runtime's backtracer is off
-# (SWIFT_BACKTRACE): TSan prints its own report, and the backtracer, suspending threads while TSan's symbolizer
-# runs, could loop forever instead of letting the process end.
-# Built in debug: two thirds of the release build's time (675 s against 1,032 s on two cores), the suites as fast
-# (44 s against 46 s), and nothing inlined away from ThreadSanitizer's view. DARKROOM_TSAN=1 leaves out of the
-# package what these suites do not need (Package.swift): the viewer, the tool, the fuzz targets, the other tests.
+# The suites that exercise shared state from many threads, with ThreadSanitizer on Darkroom's own modules. DARKROOM_TSAN=1
+# (Package.swift) instruments them and leaves out of the package what these suites do not need (the viewer, the tool,
+# the fuzz targets, the other tests); the build shares the test build's scratch path and flags, so the dependencies
+# are reused uninstrumented and only Darkroom's modules compile again (about half the time of a separate debug build of
+# everything; the regular test binaries are rebuilt by the next `make test`, so run this after the suites that need
+# them, as `make test` does). TSAN_OPTIONS makes any report fail the run; the only suppressions are the runtime
+# artefacts named and argued in scripts/tsan.supp. The Swift runtime's backtracer is off (SWIFT_BACKTRACE): TSan prints
+# its own report, and the backtracer, suspending threads while TSan's symbolizer runs, could loop forever instead of
+# letting the process end.
 # Of the workers' fault tests only the one under concurrent load runs here: a sanitized worker has no address-space
 # limit (ThreadSanitizer reserves terabytes), so the test that allocates past it is for the regular build.
-TSANFLAGS  ?= -c debug
 TSAN_SUITES ?= ThreadSafetyTests|CacheThreadSafetyTests|ConcurrencyTests|ServiceThreadsTests|SharingTests|CancellationTests|AbandonedRenderTests|ConnectionLimitTests|DecodeWorkerPoolTests|aCrashAndASpinCostTheirOwnRequestsUnderLoad|animationsPlayedFromSeveralThreadsShareTwoWorkersWithStills|ServiceThreadSafetyTests|ThumbnailQueueTests
-TSAN_ENV   := SWIFT_BACKTRACE=enable=no \
+TSAN_ENV   := DARKROOM_TSAN=1 SWIFT_BACKTRACE=enable=no \
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 print_suppressions=1 suppressions=$(CURDIR)/scripts/tsan.supp"
 tsan: deps
-	$(PHASE) tsan-build 2700 env DARKROOM_TSAN=1 $(SWIFT) build --build-tests $(TSANFLAGS) --sanitize=thread --scratch-path .build-tsan
-	$(PHASE) tsan-tests 1200 env DARKROOM_TSAN=1 $(TSAN_ENV) $(SWIFT) test $(TSANFLAGS) --sanitize=thread \
-		--scratch-path .build-tsan --skip-build --filter '$(TSAN_SUITES)'
+	$(PHASE) tsan-build 2700 env DARKROOM_TSAN=1 $(SWIFT) build --build-tests $(TESTFLAGS) --scratch-path $(TESTBUILD)
+	$(PHASE) tsan-tests 1200 env $(TSAN_ENV) $(SWIFT) test $(TESTFLAGS) --scratch-path $(TESTBUILD) --skip-build \
+		--filter '$(TSAN_SUITES)'
 
 # The DocC catalogs of the public modules (Sources/<Module>/<Module>.docc) into .build-docs/, failing on any DocC
 # warning; the symbol graphs come from the test build's modules, so nothing is compiled again.
@@ -133,14 +144,16 @@ cluster-test: $(if $(filter .build/release/darkroom,$(DARKROOM)),release,)
 
 # Every fuzz target under libFuzzer with ASan (and UBSan on the C shims), each long enough for a million executions
 # (180 s; animation 4 min, icc 8, decode 20, manifest 40; FUZZ_SECONDS=N for one length); findings land in
-# Fuzz/crashers/. `fuzz-smoke` is CI's 30 s a target from the seeds. The driver builds in the test build's scratch
+# Fuzz/crashers/. `fuzz-smoke` is CI's 10 s a target from the seeds: the instrumented driver builds, every target
+# starts from its seeds and crashers, and a shallow bug a change brings in is found (the seeds and crashers themselves
+# are replayed by the tests). The driver builds in the test build's scratch
 # path with its flags, so after `make test`'s build only Darkroom's own modules compile again, instrumented.
 FUZZENV    = FUZZ_SCRATCH=$(TESTBUILD) FUZZ_BUILD_FLAGS="$(TESTFLAGS)" PHOTOS=$(PHOTOS)
 fuzz: deps
 	$(FUZZENV) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 fuzz-smoke: deps
-	$(FUZZENV) FUZZ_SECONDS=30 scripts/fuzz.sh
+	$(FUZZENV) FUZZ_SECONDS=10 scripts/fuzz.sh
 
 # 10 minutes of mixed traffic with SIGKILLs, a disk-full and a read-only spell on the cache (needs root for its
 # tmpfs); checks every body, the cache, RSS and descriptors. Report in .build-bench/soak/.

@@ -317,10 +317,13 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
     package.products.append(.executable(name: "darkroom-fuzz", targets: ["darkroom-fuzz"]))
 }
 
-// The ThreadSanitizer build (`make tsan`, DARKROOM_TSAN=1) holds only the test targets whose suites it runs and the
-// targets those need: the instrumented build then skips the viewer, the command-line tool, the fuzz targets, the
-// bench kit and the other test targets, which it would compile and never run. Every product is named after its one
-// target, so a product goes with its target.
+// The ThreadSanitizer build (`make tsan`, DARKROOM_TSAN=1) instruments Darkroom's own modules (`-sanitize=thread` on
+// the Swift targets, `-fsanitize=thread` on the C shims, the runtime linked into every product) and holds only the
+// test targets whose suites it runs and the targets those need. It builds in the test build's scratch path with the
+// test build's flags, as the fuzz driver does, so the dependencies are reused as they are and only Darkroom's modules
+// compile again: the races it looks for are in Darkroom's code, whose every access is instrumented, and the
+// dependencies' synchronization reaches TSan through the locks and system calls it intercepts. Every product is named
+// after its one target, so a product goes with its target.
 if Context.environment["DARKROOM_TSAN"] == "1" {
     // The server's suites start decode workers, and the pool's own suites the test worker: the executables go with
     // them.
@@ -342,6 +345,14 @@ if Context.environment["DARKROOM_TSAN"] == "1" {
     }
     package.targets.removeAll { !needed.contains($0.name) }
     package.products.removeAll { !needed.contains($0.name) }
+    for target in package.targets where target.type != .system {
+        if target.name.hasPrefix("CDarkroom") {
+            target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=thread"])]
+        } else if !target.name.hasPrefix("C") {
+            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
+            target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
+        }
+    }
 }
 
 // The package's own Swift targets (not the C shims or system libraries) all take the strict settings.

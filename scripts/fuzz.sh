@@ -8,7 +8,7 @@
 # writes per input). FUZZ_SECONDS sets one length for all.
 #
 #   scripts/fuzz.sh                       every target, longest first (96 min of runs, ~48 min on two cores)
-#   FUZZ_SECONDS=30 scripts/fuzz.sh       the CI smoke length
+#   FUZZ_SECONDS=10 scripts/fuzz.sh       the CI smoke length
 #   FUZZ_TARGETS="decode icc" scripts/fuzz.sh
 #
 # Each target starts from its seeds (small files Darkroom encodes, and the sample photos in $PHOTOS or their ICC
