@@ -55,12 +55,12 @@ build: deps
 # full runs once the gain-map suites joined, the abandoned-render suite once the HDR-output ones did).
 # The tests build in their own scratch path: `-enable-testing` changes every module's flags, so sharing .build with
 # `make run`'s release build would rebuild everything each time one follows the other. The build carries no debug
-# information and no index (a crash's backtrace still names its functions; the line tables, and the index an editor
-# keeps for itself, cost a fifth of the build on two cores), and the ThreadSanitizer and fuzz builds reuse its
-# dependencies, so across `make test` only Darkroom's own modules compile more than once.
+# information (a crash's backtrace still names its functions; the line tables cost a tenth of the build on two
+# cores), and the ThreadSanitizer and fuzz builds reuse its dependencies, so across `make test` only Darkroom's own
+# modules compile more than once. (The index store stays: on Linux the test targets' suites are discovered from it.)
 # Every phase runs under scripts/phase.sh: a phase past its limit (seconds; generous, several times a normal run on
 # two cores) is stopped and fails with its log (.build-logs/NAME.log) instead of hanging the run.
-TESTFLAGS  ?= -c release -Xswiftc -enable-testing -debug-info-format none --disable-index-store
+TESTFLAGS  ?= -c release -Xswiftc -enable-testing -debug-info-format none
 TESTBUILD  ?= .build-test
 PHASE      := scripts/phase.sh
 test: deps
@@ -166,7 +166,7 @@ FUZZ_ITERATIONS ?= 4000
 FUZZ_SEEDS ?= $(PHOTOS)/orientation/fallenleaf-600x400-orientation-1.jpg $(PHOTOS)/jpeg/coldripple-2560x1600.jpg
 fuzz-jpeg: deps
 	mkdir -p .build-fuzz
-	$(CC) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I Sources/CDarkroomJPEG \
+	$(CC) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I Sources/CDarkroomJPEG/include \
 		-o .build-fuzz/fuzz-jpeg-dc scripts/fuzz-jpeg-dc.c Sources/CDarkroomJPEG/dc_scan.c \
 		Sources/CDarkroomJPEG/dc_huffman.c Sources/CDarkroomJPEG/dc_idct.c -ljpeg
 	.build-fuzz/fuzz-jpeg-dc $(FUZZ_ITERATIONS) $(FUZZ_SEEDS)
