@@ -22,7 +22,7 @@ import UnixSignals
 public final class ThumbnailServer: Sendable {
     /// The configuration in force.
     public let configuration: ServerConfiguration
-    let service: ThumbnailService
+    let service: ThumbnailRenderer
     let registry: PrometheusCollectorRegistry?
     /// The client connections: their limits, and who is still there.
     let connections: ConnectionGuard
@@ -46,7 +46,7 @@ public final class ThumbnailServer: Sendable {
     ) throws(ServerError) {
         self.configuration = configuration
         self.registry = registry
-        service = try ThumbnailService(configuration: configuration, resolver: resolver)
+        service = try ThumbnailRenderer(configuration: configuration, resolver: resolver)
         let descriptorLimit = ConnectionGuard.descriptorLimit()
         let limits = ConnectionGuard.Limits(
             maxConnections: ConnectionGuard.maxConnections(
@@ -69,14 +69,14 @@ public final class ThumbnailServer: Sendable {
     public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         -> some ApplicationProtocol
     {
-        let responder = ServerResponder(
-            service: service,
+        let routes = ServerRoutes(
+            renderer: service,
             gallery: GalleryPage(
                 signer: service.signer, pageSize: configuration.galleryPageSize, placeholders: service.placeholders),
             registry: registry, connections: connections)
         let connections = connections
         return Application(
-            responder: responder,
+            router: routes.router(),
             server: .http1(
                 // No Hummingbird idle timeout: the guard's head timeout closes idle connections and slow senders
                 // alike, with one timer per connection rather than one per response

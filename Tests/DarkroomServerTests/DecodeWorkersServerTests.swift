@@ -176,7 +176,7 @@ struct DecodeWorkersServerTests {
         configuration.decodeWorkers?.executable = "/nonexistent/darkroom-worker"
 
         // When the service is assembled, Then it is refused with a message naming both
-        let error = #expect(throws: ServerError.self) { _ = try ThumbnailService(configuration: configuration) }
+        let error = #expect(throws: ServerError.self) { _ = try ThumbnailRenderer(configuration: configuration) }
         #expect(error?.message.contains("/nonexistent/darkroom-worker") == true)
         #expect(error?.message.contains("--in-process") == true)
     }

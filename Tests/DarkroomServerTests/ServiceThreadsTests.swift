@@ -15,7 +15,7 @@ struct ServiceThreadsTests {
         let root = ServerHarness.makeRoot()
         let cacheDirectory = ServerHarness.temporaryDirectory("threads-cache")
         let steps = Locked<[(step: String, thread: String)]>([])
-        let service = try ThumbnailService(
+        let service = try ThumbnailRenderer(
             configuration: ServerHarness.configuration(root: root, cacheDirectory: cacheDirectory),
             stepObserver: { step in
                 let thread = WorkQueue.currentName ?? "not a pipeline thread"

@@ -7,8 +7,8 @@ import Logging
 
 /// Assembly: everything the service answers with, built from a ``ServerConfiguration`` — the root and its gallery,
 /// the signer, the guarded loader (S3 too), the thumbnail and original caches (memory only when the disk ones cannot
-/// open), the pipeline and admission. Answering requests is the rest of ``ThumbnailService``.
-extension ThumbnailService {
+/// open), the pipeline and admission. Answering requests is the rest of ``ThumbnailRenderer``.
+extension ThumbnailRenderer {
     /// The parts ``assemble(_:resolver:)`` builds.
     struct Parts: Sendable {
         var root: RootDirectory?

@@ -4,7 +4,7 @@ import DarkroomVideo
 
 /// Encoding a render: stills in the variant's format (quality bisected down for `max_bytes`), animations frame by
 /// frame. Every function here blocks: call it on a pipeline processing thread.
-extension ThumbnailService {
+extension ThumbnailRenderer {
     /// Decodes an animation frame by frame at the requested size and encodes it as it goes (blocking: call on a
     /// pipeline thread): one source canvas, one output frame and the encoder's state in memory, at most
     /// ``ServerConfiguration/Limits/maxAnimationFrames`` frames. With decode workers, a worker composites and

@@ -16,7 +16,7 @@ import Logging
 /// Threads: the handlers are async, but nothing here blocks a cooperative-pool thread. Disk-cache reads and writes
 /// and file probes run on the pipeline's I/O threads, encodes on its processing threads
 /// (``ImagePipeline/perform(on:priority:_:)``); only the memory-cache hit is answered inline.
-final class ThumbnailService: Sendable {
+final class ThumbnailRenderer: Sendable {
     /// The answer to one thumbnail request.
     enum Answer: Sendable {
         case notModified(Validators)
