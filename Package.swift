@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -133,13 +134,14 @@ let package = Package(
         .target(name: "DarkroomWorkers", dependencies: ["DarkroomSupport", "DarkroomImage", "CDarkroomSandbox"]),
         // The decode worker's executable, beside `darkroom`.
         .executableTarget(
-            name: "darkroom-worker", dependencies: ["DarkroomWorkers", "DarkroomVideo"]),
+            name: "darkroom-worker", dependencies: ["DarkroomImage", "DarkroomWorkers", "DarkroomVideo"]),
         .target(
             name: "Darkroom",
             dependencies: [
                 "DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomTables",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -162,12 +164,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]),
         // The desktop's side: the freedesktop.org thumbnail cache shared with file managers (read and written per
         // the specification).
@@ -193,7 +196,7 @@ let package = Package(
         // crashers and seeds, by the tests.
         .target(
             name: "DarkroomFuzzing",
-            dependencies: ["DarkroomSupport", "DarkroomImage", "DarkroomCache", "DarkroomServer", "DarkroomVideo"]),
+            dependencies: ["DarkroomImage", "DarkroomCache", "DarkroomServer", "DarkroomVideo"]),
         .executableTarget(
             name: "darkroom",
             dependencies: [

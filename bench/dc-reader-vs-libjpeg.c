@@ -1,7 +1,7 @@
 // The JPEG shim's DC-only reader (Sources/CDarkroomJPEG/dc_*.c) against libjpeg's own 1/8 decode of the same
 // bytes, no Swift involved: checks that the output is identical (exact mode) and times both, interleaved.
 // Build and run from the repository root:
-//   gcc -O2 -ISources/CDarkroomJPEG -o /tmp/dc-vs-libjpeg bench/dc-reader-vs-libjpeg.c Sources/CDarkroomJPEG/dc_*.c -ljpeg -lm
+//   gcc -O2 -ISources/CDarkroomJPEG/include -o /tmp/dc-vs-libjpeg bench/dc-reader-vs-libjpeg.c Sources/CDarkroomJPEG/dc_*.c -ljpeg -lm
 //   /tmp/dc-vs-libjpeg 10 ../shared/photos/jpeg-12mp/*.jpg ../shared/photos/jpeg/*.jpg
 // Each line: luma and BGRA differences against libjpeg (exact mode), then libjpeg / exact / chroma-from-DC times.
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #include <jpeglib.h>
 
-#include "dc_scan.h"
+#include "darkroom_jpeg_dc.h"
 
 static double now_ms(void) {
     struct timespec t;

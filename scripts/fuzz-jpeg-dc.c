@@ -14,7 +14,7 @@
 
 #include <jpeglib.h>
 
-#include "dc_scan.h"
+#include "darkroom_jpeg_dc.h"
 
 typedef struct {
     struct jpeg_error_mgr pub;

@@ -1,4 +1,4 @@
-// What the giflib shim's decoder and animation files share: the in-memory read cursor and error mapping.
+// What the giflib shim's files share (dr_gif_internal.c): the in-memory read cursor, error mapping and palettes.
 #ifndef DR_GIF_INTERNAL_H
 #define DR_GIF_INTERNAL_H
 

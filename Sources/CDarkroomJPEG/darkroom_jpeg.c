@@ -2,7 +2,7 @@
 // error_exit (and, in strict mode, the premature-EOF warning) longjmps back to it. No globals: all state lives
 // in the decoder (or, for the encoder, in a heap context), so separate decoders may run on separate threads.
 #include "darkroom_jpeg.h"
-#include "dc_scan.h"
+#include "darkroom_jpeg_dc.h"
 #include "dr_error.h"
 
 #include <limits.h>
@@ -213,7 +213,7 @@ static int start_decompress(dr_jpeg_decoder *d, unsigned int scale_denom, J_COLO
         ((d->cinfo.jpeg_color_space == JCS_YCbCr && d->cinfo.num_components == 3) ||
          (d->cinfo.jpeg_color_space == JCS_GRAYSCALE && d->cinfo.num_components == 1))) {
         // A sequential file at 1/8: each luma output pixel is its block's DC, which dc_scan.c reads while skipping
-        // the AC coefficients several at a time, with output equal to libjpeg's (see dc_scan.h for the numbers).
+        // the AC coefficients several at a time, with output equal to libjpeg's (see darkroom_jpeg_dc.h for the numbers).
         // It takes only clean, ordinary files; for anything else it returns NULL and libjpeg decodes as before,
         // with its own errors and warnings.
         d->dc_fast = dr_dc_decode(d->data, d->size, d->dc_mode == DR_JPEG_DC_HALF_CHROMA);

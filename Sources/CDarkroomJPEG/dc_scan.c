@@ -1,5 +1,5 @@
-// DC-only reader for baseline JPEGs at 1/8 scale; see dc_scan.h for what it accepts and why.
-#include "dc_scan.h"
+// DC-only reader for baseline JPEGs at 1/8 scale; see darkroom_jpeg_dc.h for what it accepts and why.
+#include "darkroom_jpeg_dc.h"
 #include "dc_huffman.h"
 #include "dc_idct.h"
 

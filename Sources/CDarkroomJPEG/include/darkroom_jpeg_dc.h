@@ -1,4 +1,5 @@
-// A DC-only reader for sequential JPEGs, used for output at 1/8 scale.
+// A DC-only reader for sequential JPEGs, used for output at 1/8 scale: the shim's own (darkroom_jpeg.c), public
+// so that its differential fuzzer (scripts/fuzz-jpeg-dc.c) and benchmark (bench/dc-reader-vs-libjpeg.c) test it alone.
 //
 // At 1/8 each luma output pixel is its 8×8 block's DC coefficient (libjpeg's 1×1 IDCT), yet libjpeg still
 // Huffman-decodes every AC coefficient of a sequential file one symbol at a time, and that is nearly all of the
@@ -20,8 +21,8 @@
 //
 // Bounds: every read is checked against the input's end; memory is 1/64 of the image's samples (1/16 for 4:2:0
 // chroma at full quality) plus the Huffman tables (16 KiB each). No globals; thread-safe for separate images.
-#ifndef DARKROOM_DC_SCAN_H
-#define DARKROOM_DC_SCAN_H
+#ifndef DARKROOM_JPEG_DC_H
+#define DARKROOM_JPEG_DC_H
 
 #include <stddef.h>
 #include <stdint.h>
