@@ -45,3 +45,10 @@ public struct DarkroomCacheError: Error, Sendable, CustomStringConvertible, Code
 
     package var details: [String] { systemMessage.map { ["system: \($0)"] } ?? [] }
 }
+
+extension DarkroomCacheError: SystemCallError {
+    /// A failed system call's error: `.io`, the system's text as ``systemMessage``.
+    package init(systemCall message: String, systemMessage: String, missing: Bool) {
+        self.init(.io, message, systemMessage: systemMessage)
+    }
+}

@@ -51,8 +51,16 @@ public struct DarkroomImageError: Error, Sendable, CustomStringConvertible, Code
         self.underlying = underlying
     }
 
+    /// A failed system call's error: `.notFound` when the file or a folder on its path does not exist, else `.io`,
+    /// the system's text in the message.
+    package init(systemCall message: String, systemMessage: String, missing: Bool) {
+        self.init(missing ? .notFound : .io, "\(message): \(systemMessage)")
+    }
+
     /// `code: message (codec: …) (cause: …)`, the format every Darkroom error prints.
     public var description: String { formattedDescription }
 
     package var details: [String] { codecMessage.map { ["codec: \($0)"] } ?? [] }
 }
+
+extension DarkroomImageError: SystemCallError {}

@@ -22,7 +22,7 @@ public enum FileBytes {
             failed = done == nil
             initialized = done ?? 0
         }
-        guard !failed else { throw ioError("cannot read \(path)") }
+        guard !failed else { throw DarkroomImageError.ioError("cannot read \(path)") }
         return bytes
     }
 
@@ -38,7 +38,7 @@ public enum FileBytes {
         defer { close(fd) }
         var prefix = [UInt8](repeating: 0, count: min(size, prefixBytes))
         guard let got = prefix.withUnsafeMutableBytes({ POSIXIO.read(fd, into: $0) }) else {
-            throw ioError("cannot read \(path)")
+            throw DarkroomImageError.ioError("cannot read \(path)")
         }
         prefix.removeLast(prefix.count - got)
         if prefix.withUnsafeBytes(leavesUnread) { return nil }
@@ -54,7 +54,7 @@ public enum FileBytes {
             failed = rest == nil
             initialized = got + (rest ?? 0)
         }
-        guard !failed else { throw ioError("cannot read \(path)") }
+        guard !failed else { throw DarkroomImageError.ioError("cannot read \(path)") }
         return bytes
     }
 
@@ -62,10 +62,10 @@ public enum FileBytes {
     package static func openRegularFile(_ path: String, limit: Int) throws(DarkroomImageError) -> (fd: Int32, size: Int)
     {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw ioError("cannot open \(path)", missing: errno == ENOENT || errno == ENOTDIR) }
+        guard fd >= 0 else { throw DarkroomImageError.ioError("cannot open \(path)") }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
-            let error = ioError("cannot stat \(path)")
+            let error = DarkroomImageError.ioError("cannot stat \(path)")
             close(fd)
             throw error
         }
@@ -102,8 +102,4 @@ public enum FileBytes {
         }
     }
 
-    /// An `.io` error (`.notFound` when `missing`) with the system's text for the current `errno`.
-    static func ioError(_ what: String, missing: Bool = false) -> DarkroomImageError {
-        DarkroomImageError(missing ? .notFound : .io, "\(what): \(POSIXIO.lastError)")
-    }
 }

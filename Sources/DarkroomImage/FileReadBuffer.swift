@@ -39,7 +39,7 @@ package final class FileReadBuffer: @unchecked Sendable {
         }
         guard let storage else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         guard let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(start: storage, count: size)) else {
-            throw FileBytes.ioError("cannot read \(path)")
+            throw DarkroomImageError.ioError("cannot read \(path)")
         }
         return UnsafeRawBufferPointer(start: storage, count: done)
     }

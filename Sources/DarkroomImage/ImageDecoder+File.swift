@@ -57,9 +57,7 @@ extension ImageDecoder {
             }
         }
         let bytes = try ranges.readAll(limit: limits.maxInputBytes, head: head.bytes)
-        return try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in try probe(raw, limits: limits) }
-        }.get()
+        return try bytes.withBytes { (raw) throws(DarkroomImageError) in try probe(raw, limits: limits) }
     }
 
     /// The first 4 KiB of the file `ranges` reads, and whether they are a video's (left to a custom decoder).
@@ -173,7 +171,7 @@ extension ImageProber {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(size, initialPrefixBytes), alignment: 16)
         defer { buffer.deallocate() }
         guard let read = POSIXIO.read(fd, into: buffer, at: 0) else {
-            throw FileBytes.ioError("cannot read \(path)")
+            throw DarkroomImageError.ioError("cannot read \(path)")
         }
         let format = format(of: UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
         guard size <= limits.maxInputBytes || format == .video else {

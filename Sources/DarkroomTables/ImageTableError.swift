@@ -53,3 +53,10 @@ public struct ImageTableError: Error, Sendable, CustomStringConvertible, CodedEr
 
     package var details: [String] { systemMessage.map { ["system: \($0)"] } ?? [] }
 }
+
+extension ImageTableError: SystemCallError {
+    /// A failed system call's error: `.io`, the system's text as ``systemMessage``.
+    package init(systemCall message: String, systemMessage: String, missing: Bool) {
+        self.init(.io, message, systemMessage: systemMessage)
+    }
+}

@@ -38,16 +38,16 @@ struct ValueFiles: Sendable {
             try POSIX.makeDirectories(directory)
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
-        guard fd >= 0 else { throw POSIX.ioError("cannot create \(temporary)") }
+        guard fd >= 0 else { throw DarkroomCacheError.ioError("cannot create \(temporary)") }
         let ok = POSIXIO.write(fd, bytes) && fsync(fd) == 0
-        let failure = ok ? nil : POSIX.ioError("cannot write \(temporary)")
+        let failure = ok ? nil : DarkroomCacheError.ioError("cannot write \(temporary)")
         close(fd)
         if let failure {
             unlink(temporary)
             throw failure
         }
         guard rename(temporary, path(name)) == 0 else {
-            let e = POSIX.ioError("cannot rename \(temporary)")
+            let e = DarkroomCacheError.ioError("cannot rename \(temporary)")
             unlink(temporary)
             throw e
         }

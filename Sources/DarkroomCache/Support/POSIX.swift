@@ -8,11 +8,6 @@ import DarkroomSupport
 
 /// Thin, `errno`-checking wrappers over the POSIX calls the disk cache makes.
 enum POSIX {
-    /// An `.io` error for `message` with the system's text for the current `errno`.
-    static func ioError(_ message: String) -> DarkroomCacheError {
-        DarkroomCacheError(.io, message, systemMessage: POSIXIO.lastError)
-    }
-
     /// `mkdir -p`: creates `path` and any missing parents (mode 0755).
     static func makeDirectories(_ path: String) throws(DarkroomCacheError) {
         do {

@@ -68,15 +68,9 @@ extension ImageProber {
     ) throws(DarkroomImageError) -> Int {
         guard let read = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), at: start)
         else {
-            throw ioError("cannot read", path)
+            throw DarkroomImageError.ioError("cannot read \(path)")
         }
         return start + read
     }
 
-    /// An `.io` error naming the operation, the path and the system's text for the current `errno`.
-    static func ioError(_ operation: String, _ path: String) -> DarkroomImageError {
-        let missing = errno == ENOENT || errno == ENOTDIR
-        let text = POSIXIO.lastError
-        return DarkroomImageError(missing ? .notFound : .io, "\(operation) '\(path)': \(text)", codecMessage: text)
-    }
 }

@@ -28,7 +28,7 @@ extension TableCore {
         let fd = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             if errno == ENOENT { throw ImageTableError(.notFound, "no table at \(path)") }
-            throw TableFile.ioError("cannot open the table \(path)")
+            throw ImageTableError.ioError("cannot open the table \(path)")
         }
         var handedOver = false
         defer { if !handedOver { Glibc.close(fd) } }
@@ -37,7 +37,7 @@ extension TableCore {
                 throw ImageTableError(
                     .busy, "\(path) is open \(readOnly ? "for writing" : "") in another table instance or process")
             }
-            throw TableFile.ioError("cannot lock \(path)")
+            throw ImageTableError.ioError("cannot lock \(path)")
         }
 
         var report = OpenReport()

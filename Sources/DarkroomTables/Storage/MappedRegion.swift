@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -21,7 +23,7 @@ final class MappedRegion: @unchecked Sendable {
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
         let p = mmap(nil, length, protection, MAP_SHARED, fd, off_t(offset))
         guard let p, p != MAP_FAILED else {
-            throw TableFile.ioError("cannot map \(length) bytes of the table at offset \(offset)")
+            throw ImageTableError.ioError("cannot map \(length) bytes of the table at offset \(offset)")
         }
         base = p
         self.length = length

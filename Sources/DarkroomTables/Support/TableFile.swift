@@ -8,17 +8,12 @@ import DarkroomSupport
 
 /// Thin, `errno`-checking wrappers over the POSIX calls a table makes on its file.
 enum TableFile {
-    /// An `.io` error for `message` with the system's text for the current `errno`.
-    static func ioError(_ message: String) -> ImageTableError {
-        ImageTableError(.io, message, systemMessage: POSIXIO.lastError)
-    }
-
     /// The system page size (the unit entries and chunks are rounded to).
     static let pageSize: Int = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     static func size(_ fd: Int32) throws(ImageTableError) -> Int {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw ioError("cannot stat the table") }
+        guard fstat(fd, &st) == 0 else { throw ImageTableError.ioError("cannot stat the table") }
         return Int(st.st_size)
     }
 
@@ -29,7 +24,7 @@ enum TableFile {
     {
         guard let done = POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer, count: count), at: offset)
         else {
-            throw ioError("cannot read \(count) bytes at offset \(offset)")
+            throw ImageTableError.ioError("cannot read \(count) bytes at offset \(offset)")
         }
         return done
     }
@@ -37,24 +32,23 @@ enum TableFile {
     /// Writes all of `bytes` at `offset`.
     static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ImageTableError) {
         guard POSIXIO.write(fd, bytes, at: offset) else {
-            throw ioError("cannot write \(bytes.count) bytes at offset \(offset)")
+            throw ImageTableError.ioError("cannot write \(bytes.count) bytes at offset \(offset)")
         }
     }
 
     static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) throws(ImageTableError) {
-        try bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try write(fd, raw, at: offset) } }
-            .get()
+        try bytes.withBytes { (raw) throws(ImageTableError) in try write(fd, raw, at: offset) }
     }
 
     static func truncate(_ fd: Int32, to size: Int) throws(ImageTableError) {
         while ftruncate(fd, off_t(size)) != 0 {
             if errno == EINTR { continue }
-            throw ioError("cannot resize the table to \(size) bytes")
+            throw ImageTableError.ioError("cannot resize the table to \(size) bytes")
         }
     }
 
     static func sync(_ fd: Int32) throws(ImageTableError) {
-        guard fdatasync(fd) == 0 else { throw ioError("cannot sync the table") }
+        guard fdatasync(fd) == 0 else { throw ImageTableError.ioError("cannot sync the table") }
     }
 
     /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one
