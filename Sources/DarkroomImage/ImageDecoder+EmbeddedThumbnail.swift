@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 extension ImageDecoder {
     /// Decodes the small picture a file carries beside its image — the EXIF thumbnail of a camera or phone JPEG
     /// (IFD1), a HEIF thumbnail item — at the size the whole image would have under `options`, upright as the image
@@ -66,8 +68,6 @@ extension ImageDecoder {
     public func decodeEmbeddedThumbnail(_ bytes: [UInt8], options: DecodeOptions) throws(DarkroomImageError)
         -> DecodedImage?
     {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in try decodeEmbeddedThumbnail(raw, options: options) }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in try decodeEmbeddedThumbnail(raw, options: options) }
     }
 }

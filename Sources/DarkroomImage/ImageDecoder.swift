@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// What `ImageDecoder.decode(_:options:)` returns: the bitmap and what was learned on the way.
 public struct DecodedImage: Sendable {
     /// The upright, display-ready pixels.
@@ -201,8 +203,7 @@ public struct ImageDecoder: Sendable {
     public func decode(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(DarkroomImageError)
         -> DecodedImage
     {
-        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try decode(raw, options: options) }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in try decode(raw, options: options) }
     }
 
     /// The pixel format a decode produces for `probe` under `preference`.

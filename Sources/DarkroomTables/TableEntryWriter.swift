@@ -1,4 +1,5 @@
 import DarkroomImage
+import DarkroomSupport
 
 /// Write access to one entry's memory, handed to the draw closure of ``ImageTable/set(entity:source:draw:)``.
 ///
@@ -82,9 +83,9 @@ public struct TableEntryWriter {
         _ bytes: [UInt8], mode: TableContentMode = .fill, decoder: ImageDecoder = ImageDecoder(),
         options: DecodeOptions = DecodeOptions()
     ) throws(DarkroomImageError) -> Bitmap {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in try decode(raw, mode: mode, decoder: decoder, options: options) }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in
+            try decode(raw, mode: mode, decoder: decoder, options: options)
+        }
     }
 
     /// Makes `bitmap` the entry's pixels: nothing to do when it already lives in the entry, else convert and copy.

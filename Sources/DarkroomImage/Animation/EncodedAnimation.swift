@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// An animated image's encoded bytes at a fixed address, shared by every decoder that plays it (a player
 /// starts a new one each loop; the C decoders keep pointers into the bytes between frames).
 ///
@@ -18,9 +20,7 @@ public final class EncodedAnimation: Sendable {
     /// Copies `bytes` and reads the container's timing.
     /// - Throws: ``DarkroomImageError`` as ``ImageProber/animationInfo(_:limits:)``.
     public convenience init(_ bytes: [UInt8], limits: DecodeLimits = .default) throws(DarkroomImageError) {
-        let storage = try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in try Self.copy(raw, limits: limits) }
-        }.get()
+        let storage = try bytes.withBytes { (raw) throws(DarkroomImageError) in try Self.copy(raw, limits: limits) }
         try self.init(storage: storage, limits: limits)
     }
 

@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 extension ImageEncoder {
     /// Encodes a thumbnail for HDR displays (``HDROutputMode/apply``): a 10-bit BT.2100 PQ AVIF (BT.2020 primaries,
     /// 4:4:4, SDR white at BT.2408's 203 nits).
@@ -69,11 +71,9 @@ extension ImageEncoder {
         _ bytes: [UInt8], options: DecodeOptions, displayHeadroom: Double? = nil,
         encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8] {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in
-                try encodeHDRDisplayThumbnail(raw, options: options, displayHeadroom: displayHeadroom, encode: encode)
-            }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in
+            try encodeHDRDisplayThumbnail(raw, options: options, displayHeadroom: displayHeadroom, encode: encode)
+        }
     }
 }
 
@@ -106,10 +106,8 @@ extension ImageEncoder {
     public static func encodeHDRSignalThumbnail(
         _ bytes: [UInt8], options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in
-                try encodeHDRSignalThumbnail(raw, options: options, encode: encode)
-            }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in
+            try encodeHDRSignalThumbnail(raw, options: options, encode: encode)
+        }
     }
 }

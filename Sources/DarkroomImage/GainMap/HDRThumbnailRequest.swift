@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// One HDR thumbnail made from a source's own bytes rather than from a decoded bitmap: which output, the geometry and
 /// limits it is decoded at, and how it is encoded. A value, so that it can be handed whole to where it is made (a
 /// decode worker, ``ImageDecoder/encodeHDRThumbnail(_:_:)-(UnsafeRawBufferPointer,_)``).
@@ -16,6 +18,31 @@ public struct HDRThumbnailRequest: Sendable, Hashable, Codable {
         /// (``ImageEncoder/encodeHDRDisplayThumbnail(_:options:displayHeadroom:encode:)-(UnsafeRawBufferPointer,_,_,_)``);
         /// never declined.
         case display(headroom: Double?)
+
+        /// The HDR output `mode` asks of a source written as `format`, or nil when the thumbnail is SDR: `apply` is
+        /// always a PQ AVIF for the display's `headroom`; `keep` is an Ultra HDR JPEG of a JPEG or HEIC source
+        /// (its gain map) or an AVIF of a PQ or HLG source in its own signal, and nothing else stays HDR. A video's
+        /// frame is SDR whatever the mode, and a camera RAW kept is its SDR rendering. The one place this is
+        /// decided, by every front end; the output itself may still decline the source (no usable gain map, no PQ
+        /// or HLG signal, a crop), and the caller then writes SDR.
+        ///
+        /// - Parameters:
+        ///   - source: the source's format, or nil while it is not known (a remote source not fetched yet: the
+        ///     output then declines it if it does not fit).
+        ///   - sourceIsHDRSignal: whether the source carries a PQ or HLG signal Darkroom reads, or nil while it
+        ///     is not known.
+        public static func asked(
+            by mode: HDROutputMode, headroom: Double?, writing format: ImageFileFormat, source: ImageFileFormat?,
+            sourceIsHDRSignal: Bool? = nil
+        ) -> Self? {
+            guard mode != .sdr, source != .video, mode == .apply || source != .raw else { return nil }
+            switch (mode, format) {
+            case (.apply, _): return .display(headroom: headroom)
+            case (.keep, .avif) where sourceIsHDRSignal != false: return .signal
+            case (.keep, .jpeg) where source == nil || source == .jpeg || source == .heic: return .ultraHDR
+            default: return nil
+            }
+        }
     }
 
     /// Which HDR output.
@@ -72,8 +99,6 @@ extension ImageDecoder {
     public func encodeHDRThumbnail(_ bytes: [UInt8], _ request: HDRThumbnailRequest) throws(DarkroomImageError)
         -> [UInt8]?
     {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in try encodeHDRThumbnail(raw, request) }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in try encodeHDRThumbnail(raw, request) }
     }
 }

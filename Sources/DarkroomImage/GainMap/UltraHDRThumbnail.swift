@@ -1,3 +1,4 @@
+import DarkroomSupport
 import Foundation
 
 /// What an output does with an HDR source's extra range.
@@ -68,10 +69,8 @@ extension ImageEncoder {
     public static func encodeUltraHDRThumbnail(
         _ bytes: [UInt8], options: DecodeOptions, encode: EncodeOptions = EncodeOptions()
     ) throws(DarkroomImageError) -> [UInt8]? {
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(DarkroomImageError) in
-                try encodeUltraHDRThumbnail(raw, options: options, encode: encode)
-            }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in
+            try encodeUltraHDRThumbnail(raw, options: options, encode: encode)
+        }
     }
 }

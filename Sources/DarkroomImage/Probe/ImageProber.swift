@@ -1,3 +1,5 @@
+import DarkroomSupport
+
 /// Reads an encoded image's header without decoding pixels.
 ///
 /// The format comes from magic bytes only, never from a file name or MIME type. Probing reads header
@@ -81,8 +83,7 @@ public enum ImageProber {
     public static func probe(_ bytes: [UInt8], limits: DecodeLimits = .default) throws(DarkroomImageError)
         -> ImageProbe
     {
-        try bytes.withUnsafeBytes { raw in Result { () throws(DarkroomImageError) in try probe(raw, limits: limits) }
-        }.get()
+        try bytes.withBytes { (raw) throws(DarkroomImageError) in try probe(raw, limits: limits) }
     }
 
     /// Probes a file, reading a prefix and more only when the header needs it.
