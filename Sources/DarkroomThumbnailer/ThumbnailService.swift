@@ -128,7 +128,7 @@ public final class ThumbnailService: Sendable {
         try bus.own(ThumbnailerProtocol.thumbnailerName)
         try bus.own(ThumbnailerProtocol.cacheName)
         let workers = startWorkers()
-        let maintenance = WorkerThread(name: "thumbnaild-cache") { [self] in maintain() }
+        let maintenance = DedicatedThread(name: "thumbnaild-cache") { [self] in maintain() }
         ready(bus.uniqueName)
         var failure: ThumbnailServiceError?
         while !stopping.withLock({ $0 }) {
@@ -294,9 +294,9 @@ public final class ThumbnailService: Sendable {
 
     // MARK: - Worker threads
 
-    private func startWorkers() -> [WorkerThread] {
+    private func startWorkers() -> [DedicatedThread] {
         (0..<configuration.threads).map { index in
-            WorkerThread(name: "thumbnaild-\(index)") { [self] in
+            DedicatedThread(name: "thumbnaild-\(index)") { [self] in
                 let buffer = FileReadBuffer()
                 while let key = queue.next() {
                     queue.complete(key, make(key, buffer: buffer))

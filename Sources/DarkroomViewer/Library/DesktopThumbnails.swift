@@ -33,13 +33,7 @@ final class DesktopThumbnails: Sendable {
         }
         self.size = size
         cache = DesktopThumbnailCache(root: root)
-        let thread = Thread { [self] in
-            ThreadNiceness.setForCurrentThread(10)
-            loop()
-        }
-        thread.name = "darkroom.view.desktop-thumbnails"
-        thread.qualityOfService = .utility
-        thread.start()
+        _ = DedicatedThread(name: "darkroom.view.desktop-thumbnails", niceness: 10) { [self] in loop() }
     }
 
     /// Adds newly scanned items to look up.

@@ -33,13 +33,7 @@ final class PhotoLibrary: Sendable {
     init(root: String) {
         // Absolute and without `.`/`..`: the path is the file's identity in the caches and in its desktop URI
         self.root = URL(fileURLWithPath: root).standardizedFileURL.path
-        let thread = Thread { [self] in
-            ThreadNiceness.setForCurrentThread(10)
-            scan()
-        }
-        thread.name = "darkroom.view.scan"
-        thread.qualityOfService = .utility
-        thread.start()
+        _ = DedicatedThread(name: "darkroom.view.scan", niceness: 10) { [self] in scan() }
     }
 
     /// Items found after the first `known`, and whether the scan has ended. Never waits: while the scan thread

@@ -54,7 +54,7 @@ extension CacheTortureCommand {
     /// 100 ms on a thread of its own.
     static func exitWhenParentIsNot(_ parent: Int32) {
         if getppid() != parent { _exit(4) }
-        Thread.detachNewThread {
+        _ = DedicatedThread(name: "darkroom.torture.parent-watch", stackSize: 64 << 10) {
             while getppid() == parent { usleep(100_000) }
             _exit(4)
         }
