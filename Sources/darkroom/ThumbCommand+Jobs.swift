@@ -12,20 +12,12 @@ extension ThumbCommand {
         _ job: ThumbPlan.Job, sourceFormat: ImageFileFormat?, decoder: ImageDecoder, buffer: FileReadBuffer,
         options: DecodeOptions, encode: EncodeOptions
     ) throws -> Bool {
-        // A video's frame comes back SDR whatever --hdr says; a camera RAW kept is its SDR rendering
-        guard hdr != .sdr, sourceFormat != .video, hdr == .apply || sourceFormat != .raw else { return false }
-        let output: HDRThumbnailRequest.Output
-        let format: ImageFileFormat
-        switch hdr {
-        case .apply:
-            (output, format) = (.display(headroom: headroom), .avif)
-        case .keep where job.format(hasAlpha: false) == .avif:
-            (output, format) = (.signal, .avif)
-        case .keep where job.format(hasAlpha: false) == .jpeg && (sourceFormat == .jpeg || sourceFormat == .heic):
-            (output, format) = (.ultraHDR, .jpeg)
-        default:
-            return false
-        }
+        let asked = hdr == .apply ? ImageFileFormat.avif : job.format(hasAlpha: false)
+        guard
+            let output = HDRThumbnailRequest.Output.asked(
+                by: hdr, headroom: headroom, writing: asked, source: sourceFormat)
+        else { return false }
+        let format: ImageFileFormat = if case .ultraHDR = output { .jpeg } else { .avif }
         let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)
         guard
             let encoded = try decoder.encodeHDRThumbnail(

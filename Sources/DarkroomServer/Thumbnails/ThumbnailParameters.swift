@@ -72,6 +72,9 @@ package struct ThumbnailParameters: Sendable, Hashable {
     /// ``headroom`` (``HDROutputMode/apply``; a resize only, refused with anything else); `hdr=sdr`, the default:
     /// SDR.
     var hdr = HDROutputMode.sdr
+    /// Whether `hdr=keep` may keep the source's HDR: nothing but the resize applies (no crop or operation, no kept
+    /// metadata, no byte budget), since the kept outputs are made from the source's bytes by their own encoders.
+    var keepsHDRAsItIs: Bool { processors.isEmpty && keepMetadata == nil && maxBytes == nil }
     /// `headroom=S` with `hdr=apply`: the display's headroom in stops (log2 of its peak over SDR white), 0…10; nil
     /// applies a gain map in full and keeps a PQ or HLG photo's whole range.
     var headroom: Double?

@@ -211,9 +211,11 @@ final class ThumbnailRenderer: Sendable {
             }
             // An Ultra HDR photo or an iPhone HEIC asked to stay HDR, as a plain JPEG resize: encoded with its gain
             // map from its bytes
-            if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
-                parameters.maxBytes == nil, probe.map({ $0.format == .jpeg || $0.format == .heic }) ?? true,
-                variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg) == .jpeg,
+            if !isVideo, parameters.keepsHDRAsItIs,
+                case .ultraHDR? = HDRThumbnailRequest.Output.asked(
+                    by: parameters.hdr, headroom: nil,
+                    writing: variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg),
+                    source: probe?.format),
                 let bytes = try await Self.stillBytes(sourceBytes)
             {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
@@ -225,9 +227,11 @@ final class ThumbnailRenderer: Sendable {
                 }
             }
             // A PQ or HLG photo asked to stay HDR as an AVIF: its light, encoded in PQ from its bytes
-            if parameters.hdr == .keep, !isVideo, parameters.processors.isEmpty, parameters.keepMetadata == nil,
-                parameters.maxBytes == nil, probe.map({ $0.hdr?.toneMapped == true }) ?? true,
-                variant.fileFormat(hasAlpha: false, source: probe?.format) == .avif,
+            if !isVideo, parameters.keepsHDRAsItIs,
+                case .signal? = HDRThumbnailRequest.Output.asked(
+                    by: parameters.hdr, headroom: nil,
+                    writing: variant.fileFormat(hasAlpha: false, source: probe?.format), source: probe?.format,
+                    sourceIsHDRSignal: probe.map { $0.hdr?.toneMapped == true }),
                 let bytes = try await Self.stillBytes(sourceBytes)
             {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
