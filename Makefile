@@ -144,16 +144,17 @@ cluster-test: $(if $(filter .build/release/darkroom,$(DARKROOM)),release,)
 
 # Every fuzz target under libFuzzer with ASan (and UBSan on the C shims), each long enough for a million executions
 # (180 s; animation 4 min, icc 8, decode 20, manifest 40; FUZZ_SECONDS=N for one length); findings land in
-# Fuzz/crashers/. `fuzz-smoke` is CI's 10 s a target from the seeds: the instrumented driver builds, every target
-# starts from its seeds and crashers, and a shallow bug a change brings in is found (the seeds and crashers themselves
-# are replayed by the tests). The driver builds in the test build's scratch
+# Fuzz/crashers/. `fuzz-smoke` is CI's 10 s a target from the seeds, Darkroom's modules built unoptimized
+# (DARKROOM_FUZZ_SMOKE=1, half the build; an input may take 10 s): the instrumented driver builds, every target starts
+# from its seeds and crashers, and a shallow bug a change brings in is found (the seeds and crashers themselves are
+# replayed by the tests). The driver builds in the test build's scratch
 # path with its flags, so after `make test`'s build only Darkroom's own modules compile again, instrumented.
 FUZZENV    = FUZZ_SCRATCH=$(TESTBUILD) FUZZ_BUILD_FLAGS="$(TESTFLAGS)" PHOTOS=$(PHOTOS)
 fuzz: deps
 	$(FUZZENV) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 fuzz-smoke: deps
-	$(FUZZENV) FUZZ_SECONDS=10 scripts/fuzz.sh
+	DARKROOM_FUZZ_SMOKE=1 $(FUZZENV) FUZZ_SECONDS=10 FUZZ_TIMEOUT=10 scripts/fuzz.sh
 
 # 10 minutes of mixed traffic with SIGKILLs, a disk-full and a read-only spell on the cache (needs root for its
 # tmpfs); checks every body, the cache, RSS and descriptors. Report in .build-bench/soak/.

@@ -301,7 +301,11 @@ let package = Package(
 // sanitizer runtimes. The dependencies keep the flags of the build they are shared with: scripts/fuzz.sh builds in
 // the test build's scratch path, so only Darkroom's modules compile again. Coverage then guides the fuzzer through
 // Darkroom's code alone; the dependencies' own code runs unchecked, as the system codecs always did.
+// DARKROOM_FUZZ_SMOKE=1 (`make fuzz-smoke`, CI's seconds a target) compiles Darkroom's modules unoptimized: the smoke
+// proves the instrumented driver builds and that every target runs from its seeds, which a build in half the time
+// proves as well; `make fuzz`'s long runs keep the optimized build and its executions a second.
 if Context.environment["DARKROOM_FUZZ"] == "1" {
+    let smoke = Context.environment["DARKROOM_FUZZ_SMOKE"] == "1" ? ["-Onone"] : []
     for target in package.targets where target.type == .regular {
         if target.name.hasPrefix("CDarkroom") {
             target.cSettings =
@@ -309,13 +313,13 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
                     .unsafeFlags(["-fsanitize=fuzzer-no-link,address,undefined", "-fno-sanitize-recover=undefined"])
                 ]
         } else if !target.name.hasPrefix("C") {
-            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"])]
+            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"] + smoke)]
         }
     }
     package.targets.append(
         .executableTarget(
             name: "darkroom-fuzz", dependencies: ["DarkroomFuzzing"], path: "Fuzz/Driver",
-            swiftSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])],
+            swiftSettings: [.unsafeFlags(["-sanitize=fuzzer,address"] + smoke)],
             linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-Xclang-linker", "-fuse-ld=lld"])]))
     package.products.append(.executable(name: "darkroom-fuzz", targets: ["darkroom-fuzz"]))
 }
@@ -325,7 +329,9 @@ if Context.environment["DARKROOM_FUZZ"] == "1" {
 // test targets whose suites it runs and the targets those need. It builds in the test build's scratch path with the
 // test build's flags, as the fuzz driver does, so the dependencies are reused as they are and only Darkroom's modules
 // compile again: the races it looks for are in Darkroom's code, whose every access is instrumented, and the
-// dependencies' synchronization reaches TSan through the locks and system calls it intercepts. Every product is named
+// dependencies' synchronization reaches TSan through the locks and system calls it intercepts. Darkroom's modules are
+// compiled unoptimized (`-Onone` after the build's `-O`): nothing is inlined away from TSan's view, they compile in
+// half the time, and these suites run as fast (they wait on threads, not on pixel loops). Every product is named
 // after its one target, so a product goes with its target.
 if Context.environment["DARKROOM_TSAN"] == "1" {
     // The server's suites start decode workers, and the pool's own suites the test worker: the executables go with
@@ -352,7 +358,7 @@ if Context.environment["DARKROOM_TSAN"] == "1" {
         if target.name.hasPrefix("CDarkroom") {
             target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=thread"])]
         } else if !target.name.hasPrefix("C") {
-            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
+            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread", "-Onone"])]
             target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
         }
     }

@@ -8,7 +8,9 @@
 # writes per input). FUZZ_SECONDS sets one length for all.
 #
 #   scripts/fuzz.sh                       every target, longest first (96 min of runs, ~48 min on two cores)
-#   FUZZ_SECONDS=10 scripts/fuzz.sh       the CI smoke length
+#   FUZZ_SECONDS=10 scripts/fuzz.sh       the CI smoke length (`make fuzz-smoke` also builds Darkroom's modules
+#                                         unoptimized, DARKROOM_FUZZ_SMOKE=1, and so allows an input 10 s,
+#                                         FUZZ_TIMEOUT=10, instead of the optimized build's 1 s)
 #   FUZZ_TARGETS="decode icc" scripts/fuzz.sh
 #
 # Each target starts from its seeds (small files Darkroom encodes, and the sample photos in $PHOTOS or their ICC
@@ -79,7 +81,7 @@ run_target() {
   rm -f "$findings"/* "$RUN/$target.failed" "$RUN/$target.row"
   DARKROOM_FUZZ_TARGET=$target DARKROOM_FUZZ_SEEDS=$seeds DARKROOM_PHOTOS=$PHOTOS "$BIN" >/dev/null
   DARKROOM_FUZZ_TARGET=$target "$BIN" "$corpus" "$seeds" "Fuzz/crashers/$target" \
-    -dict="$(dictionary "$target")" -max_total_time="$(seconds_for "$target")" -timeout=1 -rss_limit_mb=3072 \
+    -dict="$(dictionary "$target")" -max_total_time="$(seconds_for "$target")" -timeout="${FUZZ_TIMEOUT:-1}" -rss_limit_mb=3072 \
     -max_len="$(max_len "$target")" -len_control=200 -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1 || true
   local executions rate units count
   executions=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
