@@ -27,6 +27,9 @@ public struct HDRThumbnailRequest: Sendable, Hashable, Codable {
         /// or HLG signal, a crop), and the caller then writes SDR.
         ///
         /// - Parameters:
+        ///   - mode: what the request asks (`hdr=`, `--hdr`).
+        ///   - headroom: with `apply`, the display's headroom in stops (nil: the source's own).
+        ///   - format: the output format the thumbnail is written in.
         ///   - source: the source's format, or nil while it is not known (a remote source not fetched yet: the
         ///     output then declines it if it does not fit).
         ///   - sourceIsHDRSignal: whether the source carries a PQ or HLG signal Darkroom reads, or nil while it
