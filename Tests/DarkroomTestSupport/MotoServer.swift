@@ -13,9 +13,24 @@ package final class MotoServer: Sendable {
     /// `http://127.0.0.1:PORT`.
     package var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Starts moto and waits (up to 30 s) until it answers.
+    /// Starts moto and waits (up to 60 s) until it answers. The port is drawn below Linux's ephemeral range
+    /// (32768–60999, where the kernel numbers the client side of every loopback connection the tests open), and a
+    /// moto that exits at once (its port taken after all) is started again on another, up to three times.
     package init() throws {
-        port = Int.random(in: 20_000..<60_000)
+        var started: (port: Int, pid: pid_t)?
+        for _ in 0..<3 where started == nil {
+            started = try Self.start(port: Int.random(in: 20_000..<32_768))
+        }
+        guard let started else {
+            throw TestSupportError("moto did not start (scripts/install-pydeps.sh installs moto[server])")
+        }
+        (port, pid) = started
+    }
+
+    /// moto on `port`: its pid once it answers; nil when it exited before answering (the port taken, or moto
+    /// missing: the caller's next try tells which).
+    /// - Throws: when it neither answered nor exited within 60 s (killed and reaped first).
+    private static func start(port: Int) throws -> (port: Int, pid: pid_t)? {
         let arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
@@ -24,22 +39,20 @@ package final class MotoServer: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var child: pid_t = 0
-        guard posix_spawnp(&child, "python3", &actions, nil, &argv, environ) == 0 else {
+        var pid: pid_t = 0
+        guard posix_spawnp(&pid, "python3", &actions, nil, &argv, environ) == 0 else {
             throw TestSupportError("could not start python3 for moto")
         }
-        pid = child
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)
+        var status: Int32 = 0
         while Date() < deadline {
-            if Self.listening(port) { return }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { break }  // exited: moto missing, or the port was taken
+            if listening(port) { return (port, pid) }
+            if waitpid(pid, &status, WNOHANG) == pid { return nil }
             usleep(100_000)
         }
         kill(pid, SIGKILL)
-        var status: Int32 = 0
         waitpid(pid, &status, 0)
-        throw TestSupportError("moto did not start on port \(port) (scripts/install-pydeps.sh installs moto[server])")
+        throw TestSupportError("moto did not answer on port \(port) within 60 s")
     }
 
     /// Creates `bucket` and uploads `files` (key → local path) with boto3, each object stored with
