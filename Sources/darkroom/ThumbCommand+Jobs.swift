@@ -12,10 +12,9 @@ extension ThumbCommand {
         _ job: ThumbPlan.Job, sourceFormat: ImageFileFormat?, decoder: ImageDecoder, buffer: FileReadBuffer,
         options: DecodeOptions, encode: EncodeOptions
     ) throws -> Bool {
-        let asked = hdr == .apply ? ImageFileFormat.avif : job.format(hasAlpha: false)
         guard
             let output = HDRThumbnailRequest.Output.asked(
-                by: hdr, headroom: headroom, writing: asked, source: sourceFormat)
+                by: hdr, headroom: headroom, writing: job.format(hasAlpha: false), source: sourceFormat)
         else { return false }
         let format: ImageFileFormat = if case .ultraHDR = output { .jpeg } else { .avif }
         let bytes = try buffer.read(job.input, limit: options.limits.maxInputBytes)

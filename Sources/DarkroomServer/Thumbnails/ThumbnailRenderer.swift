@@ -211,12 +211,12 @@ final class ThumbnailRenderer: Sendable {
             }
             // An Ultra HDR photo or an iPhone HEIC asked to stay HDR, as a plain JPEG resize: encoded with its gain
             // map from its bytes
-            if !isVideo, parameters.keepsHDRAsItIs,
+            if !isVideo,
                 case .ultraHDR? = HDRThumbnailRequest.Output.asked(
                     by: parameters.hdr, headroom: nil,
                     writing: variant.fileFormat(hasAlpha: false, source: probe?.format ?? .jpeg),
                     source: probe?.format),
-                let bytes = try await Self.stillBytes(sourceBytes)
+                parameters.keepsHDRAsItIs, let bytes = try await Self.stillBytes(sourceBytes)
             {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try ultraHDR(bytes, parameters: parameters)
@@ -227,12 +227,12 @@ final class ThumbnailRenderer: Sendable {
                 }
             }
             // A PQ or HLG photo asked to stay HDR as an AVIF: its light, encoded in PQ from its bytes
-            if !isVideo, parameters.keepsHDRAsItIs,
+            if !isVideo,
                 case .signal? = HDRThumbnailRequest.Output.asked(
                     by: parameters.hdr, headroom: nil,
                     writing: variant.fileFormat(hasAlpha: false, source: probe?.format), source: probe?.format,
                     sourceIsHDRSignal: probe.map { $0.hdr?.toneMapped == true }),
-                let bytes = try await Self.stillBytes(sourceBytes)
+                parameters.keepsHDRAsItIs, let bytes = try await Self.stillBytes(sourceBytes)
             {
                 let thumbnail = try await pipeline.perform(on: .cpu, priority: .high) {
                     [self] () throws(ServerError) in try hdrSignal(bytes, parameters: parameters)
